@@ -1,0 +1,39 @@
+import { defineConfig } from '@playwright/test';
+
+// The end-to-end tests drive the system Chromium (Debian's, or CHROME_PATH):
+// Playwright's own browser downloads are not used. WebGPU comes from
+// SwiftShader when there is no GPU, which needs --enable-unsafe-webgpu and a
+// page on http://localhost.
+const PORT = 5199;
+
+export default defineConfig({
+  testDir: 'test/e2e',
+  timeout: 240_000,
+  expect: { timeout: 30_000 },
+  workers: 1,
+  retries: 0,
+  reporter: [['list'], ['json', { outputFile: 'test-results/e2e.json' }]],
+  outputDir: 'test-results/artifacts',
+  use: {
+    baseURL: `http://localhost:${PORT}`,
+    viewport: { width: 1400, height: 900 },
+    launchOptions: {
+      executablePath: process.env.CHROME_PATH || '/usr/bin/chromium',
+      args: [
+        '--enable-unsafe-webgpu',
+        '--enable-features=Vulkan',
+        '--no-sandbox',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+    },
+  },
+  webServer: {
+    command: `npx vite --host localhost --port ${PORT} --strictPort`,
+    url: `http://localhost:${PORT}`,
+    reuseExistingServer: false,
+    timeout: 120_000,
+  },
+});

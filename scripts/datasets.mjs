@@ -1,0 +1,31 @@
+#!/usr/bin/env node
+// Rebuilds the bundled default dataset (mini) or the full Fashion-MNIST set (full)
+// from Debian's dataset-fashion-mnist package, installing it when missing (as root).
+import { execSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+const SRC = '/usr/share/datasets/fashion-mnist';
+const which = process.argv[2] ?? 'mini';
+const presets = {
+  mini: { out: 'public/datasets/fashion-mnist-mini', name: 'Fashion-MNIST mini', args: '--limit 8192 --test-limit 1024 --record-size 256' },
+  full: { out: 'public/data/fashion-mnist', name: 'Fashion-MNIST', args: '--record-size 1024' },
+};
+const preset = presets[which];
+if (!preset) {
+  console.error(`usage: node scripts/datasets.mjs ${Object.keys(presets).join('|')}`);
+  process.exit(1);
+}
+const run = (cmd) => execSync(cmd, { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+
+if (!existsSync(`${SRC}/train-images-idx3-ubyte.gz`)) {
+  if (process.getuid?.() !== 0) {
+    console.error(`${SRC} is missing: install Debian's dataset-fashion-mnist package (apt-get install dataset-fashion-mnist) and run again`);
+    process.exit(1);
+  }
+  run('apt-get update -qq && apt-get install -y -qq dataset-fashion-mnist');
+}
+run(
+  `node bin/bytelab.mjs pcr build --idx ${SRC}/train-images-idx3-ubyte.gz --labels ${SRC}/train-labels-idx1-ubyte.gz ` +
+    `--test-idx ${SRC}/t10k-images-idx3-ubyte.gz --test-labels ${SRC}/t10k-labels-idx1-ubyte.gz ${preset.args} --quality 90 --name "${preset.name}" --out ${preset.out}`,
+);
+run(`node bin/bytelab.mjs pcr inspect ${preset.out}`);

@@ -1,0 +1,40 @@
+// Live line charts (uPlot): append points, redraw at most once per frame.
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+
+export class LiveChart {
+  private readonly plot: uPlot;
+  private readonly xs: number[] = [];
+  private readonly ys: number[] = [];
+  private pending = false;
+
+  constructor(parent: HTMLElement, title: string, xLabel: string, color: string) {
+    const opts: uPlot.Options = {
+      title,
+      width: Math.max(240, parent.clientWidth || 320),
+      height: 170,
+      scales: { x: { time: false } },
+      axes: [{ label: xLabel }, {}],
+      legend: { show: false },
+      series: [{}, { stroke: color, width: 1.5 }],
+    };
+    this.plot = new uPlot(opts, [this.xs, this.ys], parent);
+  }
+
+  push(x: number, y: number): void {
+    this.xs.push(x);
+    this.ys.push(y);
+    if (this.pending) return;
+    this.pending = true;
+    requestAnimationFrame(() => {
+      this.pending = false;
+      this.plot.setData([this.xs, this.ys]);
+    });
+  }
+
+  clear(): void {
+    this.xs.length = 0;
+    this.ys.length = 0;
+    this.plot.setData([this.xs, this.ys]);
+  }
+}

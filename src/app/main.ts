@@ -1,0 +1,210 @@
+// The page: wires controls, charts and the sample grid to a LabSession.
+// URL parameters preset the controls (dataset, model, batch, group, echo, evalEvery, autostart).
+import './style.css';
+import * as tf from '@tensorflow/tfjs';
+import { adapterDescription, webgpuBackend } from '../gpu/backend.js';
+import type { DatasetInfo } from '../pipeline/api.js';
+import { MODELS, modelById } from '../train/models/registry.js';
+import { LabSession } from '../train/session.js';
+import type { TrainerState } from '../train/trainer.js';
+import { LiveChart } from './charts.js';
+import { DATASETS } from './datasets.js';
+import { drawSamples } from './samples.js';
+import type { LabSnapshot } from './test-api.js';
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+const params = new URLSearchParams(location.search);
+
+const ui = {
+  backend: $('backend'),
+  state: $('state'),
+  gpuError: $('gpu-error'),
+  dataset: $<HTMLSelectElement>('dataset'),
+  manifestUrl: $<HTMLInputElement>('manifest-url'),
+  model: $<HTMLSelectElement>('model'),
+  batchSize: $<HTMLInputElement>('batch-size'),
+  start: $<HTMLButtonElement>('start'),
+  pause: $<HTMLButtonElement>('pause'),
+  stop: $<HTMLButtonElement>('stop'),
+  fidelity: $<HTMLInputElement>('fidelity'),
+  fidelityLabel: $('fidelity-label'),
+  echo: $<HTMLInputElement>('echo'),
+  datasetInfo: $('dataset-info'),
+  log: $<HTMLOListElement>('log'),
+  samples: $<HTMLCanvasElement>('samples'),
+  samplesCaption: $('samples-caption'),
+  m: { step: $('m-step'), loss: $('m-loss'), acc: $('m-acc'), speed: $('m-speed'), bytes: $('m-bytes'), wait: $('m-wait') },
+};
+
+const charts = {
+  loss: new LiveChart($('chart-loss'), 'training loss', 'step', '#c0392b'),
+  acc: new LiveChart($('chart-acc'), 'test accuracy', 'step', '#1f7a4d'),
+  speed: new LiveChart($('chart-speed'), 'images / s', 'step', '#2c5aa0'),
+  bytes: new LiveChart($('chart-bytes'), 'MB fetched', 'step', '#7d3c98'),
+};
+
+for (const d of DATASETS) ui.dataset.add(new Option(d.label, d.manifest));
+for (const m of MODELS) ui.model.add(new Option(m.label, m.id));
+ui.dataset.value = DATASETS.find((d) => d.id === params.get('dataset'))?.manifest ?? DATASETS[0]!.manifest;
+if (params.get('manifest')) ui.manifestUrl.value = params.get('manifest')!;
+ui.model.value = params.get('model') ?? 'cnn';
+ui.batchSize.value = params.get('batch') ?? ui.batchSize.value;
+ui.echo.value = params.get('echo') ?? ui.echo.value;
+
+let session: LabSession | undefined;
+let backend = 'none';
+let adapter = '';
+let gpuError: string | undefined;
+let info: DatasetInfo | undefined;
+
+function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 ** 2) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / 1024 ** 2).toFixed(2)} MiB`;
+}
+
+function log(message: string, kind: 'info' | 'warning' | 'error' = 'info'): void {
+  const li = document.createElement('li');
+  li.className = kind;
+  li.textContent = message;
+  ui.log.append(li);
+  ui.log.scrollTop = ui.log.scrollHeight;
+}
+
+function showState(state: TrainerState, detail?: string): void {
+  ui.state.textContent = detail ? `${state}: ${detail}` : state;
+  const live = state === 'running' || state === 'paused' || state === 'loading';
+  ui.start.disabled = live || !!gpuError;
+  ui.pause.disabled = !(state === 'running' || state === 'paused');
+  ui.pause.textContent = state === 'paused' ? 'Resume' : 'Pause';
+  ui.stop.disabled = !live;
+  if (state === 'failed') log(`training failed: ${detail}`, 'error');
+}
+
+function updateFidelityLabel(): void {
+  const g = Number(ui.fidelity.value);
+  const max = Number(ui.fidelity.max);
+  if (!info) {
+    ui.fidelityLabel.textContent = `scan group ${g} of ${max}`;
+    return;
+  }
+  const bytes = info.bytesPerGroup[g - 1]!;
+  const full = info.bytesPerGroup[max - 1]!;
+  ui.fidelityLabel.textContent = `scan group ${g} of ${max}: ${(bytes / info.images).toFixed(0)} bytes/image, ${((100 * bytes) / full).toFixed(0)}% of full`;
+}
+
+async function refreshSamples(): Promise<void> {
+  const s = await session?.samples(64)?.catch(() => undefined);
+  if (!s) return;
+  drawSamples(ui.samples, s);
+  ui.samplesCaption.textContent = `as decoded at scan group ${s.group}`;
+}
+
+async function start(): Promise<void> {
+  await stop();
+  for (const c of Object.values(charts)) c.clear();
+  ui.log.replaceChildren();
+  const manifestUrl = ui.manifestUrl.value.trim() || ui.dataset.value;
+  info = undefined;
+  session = new LabSession(
+    {
+      manifestUrl,
+      model: modelById(ui.model.value),
+      batchSize: Math.max(1, Number(ui.batchSize.value) || 32),
+      learningRate: Number(params.get('lr') ?? 0.005),
+      scanGroup: Number(params.get('group') ?? ui.fidelity.value),
+      echoFactor: Math.max(1, Number(ui.echo.value) || 1),
+      evalEvery: Number(params.get('evalEvery') ?? 50),
+      seed: Number(params.get('seed') ?? 1),
+    },
+    {
+      state: showState,
+      info(i) {
+        info = i;
+        ui.fidelity.max = String(i.scanGroups);
+        if (Number(ui.fidelity.value) > i.scanGroups) ui.fidelity.value = String(i.scanGroups);
+        ui.datasetInfo.textContent = `${i.name}: ${i.images} training images, ${i.width}x${i.height}x${i.channels}, ${i.classes.length} classes, ${i.scanGroups} scan groups.${i.attribution ? ' ' + i.attribution + '.' : ''}`;
+        updateFidelityLabel();
+      },
+      step(m) {
+        ui.m.step.textContent = String(m.step);
+        ui.m.loss.textContent = m.loss.toFixed(3);
+        ui.m.speed.textContent = m.imagesPerSecond.toFixed(1);
+        ui.m.bytes.textContent = formatBytes(m.bytesFetched);
+        ui.m.wait.textContent = `${(100 * m.waitFraction).toFixed(0)}%`;
+        charts.loss.push(m.step, m.loss);
+        charts.speed.push(m.step, m.imagesPerSecond);
+        charts.bytes.push(m.step, m.bytesFetched / 1024 ** 2);
+        if (m.step % 5 === 1) void refreshSamples();
+      },
+      eval(m) {
+        ui.m.acc.textContent = `${(100 * m.accuracy).toFixed(1)}%`;
+        charts.acc.push(m.step, m.accuracy);
+      },
+      fetch() {},
+      warning: (message) => log(message, 'warning'),
+    },
+  );
+  ui.fidelity.value = String(session.config.scanGroup);
+  try {
+    await session.start();
+  } catch (err) {
+    log(`could not start: ${(err as Error).message}`, 'error');
+    showState('failed', (err as Error).message);
+  }
+}
+
+async function stop(): Promise<void> {
+  await session?.stop();
+}
+
+ui.start.addEventListener('click', () => void start());
+ui.pause.addEventListener('click', () => (session?.state === 'paused' ? session.resume() : session?.pause()));
+ui.stop.addEventListener('click', () => void stop());
+ui.fidelity.addEventListener('input', () => {
+  updateFidelityLabel();
+  session?.setScanGroup(Number(ui.fidelity.value));
+});
+ui.echo.addEventListener('change', () => {
+  const e = Number(ui.echo.value);
+  if (e >= 1) session?.setEchoFactor(e);
+  else log(`echo factor must be at least 1, got ${ui.echo.value}`, 'warning');
+});
+
+window.__lab = {
+  snapshot: (): LabSnapshot => ({
+    backend,
+    adapter,
+    gpuError,
+    state: session?.state ?? 'idle',
+    dataset: info,
+    scanGroup: Number(ui.fidelity.value),
+    echoFactor: Number(ui.echo.value),
+    steps: (session?.steps ?? []).map(({ step, loss, time, imagesPerSecond, bytesFetched }) => ({ step, loss, time, imagesPerSecond, bytesFetched })),
+    evals: [...(session?.evals ?? [])],
+    fetches: [...(session?.fetches ?? [])],
+    warnings: [...(session?.warnings ?? [])],
+  }),
+  start,
+  pause: () => session?.pause(),
+  resume: () => session?.resume(),
+  stop,
+};
+
+showState('idle');
+webgpuBackend()
+  .then(async (device) => {
+    backend = tf.getBackend();
+    adapter = await adapterDescription(device);
+    ui.backend.textContent = `backend: ${backend} (${adapter})`;
+    ui.backend.classList.add('ok');
+    if (params.has('autostart')) void start();
+  })
+  .catch((err: Error) => {
+    gpuError = err.message;
+    ui.backend.textContent = 'backend: none (WebGPU unavailable)';
+    ui.backend.classList.add('bad');
+    ui.gpuError.hidden = false;
+    ui.gpuError.textContent = err.message;
+    showState('idle');
+  });

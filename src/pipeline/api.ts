@@ -1,0 +1,98 @@
+// The typed API of the data pipeline worker. The page imports only these types;
+// the implementation lives in pipeline.ts and runs inside worker.ts.
+
+export interface PipelineOptions {
+  /** URL of the dataset's manifest.json; record files are resolved against it. */
+  manifestUrl: string;
+  split: string;
+  batchSize: number;
+  /** Scan group to fetch, 1..scanGroups. Changes apply to the next record fetched. */
+  scanGroup: number;
+  /** Data echoing factor e >= 1; a fraction is realised by a Bernoulli draw per example. */
+  echoFactor: number;
+  seed: number;
+  /** Examples held by the shuffle buffer (after echoing, so echoed copies spread out). */
+  shuffleBuffer: number;
+  /** Passes over the split; Infinity streams forever (training). */
+  epochs: number;
+  /** Random horizontal flips, applied after echoing so echoed copies differ. */
+  augment: boolean;
+  /** Batches prepared ahead of the trainer. */
+  prefetch: number;
+}
+
+export interface Batch {
+  /** size x height x width x channels, scaled to [0, 1]. */
+  x: Float32Array;
+  y: Int32Array;
+  size: number;
+  /** Index of this batch since the pipeline opened. */
+  index: number;
+}
+
+/** One record read: what the Range request asked for and what came back. */
+export interface FetchEvent {
+  type: 'fetch';
+  record: string;
+  group: number;
+  /** Bytes asked for (the Range end + 1). */
+  requested: number;
+  /** Bytes taken from the response (what we read off the wire). */
+  received: number;
+  status: number;
+  images: number;
+  ms: number;
+}
+
+export type PipelineEvent =
+  | FetchEvent
+  | { type: 'warning'; message: string }
+  | { type: 'epoch'; split: string; epoch: number };
+
+export interface PipelineStats {
+  bytesFetched: number;
+  recordsFetched: number;
+  imagesDecoded: number;
+  imagesDropped: number;
+  examplesEmitted: number;
+  batchesEmitted: number;
+  fetchMs: number;
+  decodeMs: number;
+  epoch: number;
+}
+
+export interface DatasetInfo {
+  name: string;
+  classes: string[];
+  width: number;
+  height: number;
+  channels: 1 | 3;
+  scanGroups: number;
+  images: number;
+  /** Bytes a full pass over the split reads at each group; index 0 is group 1. */
+  bytesPerGroup: number[];
+  attribution?: string;
+}
+
+export interface SampleImages {
+  width: number;
+  height: number;
+  channels: 1 | 3;
+  group: number;
+  labels: number[];
+  /** Interleaved pixels of every sample, one after the other. */
+  pixels: Uint8Array;
+}
+
+/** What the worker exposes over comlink. */
+export interface PipelineApi {
+  open(options: PipelineOptions, onEvent: (event: PipelineEvent) => void): Promise<DatasetInfo>;
+  /** The next batch (its buffers are transferred), or null when the last epoch ends. */
+  next(): Promise<Batch | null>;
+  setScanGroup(group: number): void;
+  setEchoFactor(factor: number): void;
+  stats(): PipelineStats;
+  /** Up to n images of the latest decoded record, at the fidelity they were fetched at. */
+  samples(n: number): Promise<SampleImages>;
+  close(): void;
+}

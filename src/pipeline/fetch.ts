@@ -1,0 +1,61 @@
+// Reads a prefix of a record with one HTTP Range request, and copes with
+// servers that ignore Range (200 with the whole file) or send too little.
+
+export interface PrefixResponse {
+  bytes: Uint8Array;
+  status: number;
+  /** Bytes asked for. */
+  requested: number;
+  /** Set when the server did something other than answer the range in full. */
+  warning?: string;
+}
+
+export class FetchError extends Error {
+  override name = 'FetchError';
+}
+
+/** Fetches bytes [0, length) of `url`. Reads at most `length` bytes off the wire even if the server sends more. */
+export async function fetchPrefix(url: string, length: number, signal?: AbortSignal): Promise<PrefixResponse> {
+  const res = await fetch(url, { headers: { Range: `bytes=0-${length - 1}` }, signal, cache: 'no-store' });
+  if (res.status !== 206 && res.status !== 200) {
+    await res.body?.cancel();
+    throw new FetchError(`${url}: HTTP ${res.status} ${res.statusText}`);
+  }
+  let warning: string | undefined;
+  if (res.status === 206) {
+    const range = res.headers.get('content-range');
+    if (range && !range.startsWith('bytes 0-')) {
+      await res.body?.cancel();
+      throw new FetchError(`${url}: server answered a different range (${range})`);
+    }
+  } else {
+    warning = `${url}: server ignored the Range header (HTTP 200 instead of 206); read the first ${length} bytes and dropped the rest`;
+  }
+  const bytes = await readAtMost(res, length);
+  if (bytes.byteLength < length) {
+    const note = `${url}: asked for ${length} bytes, got ${bytes.byteLength} (file shorter than the manifest says)`;
+    warning = warning ? `${warning}; ${note}` : note;
+  }
+  return { bytes, status: res.status, requested: length, ...(warning ? { warning } : {}) };
+}
+
+async function readAtMost(res: Response, limit: number): Promise<Uint8Array> {
+  if (!res.body) return new Uint8Array(0);
+  const out = new Uint8Array(limit);
+  let filled = 0;
+  const reader = res.body.getReader();
+  try {
+    while (filled < limit) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      const take = Math.min(value.byteLength, limit - filled);
+      out.set(value.subarray(0, take), filled);
+      filled += take;
+    }
+  } finally {
+    // Stop the download once we have what we need (matters when Range was ignored).
+    if (filled >= limit) await reader.cancel().catch(() => undefined);
+    reader.releaseLock();
+  }
+  return out.subarray(0, filled);
+}

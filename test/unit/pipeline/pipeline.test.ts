@@ -1,0 +1,156 @@
+// The pipeline end to end in Node: a real HTTP server with Range requests, the
+// real encoder and the real wasm decoder. Bad input cases included.
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadTurboJpegNode } from '../../../src/jpeg/turbo-node.js';
+import type { PipelineEvent, PipelineOptions } from '../../../src/pipeline/api.js';
+import { Pipeline } from '../../../src/pipeline/pipeline.js';
+import { buildFixture } from '../../support/fixtures.js';
+import { startTestServer, type TestServer } from '../../support/http-server.js';
+
+const RECORD_SIZE = 20;
+const fixture = await buildFixture({ train: 60, recordSize: RECORD_SIZE }); // 3 records of 20
+const servers: TestServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+async function serve(mutate?: (files: Map<string, Uint8Array>) => void): Promise<TestServer> {
+  const files = new Map(fixture.files);
+  mutate?.(files);
+  const server = await startTestServer(files);
+  servers.push(server);
+  return server;
+}
+
+function options(server: TestServer, over: Partial<PipelineOptions> = {}): PipelineOptions {
+  return { manifestUrl: `${server.url}manifest.json`, split: 'train', batchSize: 10, scanGroup: 6, echoFactor: 1, seed: 1, shuffleBuffer: 0, epochs: 1, augment: false, prefetch: 2, ...over };
+}
+
+async function drain(server: TestServer, over: Partial<PipelineOptions> = {}, onBatch?: (p: Pipeline, i: number) => void) {
+  const events: PipelineEvent[] = [];
+  const p = new Pipeline(await loadTurboJpegNode(), (e) => events.push(e));
+  await p.open(options(server, over));
+  const labels: number[] = [];
+  for (let i = 0; ; i++) {
+    const b = await p.next();
+    if (!b) break;
+    expect(b.x.length).toBe(b.size * 16 * 16);
+    labels.push(...b.y);
+    onBatch?.(p, i);
+  }
+  const warnings = events.flatMap((e) => (e.type === 'warning' ? [e.message] : []));
+  const fetches = events.flatMap((e) => (e.type === 'fetch' ? [e] : []));
+  return { p, labels, warnings, fetches };
+}
+
+describe('pipeline', () => {
+  it('streams every image once per epoch, with one Range request per record', async () => {
+    const server = await serve();
+    const { labels, warnings, p } = await drain(server);
+    expect(labels).toHaveLength(60);
+    expect(warnings).toEqual([]);
+    const recordRequests = server.requests.filter((r) => r.path.endsWith('.pcr'));
+    expect(recordRequests).toHaveLength(3);
+    expect(recordRequests.every((r) => r.status === 206)).toBe(true);
+    expect(p.stats.bytesFetched).toBe(fixture.manifest.splits.train!.records.reduce((n, r) => n + r.groupEnds[6]!, 0));
+  });
+
+  it('scales x to [0, 1] and keeps labels with their images', async () => {
+    const server = await serve();
+    const p = new Pipeline(await loadTurboJpegNode(), () => undefined);
+    await p.open(options(server));
+    const b = (await p.next())!;
+    expect(Math.min(...b.x)).toBeGreaterThanOrEqual(0);
+    expect(Math.max(...b.x)).toBeLessThanOrEqual(1);
+    // Fixture class k has a bright bar at column (k + 0.5) * 16 / 4: the brightest column tells the label.
+    for (let i = 0; i < b.size; i++) {
+      const colSums = Array.from({ length: 16 }, (_, x) => Array.from({ length: 16 }, (_, y) => b.x[i * 256 + y * 16 + x]!).reduce((s, v) => s + v, 0));
+      const brightest = colSums.indexOf(Math.max(...colSums));
+      expect(Math.floor((brightest * 4) / 16)).toBe(b.y[i]);
+    }
+  });
+
+  it('fetches fewer bytes at a lower scan group, and a change applies from the next record', async () => {
+    const server = await serve();
+    const { fetches } = await drain(server, { batchSize: RECORD_SIZE, prefetch: 1 }, (p, i) => {
+      if (i === 0) p.setScanGroup(2);
+    });
+    const ends = fixture.manifest.splits.train!.records.map((r) => r.groupEnds);
+    expect(fetches[0]!.requested).toBe(ends[0]![6]);
+    expect(fetches.slice(-1)[0]!.group).toBe(2);
+    expect(fetches.slice(-1)[0]!.requested).toBe(ends[2]![2]);
+    expect(ends[2]![2]! / ends[2]![6]!).toBeLessThan(0.8);
+    // The Range header on the wire matches.
+    expect(server.requests.filter((r) => r.path.endsWith('.pcr')).slice(-1)[0]!.range).toBe(`bytes=0-${ends[2]![2]! - 1}`);
+  });
+
+  it('echoes: e = 2 doubles the examples without fetching more', async () => {
+    const server = await serve();
+    const { labels, p } = await drain(server, { echoFactor: 2 });
+    expect(labels).toHaveLength(120);
+    expect(p.stats.recordsFetched).toBe(3);
+  });
+
+  describe('bad input: reports the record and goes on with the rest', () => {
+    const second = fixture.manifest.splits.train!.records[1]!;
+
+    it('a truncated record: uses the groups that arrived', async () => {
+      const server = await serve((files) => files.set(second.file, files.get(second.file)!.subarray(0, second.groupEnds[3]! + 5)));
+      const { labels, warnings } = await drain(server);
+      expect(labels).toHaveLength(60);
+      expect(warnings.join('\n')).toMatch(new RegExp(`${second.file}.*(shorter|truncated at byte ${second.groupEnds[3]! + 5})`));
+      expect(warnings.join('\n')).toMatch(/using group 3/);
+    });
+
+    it('a record cut inside its metadata: skipped with a message, the others still train', async () => {
+      const server = await serve((files) => files.set(second.file, files.get(second.file)!.subarray(0, 30)));
+      const { labels, warnings } = await drain(server);
+      expect(labels).toHaveLength(40);
+      expect(warnings.join('\n')).toMatch(new RegExp(`record ${second.file}, byte 30: truncated inside the metadata block.*record skipped`));
+    });
+
+    it('a manifest whose offsets lie: follows the record header and fetches what is missing', async () => {
+      const server = await serve((files) => {
+        const m = structuredClone(fixture.manifest);
+        m.splits.train!.records[1]!.groupEnds = m.splits.train!.records[1]!.groupEnds.map((e, g) => (g === 0 ? e : e - 50));
+        files.set('manifest.json', new TextEncoder().encode(JSON.stringify(m)));
+      });
+      const { labels, warnings } = await drain(server);
+      expect(labels).toHaveLength(60);
+      expect(warnings.join('\n')).toMatch(new RegExp(`record ${second.file}: the manifest says .* ending at byte ${second.groupEnds[6]! - 50}, .* ending at byte ${second.groupEnds[6]}`));
+    });
+
+    it('a server that ignores Range: reads only the needed prefix of the 200 response', async () => {
+      const server = await serve();
+      server.misbehave = 'ignore-range';
+      const { labels, warnings, p } = await drain(server, { scanGroup: 2 });
+      expect(labels).toHaveLength(60);
+      expect(warnings.filter((w) => /ignored the Range header \(HTTP 200/.test(w))).toHaveLength(3);
+      expect(p.stats.bytesFetched).toBe(fixture.manifest.splits.train!.records.reduce((n, r) => n + r.groupEnds[2]!, 0));
+    });
+
+    it('a corrupt scan inside one image: that image is left out, named by record and index', async () => {
+      const server = await serve((files) => {
+        const bytes = files.get(second.file)!.slice();
+        // Image 7's chunk in group 2 starts after images 0..6 of that group.
+        const lengthsAt = 16 + 2 * RECORD_SIZE;
+        const view = new DataView(bytes.buffer);
+        let at = second.groupEnds[1]!;
+        for (let i = 0; i < 7; i++) at += view.getUint32(lengthsAt + 4 * (RECORD_SIZE + i), true);
+        const len = view.getUint32(lengthsAt + 4 * (RECORD_SIZE + 7), true);
+        bytes.fill(0xff, at + 8, at + len); // 0xFF runs are invalid entropy data
+        files.set(second.file, bytes);
+      });
+      const { labels, warnings } = await drain(server);
+      expect(labels).toHaveLength(59);
+      expect(warnings.join('\n')).toMatch(new RegExp(`record ${second.file}, image 7 \\(chunk at byte \\d+\\): .*image left out`));
+    });
+
+    it('a missing record file: skipped, the run goes on', async () => {
+      const server = await serve((files) => files.delete(second.file));
+      const { labels, warnings } = await drain(server);
+      expect(labels).toHaveLength(40);
+      expect(warnings.join('\n')).toMatch(new RegExp(`${second.file}.*HTTP 404.*record skipped`));
+    });
+  });
+});

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../../../src/pipeline/random.js';
+import { chunk, echo, shuffleBuffer } from '../../../src/pipeline/stages.js';
+
+async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+}
+
+async function* range(n: number): AsyncGenerator<number> {
+  for (let i = 0; i < n; i++) yield i;
+}
+
+describe('echo stage', () => {
+  it('repeats every item exactly e times for an integer e, in order', async () => {
+    const out = await collect(echo(range(5), () => 3, seededRandom(1)));
+    expect(out).toEqual([0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4]);
+  });
+
+  it('passes items through once when e = 1', async () => {
+    expect(await collect(echo(range(100), () => 1, seededRandom(1)))).toEqual(Array.from({ length: 100 }, (_, i) => i));
+  });
+
+  it('realises a fractional e by a Bernoulli draw: the mean count is e', async () => {
+    const n = 20_000;
+    const e = 1.5;
+    const out = await collect(echo(range(n), () => e, seededRandom(3)));
+    const counts = new Map<number, number>();
+    for (const x of out) counts.set(x, (counts.get(x) ?? 0) + 1);
+    expect([...counts.values()].every((c) => c === 1 || c === 2)).toBe(true);
+    // Binomial(n, 0.5) extra copies: 4 standard deviations is ~283.
+    expect(Math.abs(out.length - n * e)).toBeLessThan(4 * Math.sqrt(n * 0.25));
+  });
+
+  it('reads the factor per item, so a change applies at once', async () => {
+    let e = 1;
+    const out: number[] = [];
+    for await (const x of echo(range(6), () => e, seededRandom(1))) {
+      out.push(x);
+      if (x === 2) e = 2;
+    }
+    expect(out).toEqual([0, 1, 2, 3, 3, 4, 4, 5, 5]);
+  });
+});
+
+describe('shuffle buffer and batching', () => {
+  it('emits a permutation of its input, not the input order', async () => {
+    const out = await collect(shuffleBuffer(range(500), 64, seededRandom(5)));
+    expect([...out].sort((a, b) => a - b)).toEqual(Array.from({ length: 500 }, (_, i) => i));
+    expect(out).not.toEqual(Array.from({ length: 500 }, (_, i) => i));
+  });
+
+  it('batches items and keeps the short last batch', async () => {
+    const out = await collect(chunk(range(10), () => 4));
+    expect(out.map((b) => b.length)).toEqual([4, 4, 2]);
+  });
+});
