@@ -184,6 +184,7 @@ window.__lab = {
     evals: [...(session?.evals ?? [])],
     fetches: [...(session?.fetches ?? [])],
     warnings: [...(session?.warnings ?? [])],
+    pipeline: session?.steps.at(-1)?.pipeline,
   }),
   start,
   pause: () => session?.pause(),

@@ -1,6 +1,6 @@
 // The small typed API the page exposes as window.__lab, so end-to-end tests read
 // numbers rather than scrape the DOM.
-import type { DatasetInfo, FetchEvent } from '../pipeline/api.js';
+import type { DatasetInfo, FetchEvent, PipelineStats } from '../pipeline/api.js';
 import type { EvalMetrics, StepMetrics, TrainerState } from '../train/trainer.js';
 
 export interface LabSnapshot {
@@ -15,6 +15,8 @@ export interface LabSnapshot {
   evals: EvalMetrics[];
   fetches: FetchEvent[];
   warnings: string[];
+  /** Pipeline counters as of the latest step. */
+  pipeline: PipelineStats | undefined;
 }
 
 export interface LabTestApi {

@@ -1,0 +1,114 @@
+// The lab as a person uses it, in headless Chromium on WebGPU (SwiftShader when
+// there is no GPU): train, drag the fidelity slider mid-run, change echoing,
+// pause, resume, stop. Numbers are read through window.__lab.
+import { expect, test, type Page } from '@playwright/test';
+import type { LabSnapshot } from '../../src/app/test-api.js';
+
+const snapshot = (page: Page) => page.evaluate(() => window.__lab!.snapshot()) as Promise<LabSnapshot>;
+
+async function waitFor(page: Page, what: string, ok: (s: LabSnapshot) => boolean, timeoutMs = 120_000): Promise<LabSnapshot> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const s = await snapshot(page);
+    if (ok(s)) return s;
+    if (s.state === 'failed') throw new Error(`training failed while waiting for ${what}: ${s.warnings.join('; ')}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; state ${s.state}, ${s.steps.length} steps`);
+    await page.waitForTimeout(250);
+  }
+}
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const trainFetches = (s: LabSnapshot) => s.fetches.filter((f) => f.record.startsWith('train-'));
+
+test('trains on WebGPU, and the fidelity slider cuts the bytes fetched per image mid-run', async ({ page }, testInfo) => {
+  // Range headers of record requests as the browser sent them (from the pipeline worker).
+  const ranges: { url: string; range: string }[] = [];
+  page.context().on('request', (r) => {
+    if (r.url().includes('/train-') && r.url().endsWith('.pcr')) ranges.push({ url: r.url(), range: r.headers()['range'] ?? '' });
+  });
+
+  await page.goto('/?model=tiny-cnn&batch=32&evalEvery=20&autostart=1');
+  await expect(page.locator('#backend')).toContainText('webgpu');
+  const first = await waitFor(page, '20 training steps', (s) => s.steps.length >= 20);
+  expect(first.backend).toBe('webgpu');
+  expect(first.state).toBe('running');
+
+  const losses = first.steps.map((s) => s.loss);
+  expect(losses.every(Number.isFinite)).toBe(true);
+  expect(mean(losses.slice(-5))).toBeLessThan(mean(losses.slice(0, 5)));
+
+  const before = trainFetches(first);
+  expect(before.length).toBeGreaterThan(0);
+  expect(before.every((f) => f.group === 6)).toBe(true);
+  const bytesPerImageBefore = mean(before.map((f) => f.received / f.images));
+
+  // Drag the slider's thumb from the right end to the left end: scan group 1.
+  const slider = page.locator('#fidelity');
+  const box = (await slider.boundingBox())!;
+  await page.mouse.move(box.x + box.width - 4, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2, { steps: 5 });
+  await page.mouse.move(box.x + 2, box.y + box.height / 2, { steps: 5 });
+  await page.mouse.up();
+  await expect(slider).toHaveValue('1');
+  await expect(page.locator('#fidelity-label')).toContainText('scan group 1 of 6');
+  const stepAtDrag = (await snapshot(page)).steps.length;
+
+  const after = await waitFor(page, 'a record fetched at scan group 1', (s) => trainFetches(s).some((f) => f.group === 1));
+  const low = trainFetches(after).filter((f) => f.group === 1);
+  const bytesPerImageAfter = mean(low.map((f) => f.received / f.images));
+  expect(bytesPerImageAfter).toBeLessThan(0.5 * bytesPerImageBefore);
+
+  // The Range requests on the wire shrank the same way.
+  const ends = ranges.map((r) => Number(/bytes=0-(\d+)/.exec(r.range)?.[1] ?? NaN) + 1);
+  expect(ends.every(Number.isFinite)).toBe(true);
+  expect(Math.min(...ends)).toBeLessThan(0.5 * Math.max(...ends));
+
+  // Training goes on, on the low-fidelity data.
+  const later = await waitFor(page, 'training to continue after the change', (s) => s.steps.length >= Math.max(stepAtDrag, after.steps.length) + 10);
+  expect(later.state).toBe('running');
+  expect(later.steps.slice(-10).every((s) => Number.isFinite(s.loss))).toBe(true);
+  await expect(page.locator('#samples-caption')).toContainText('scan group 1', { timeout: 60_000 });
+  await waitFor(page, 'a test evaluation', (s) => s.evals.length > 0);
+
+  const shot = testInfo.outputPath('lab.png');
+  await page.screenshot({ path: shot });
+  await page.screenshot({ path: 'test-results/lab.png' });
+  await testInfo.attach('lab', { path: shot, contentType: 'image/png' });
+  await page.evaluate(() => window.__lab!.stop());
+});
+
+test('echoing repeats examples, and pause, resume and stop work', async ({ page }) => {
+  await page.goto('/?model=tiny-cnn&batch=32&evalEvery=1000&autostart=1');
+  const start = await waitFor(page, 'the first steps', (s) => s.steps.length >= 3 && !!s.pipeline);
+
+  await page.locator('#echo').fill('3');
+  await page.locator('#echo').dispatchEvent('change');
+  const base = (await waitFor(page, 'a record fetched after the echo change', (s) => s.pipeline!.recordsFetched > start.pipeline!.recordsFetched + 1)).pipeline!;
+  const end = (await waitFor(page, 'three more records', (s) => s.pipeline!.recordsFetched >= base.recordsFetched + 3)).pipeline!;
+  const echoed = (end.examplesEmitted - base.examplesEmitted) / (end.imagesDecoded - base.imagesDecoded);
+  expect(echoed).toBeGreaterThan(2);
+  expect(echoed).toBeLessThan(4);
+
+  await page.locator('#pause').click();
+  await expect(page.locator('#state')).toHaveText('paused');
+  const paused = (await snapshot(page)).steps.length;
+  await page.waitForTimeout(2000);
+  expect((await snapshot(page)).steps.length).toBeLessThanOrEqual(paused + 1); // a step already under way may finish
+  await page.locator('#pause').click();
+  await waitFor(page, 'steps after resume', (s) => s.steps.length > paused + 3);
+  await page.locator('#stop').click();
+  await expect(page.locator('#state')).toContainText('stopped');
+  await expect(page.locator('#start')).toBeEnabled();
+});
+
+test('without WebGPU the page says so and does not fall back to another backend', async ({ page }) => {
+  // Simulated: this Chromium has WebGPU, so we hide navigator.gpu before the page loads.
+  await page.addInitScript(() => Object.defineProperty(Navigator.prototype, 'gpu', { get: () => undefined }));
+  await page.goto('/');
+  await expect(page.locator('#gpu-error')).toBeVisible();
+  await expect(page.locator('#gpu-error')).toContainText('--enable-unsafe-webgpu');
+  await expect(page.locator('#backend')).toContainText('WebGPU unavailable');
+  await expect(page.locator('#start')).toBeDisabled();
+  expect((await snapshot(page)).backend).toBe('none');
+});
