@@ -23,6 +23,10 @@ function readJson(path) {
 const totals = { passed: 0, failed: 0, skipped: 0 };
 let crashed = false;
 
+// Types first: a type error fails the run even if every test passes.
+const typesOk = run('npm', ['run', '-s', 'typecheck']) === 0;
+if (!typesOk) console.log('typecheck failed (see above)');
+
 // Unit tests.
 const unitStatus = run('npx', ['vitest', 'run', '--reporter=default', '--reporter=json', '--outputFile=test-results/unit.json']);
 const unit = readJson('test-results/unit.json');
@@ -43,8 +47,9 @@ if (e2e?.stats) {
   if (e2eStatus !== 0 && e2e.stats.unexpected === 0) crashed = true;
 } else if (e2eStatus !== 0) crashed = true;
 
+if (!typesOk) crashed = true;
 if (crashed) {
-  console.log('\na test runner failed before reporting its results (see above)');
+  console.log('\nthe typecheck or a test runner failed outside the counted tests (see above)');
   totals.failed = Math.max(1, totals.failed);
 }
 console.log(`\n${totals.passed} passed, ${totals.failed} failed${totals.skipped ? `, ${totals.skipped} skipped` : ''}`);
