@@ -19,6 +19,8 @@ export interface PipelineOptions {
   augment: boolean;
   /** Batches prepared ahead of the trainer. */
   prefetch: number;
+  /** Give up on a record read after this long (default 30 s). */
+  fetchTimeoutMs?: number;
 }
 
 export interface Batch {

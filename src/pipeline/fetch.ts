@@ -14,8 +14,25 @@ export class FetchError extends Error {
   override name = 'FetchError';
 }
 
-/** Fetches bytes [0, length) of `url`. Reads at most `length` bytes off the wire even if the server sends more. */
-export async function fetchPrefix(url: string, length: number, signal?: AbortSignal): Promise<PrefixResponse> {
+/** A record read that makes no progress for this long is abandoned, so a stalled server cannot hang the run. */
+export const DEFAULT_FETCH_TIMEOUT_MS = 30_000;
+
+/**
+ * Fetches bytes [0, length) of `url`. Reads at most `length` bytes off the wire
+ * even if the server sends more, and gives up after `timeoutMs`.
+ */
+export async function fetchPrefix(url: string, length: number, signal?: AbortSignal, timeoutMs = DEFAULT_FETCH_TIMEOUT_MS): Promise<PrefixResponse> {
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const both = signal ? AbortSignal.any([signal, timeout]) : timeout;
+  try {
+    return await fetchPrefixOnce(url, length, both);
+  } catch (err) {
+    if (timeout.aborted && !signal?.aborted) throw new FetchError(`${url}: no complete answer within ${timeoutMs} ms`);
+    throw err;
+  }
+}
+
+async function fetchPrefixOnce(url: string, length: number, signal: AbortSignal): Promise<PrefixResponse> {
   const res = await fetch(url, { headers: { Range: `bytes=0-${length - 1}` }, signal, cache: 'no-store' });
   if (res.status !== 206 && res.status !== 200) {
     await res.body?.cancel();

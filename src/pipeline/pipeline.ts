@@ -167,6 +167,9 @@ export class Pipeline {
     try {
       let bytes = await this.fetchCounted(entry, url, entry.groupEnds[group]!, group);
       prefix = new RecordPrefix(bytes, entry.file);
+      if (prefix.header.groups !== this.manifest.scanGroups) {
+        throw new RecordError(entry.file, 12, `has ${prefix.header.groups} scan groups, the manifest says ${this.manifest.scanGroups}`);
+      }
       const trueEnd = prefix.header.groupEnds[group]!;
       if (trueEnd !== entry.groupEnds[group] || prefix.header.images !== entry.images) {
         this.warn(`record ${entry.file}: the manifest says ${entry.images} images with group ${group} ending at byte ${entry.groupEnds[group]}, the record's header says ${prefix.header.images} images ending at byte ${trueEnd}; following the header`);
@@ -194,7 +197,7 @@ export class Pipeline {
   private async fetchCounted(entry: RecordEntry, url: string, length: number, group: number): Promise<Uint8Array> {
     const start = performance.now();
     try {
-      const res = await fetchPrefix(url, length, this.abort.signal);
+      const res = await fetchPrefix(url, length, this.abort.signal, this.options.fetchTimeoutMs);
       const ms = performance.now() - start;
       this.stats.fetchMs += ms;
       this.stats.bytesFetched += res.bytes.byteLength;

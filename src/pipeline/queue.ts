@@ -2,7 +2,7 @@
 // when `capacity` items are waiting, so prefetching never runs away with memory.
 export class BoundedQueue<T> {
   private items: T[] = [];
-  private waitingConsumer: ((v: IteratorResult<T>) => void) | undefined;
+  private waitingConsumer: { resolve: (v: IteratorResult<T>) => void; reject: (err: unknown) => void } | undefined;
   private waitingProducer: (() => void) | undefined;
   private closed = false;
   private failure: unknown;
@@ -11,19 +11,21 @@ export class BoundedQueue<T> {
 
   async push(item: T): Promise<void> {
     if (this.waitingConsumer) {
-      const resolve = this.waitingConsumer;
+      const consumer = this.waitingConsumer;
       this.waitingConsumer = undefined;
-      resolve({ value: item, done: false });
+      consumer.resolve({ value: item, done: false });
       return;
     }
     this.items.push(item);
     if (this.items.length >= this.capacity) await new Promise<void>((r) => (this.waitingProducer = r));
   }
 
+  /** Ends the stream; with a failure, the consumer's next pull throws it. */
   close(failure?: unknown): void {
     this.closed = true;
     this.failure = failure;
-    this.waitingConsumer?.({ value: undefined, done: true });
+    if (failure !== undefined) this.waitingConsumer?.reject(failure);
+    else this.waitingConsumer?.resolve({ value: undefined, done: true });
     this.waitingConsumer = undefined;
     this.waitingProducer?.();
   }
@@ -42,6 +44,6 @@ export class BoundedQueue<T> {
     if (item !== undefined) return { value: item, done: false };
     if (this.failure) throw this.failure;
     if (this.closed) return { value: undefined, done: true };
-    return new Promise((resolve) => (this.waitingConsumer = resolve));
+    return new Promise((resolve, reject) => (this.waitingConsumer = { resolve, reject }));
   }
 }

@@ -48,6 +48,7 @@ export class Trainer {
   private state: TrainerState = 'idle';
   private resume: (() => void) | undefined;
   private model: tf.LayersModel | undefined;
+  private optimizer: tf.Optimizer | undefined;
   private testSet: { xs: tf.Tensor; ys: tf.Tensor; n: number }[] = [];
 
   constructor(
@@ -89,7 +90,7 @@ export class Trainer {
     this.set('loading');
     try {
       this.model = config.model.build([info.height, info.width, info.channels], info.classes.length);
-      const optimizer = tf.train.adam(config.learningRate);
+      const optimizer = (this.optimizer = tf.train.adam(config.learningRate));
       if (this.test) await this.loadTestSet(this.test);
       this.set('running');
       const times: { t: number; n: number }[] = [];
@@ -177,5 +178,6 @@ export class Trainer {
     for (const t of this.testSet) tf.dispose([t.xs, t.ys]);
     this.testSet = [];
     this.model?.dispose();
+    this.optimizer?.dispose();
   }
 }

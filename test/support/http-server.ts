@@ -3,7 +3,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type Misbehaviour = 'none' | 'ignore-range';
+export type Misbehaviour = 'none' | 'ignore-range' | 'stall-records';
 
 export interface TestServer {
   url: string;
@@ -26,6 +26,12 @@ export async function startTestServer(files: Map<string, Uint8Array>): Promise<T
       res.writeHead(404).end('not found');
       return;
     }
+    if (state.misbehave === 'stall-records' && path.endsWith('.pcr')) {
+      record(0);
+      res.writeHead(206, { 'Content-Length': body.byteLength }); // headers, then silence
+      res.write(body.subarray(0, 10));
+      return;
+    }
     const m = range && state.misbehave !== 'ignore-range' ? /^bytes=(\d+)-(\d*)$/.exec(range) : null;
     if (!m) {
       record(200);
@@ -44,6 +50,10 @@ export async function startTestServer(files: Map<string, Uint8Array>): Promise<T
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-  state.close = () => new Promise((resolve) => server.close(() => resolve()));
+  state.close = () =>
+    new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
   return state;
 }

@@ -146,6 +146,25 @@ describe('pipeline', () => {
       expect(warnings.join('\n')).toMatch(new RegExp(`record ${second.file}, image 7 \\(chunk at byte \\d+\\): .*image left out`));
     });
 
+    it('a server that stalls: each record read gives up after the timeout, nothing hangs', async () => {
+      const server = await serve();
+      server.misbehave = 'stall-records';
+      const p = new Pipeline(await loadTurboJpegNode(), () => undefined);
+      await p.open(options(server, { fetchTimeoutMs: 300 }));
+      await expect(p.next()).rejects.toThrow(/no readable image in split "train"/);
+    });
+
+    it('a record with a different number of scan groups than the manifest: skipped', async () => {
+      const server = await serve((files) => {
+        const bytes = files.get(second.file)!.slice();
+        new DataView(bytes.buffer).setUint16(12, 10, true);
+        files.set(second.file, bytes);
+      });
+      const { labels, warnings } = await drain(server);
+      expect(labels).toHaveLength(40);
+      expect(warnings.join('\n')).toMatch(new RegExp(`record ${second.file}, byte (4|12): .*record skipped`));
+    });
+
     it('a missing record file: skipped, the run goes on', async () => {
       const server = await serve((files) => files.delete(second.file));
       const { labels, warnings } = await drain(server);
