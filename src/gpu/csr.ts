@@ -1,0 +1,84 @@
+// A CSR matrix on the GPU: the baseline the TOC kernels are measured against.
+// A is kept twice, as CSR and as CSC (CSR of A^T), so both products are gathers.
+import csrWgsl from '../../shaders/csr.wgsl?raw';
+import type { SparseRows } from '../toc/types.js';
+import { dispatch, storageBuffer, type KernelProgram } from './pipelines.js';
+import { rowMajor, type Strides } from './toc/kernels.js';
+
+const program: KernelProgram = { label: 'Csr.times', wgsl: csrWgsl, entryPoint: 'csr_times' };
+
+interface Stored {
+  rows: number;
+  rowPtr: GPUBuffer;
+  colIndex: GPUBuffer;
+  values: GPUBuffer;
+}
+
+function transpose(a: SparseRows): { rowPtr: Uint32Array; colIndex: Uint32Array; values: Float32Array } {
+  const rowPtr = new Uint32Array(a.cols + 1);
+  for (let p = 0; p < a.colIndex.length; p++) rowPtr[a.colIndex[p]! + 1]!++;
+  for (let c = 0; c < a.cols; c++) rowPtr[c + 1]! += rowPtr[c]!;
+  const fill = rowPtr.slice(0, a.cols);
+  const colIndex = new Uint32Array(a.colIndex.length);
+  const values = new Float32Array(a.colIndex.length);
+  for (let r = 0; r < a.rows; r++) {
+    for (let p = a.rowPtr[r]!; p < a.rowPtr[r + 1]!; p++) {
+      const at = fill[a.colIndex[p]!]!++;
+      colIndex[at] = r;
+      values[at] = a.values[p]!;
+    }
+  }
+  return { rowPtr, colIndex, values };
+}
+
+export class CsrGpuBatch {
+  readonly uploadBytes: number;
+  private readonly csr: Stored;
+  private readonly csc: Stored;
+  private readonly paramBuffers = new Map<string, GPUBuffer>();
+
+  constructor(
+    readonly device: GPUDevice,
+    readonly a: SparseRows,
+  ) {
+    const up = (label: string, rows: number, rowPtr: Uint32Array, colIndex: Uint32Array, values: Float32Array): Stored => ({
+      rows,
+      rowPtr: storageBuffer(device, `${label}.rowPtr`, rowPtr),
+      colIndex: storageBuffer(device, `${label}.colIndex`, colIndex),
+      values: storageBuffer(device, `${label}.values`, values),
+    });
+    this.csr = up('CsrGpuBatch.csr', a.rows, a.rowPtr, a.colIndex, Float32Array.from(a.values));
+    const t = transpose(a);
+    this.csc = up('CsrGpuBatch.csc', a.cols, t.rowPtr, t.colIndex, t.values);
+    this.uploadBytes = 2 * (a.colIndex.byteLength + 4 * a.values.length) + 4 * (a.rows + 1) + 4 * (a.cols + 1);
+  }
+
+  private run(encoder: GPUCommandEncoder, stored: Stored, m: GPUBuffer, k: number, out: GPUBuffer, ms: Strides, rs: Strides): void {
+    const values = new Uint32Array([k, stored.rows, ms.row, ms.col, rs.row, rs.col]);
+    const key = values.join(',');
+    let params = this.paramBuffers.get(key);
+    if (!params) {
+      params = this.device.createBuffer({ label: 'Csr.params', size: values.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+      this.device.queue.writeBuffer(params, 0, values);
+      this.paramBuffers.set(key, params);
+    }
+    const pass = encoder.beginComputePass({ label: program.label });
+    dispatch(this.device, pass, program, { 0: params, 1: stored.rowPtr, 2: stored.colIndex, 3: stored.values, 4: m, 5: out }, [Math.ceil(stored.rows / 64), k]);
+    pass.end();
+  }
+
+  /** R = A * M (M cols x k, R rows x k). */
+  times(encoder: GPUCommandEncoder, m: GPUBuffer, k: number, out: GPUBuffer, ms: Strides = rowMajor(k), rs: Strides = rowMajor(k)): void {
+    this.run(encoder, this.csr, m, k, out, ms, rs);
+  }
+
+  /** R = A^T * M (M rows x k, R cols x k). */
+  transposeTimes(encoder: GPUCommandEncoder, m: GPUBuffer, k: number, out: GPUBuffer, ms: Strides = rowMajor(k), rs: Strides = rowMajor(k)): void {
+    this.run(encoder, this.csc, m, k, out, ms, rs);
+  }
+
+  destroy(): void {
+    for (const s of [this.csr, this.csc]) for (const b of [s.rowPtr, s.colIndex, s.values]) b.destroy();
+    for (const b of this.paramBuffers.values()) b.destroy();
+  }
+}
