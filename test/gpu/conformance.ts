@@ -1,17 +1,19 @@
 // GPU kernel conformance: every TOC kernel (and the CSR baseline) against the
 // CPU reference in src/toc/ops.ts, on the WebGPU device tfjs uses. Loaded by
 // test/e2e/gpu-conformance.spec.ts; results are read from window.__conformance.
+import * as tf from '@tensorflow/tfjs';
 import { webgpuBackend } from '../../src/gpu/backend.js';
 import { CsrGpuBatch } from '../../src/gpu/csr.js';
 import { readBuffer, storageBuffer } from '../../src/gpu/pipelines.js';
 import { columnMajor, rowMajor, TocGpuBatch } from '../../src/gpu/toc/kernels.js';
+import { tocMatMul } from '../../src/gpu/toc/tfjs-op.js';
 import { encodeDense, matrixTimes, sparseFromDense, timesMatrix, timesVector, toBatch, vectorTimes } from '../../src/toc/index.js';
 import { mnistLike, randomMatrix, rng } from '../unit/toc/generators.js';
 
 export interface CaseResult {
   name: string;
   op: string;
-  impl: 'toc' | 'csr';
+  impl: 'toc' | 'csr' | 'tfjs-op';
   /** max |gpu - cpu| / (1 + |cpu|) over all outputs */
   maxRelError: number;
   /** the same operation run twice gave identical bits */
@@ -22,6 +24,8 @@ export interface CaseResult {
 declare global {
   interface Window {
     __conformance?: Promise<CaseResult[]>;
+    /** WebGPU validation errors: these do not throw, so we collect them. */
+    __gpuErrors?: string[];
   }
 }
 
@@ -55,6 +59,8 @@ function cases(): Case[] {
 
 async function run(): Promise<CaseResult[]> {
   const device = await webgpuBackend();
+  window.__gpuErrors = [];
+  device.addEventListener('uncapturederror', (e) => window.__gpuErrors!.push((e as GPUUncapturedErrorEvent).error.message));
   const results: CaseResult[] = [];
   const random = rng(5);
   const vec = (n: number) => Float32Array.from({ length: n }, () => random() * 2 - 1);
@@ -95,10 +101,33 @@ async function run(): Promise<CaseResult[]> {
         outs.forEach((b) => b.destroy());
       }
     }
+    results.push(...(await tfjsOpCases(c, impls.toc, random)));
     impls.toc.destroy();
     impls.csr.destroy();
   }
   return results;
+}
+
+/** The tfjs operation against tf.matMul on the dense batch: forward, and the gradient through tf.grad. */
+async function tfjsOpCases(c: Case, a: TocGpuBatch, random: () => number): Promise<CaseResult[]> {
+  const units = 7;
+  const w = tf.tensor2d(Float32Array.from({ length: c.cols * units }, () => random() * 2 - 1), [c.cols, units]);
+  const upstream = tf.tensor2d(Float32Array.from({ length: c.rows * units }, () => random() * 2 - 1), [c.rows, units]);
+  const dense = tf.tensor2d(c.data, [c.rows, c.cols]);
+  const compare = async (op: string, got: tf.Tensor, want: tf.Tensor, again: tf.Tensor): Promise<CaseResult> => {
+    const [g, e, g2] = await Promise.all([got.data(), want.data(), again.data()]);
+    let maxRelError = 0;
+    for (let i = 0; i < e.length; i++) maxRelError = Math.max(maxRelError, Math.abs(g[i]! - e[i]!) / (1 + Math.abs(e[i]!)));
+    return { name: c.name, op, impl: 'tfjs-op', maxRelError, deterministic: g.every((x, i) => Object.is(x, g2[i])), outputs: e.length };
+  };
+  const lossToc = (x: tf.Tensor) => tocMatMul(a, x as tf.Tensor2D).mul(upstream).sum();
+  const lossDense = (x: tf.Tensor) => tf.matMul(dense, x as tf.Tensor2D).mul(upstream).sum();
+  const out = [
+    await compare('tfjs A*W', tocMatMul(a, w), tf.matMul(dense, w), tocMatMul(a, w)),
+    await compare('tfjs dL/dW', tf.grad(lossToc)(w), tf.grad(lossDense)(w), tf.grad(lossToc)(w)),
+  ];
+  tf.dispose([w, upstream, dense]);
+  return out;
 }
 
 window.__conformance = run();
