@@ -4,7 +4,7 @@ import './style.css';
 import * as tf from '@tensorflow/tfjs';
 import { adapterDescription, webgpuBackend } from '../gpu/backend.js';
 import type { DatasetInfo } from '../pipeline/api.js';
-import { MODELS, modelById } from '../train/models/registry.js';
+import { MODELS, modelById, modelsFor } from '../train/models/registry.js';
 import { LabSession } from '../train/session.js';
 import type { TrainerState } from '../train/trainer.js';
 import { LiveChart } from './charts.js';
@@ -28,6 +28,7 @@ const ui = {
   stop: $<HTMLButtonElement>('stop'),
   fidelity: $<HTMLInputElement>('fidelity'),
   fidelityLabel: $('fidelity-label'),
+  fidelityTable: $<HTMLTableElement>('fidelity-table'),
   echo: $<HTMLInputElement>('echo'),
   datasetInfo: $('dataset-info'),
   log: $<HTMLOListElement>('log'),
@@ -44,10 +45,19 @@ const charts = {
 };
 
 for (const d of DATASETS) ui.dataset.add(new Option(d.label, d.manifest));
-for (const m of MODELS) ui.model.add(new Option(m.label, m.id));
 ui.dataset.value = DATASETS.find((d) => d.id === params.get('dataset'))?.manifest ?? DATASETS[0]!.manifest;
 if (params.get('manifest')) ui.manifestUrl.value = params.get('manifest')!;
-ui.model.value = params.get('model') ?? 'cnn';
+
+/** Lists the models that read the chosen dataset's kind (all of them for a typed-in URL). */
+function listModels(preferred?: string): void {
+  const entry = ui.manifestUrl.value.trim() ? undefined : DATASETS.find((d) => d.manifest === ui.dataset.value);
+  const models = entry ? modelsFor(entry.kind) : MODELS;
+  ui.model.replaceChildren(...models.map((m) => new Option(m.label, m.id)));
+  if (preferred && models.some((m) => m.id === preferred)) ui.model.value = preferred;
+}
+listModels(params.get('model') ?? 'cnn');
+ui.dataset.addEventListener('change', () => listModels(ui.model.value));
+ui.manifestUrl.addEventListener('change', () => listModels(ui.model.value));
 ui.batchSize.value = params.get('batch') ?? ui.batchSize.value;
 ui.echo.value = params.get('echo') ?? ui.echo.value;
 
@@ -81,7 +91,16 @@ function showState(state: TrainerState, detail?: string): void {
   if (state === 'failed') log(`training failed: ${detail}`, 'error');
 }
 
+/** One row per scan group: bytes per image, share of the full record, MS-SSIM. */
+function drawFidelityTable(i: DatasetInfo): void {
+  const full = i.bytesPerGroup[i.scanGroups - 1]!;
+  const head = `<tr><th>group</th><th>B/image</th><th>bytes</th>${i.msssim ? '<th>MS-SSIM</th>' : ''}</tr>`;
+  const rows = i.bytesPerGroup.map((b, g) => `<tr data-group="${g + 1}"><td>${g + 1}</td><td>${(b / i.examples).toFixed(0)}</td><td>${((100 * b) / full).toFixed(0)}%</td>${i.msssim ? `<td>${i.msssim[g]!.toFixed(3)}</td>` : ''}</tr>`);
+  ui.fidelityTable.innerHTML = i.kind === 'image' ? head + rows.join('') : '';
+}
+
 function updateFidelityLabel(): void {
+  for (const row of ui.fidelityTable.querySelectorAll('tr[data-group]')) row.classList.toggle('current', (row as HTMLElement).dataset.group === ui.fidelity.value);
   const g = Number(ui.fidelity.value);
   const max = Number(ui.fidelity.max);
   if (!info) {
@@ -90,7 +109,8 @@ function updateFidelityLabel(): void {
   }
   const bytes = info.bytesPerGroup[g - 1]!;
   const full = info.bytesPerGroup[max - 1]!;
-  ui.fidelityLabel.textContent = `scan group ${g} of ${max}: ${(bytes / info.images).toFixed(0)} bytes/image, ${((100 * bytes) / full).toFixed(0)}% of full`;
+  const ssim = info.msssim ? `, MS-SSIM ${info.msssim[g - 1]!.toFixed(3)}` : '';
+  ui.fidelityLabel.textContent = `scan group ${g} of ${max}: ${(bytes / info.examples).toFixed(0)} bytes/image, ${((100 * bytes) / full).toFixed(0)}% of full${ssim}`;
 }
 
 async function refreshSamples(): Promise<void> {
@@ -123,7 +143,10 @@ async function start(): Promise<void> {
         info = i;
         ui.fidelity.max = String(i.scanGroups);
         if (Number(ui.fidelity.value) > i.scanGroups) ui.fidelity.value = String(i.scanGroups);
-        ui.datasetInfo.textContent = `${i.name}: ${i.images} training images, ${i.width}x${i.height}x${i.channels}, ${i.classes.length} classes, ${i.scanGroups} scan groups.${i.attribution ? ' ' + i.attribution + '.' : ''}`;
+        const shape = i.image ? `${i.image.width}x${i.image.height}x${i.image.channels} images, ${i.scanGroups} scan groups` : `${i.inputShape[0]} columns, TOC-compressed`;
+        ui.datasetInfo.textContent = `${i.name}: ${i.examples} training examples, ${shape}, ${i.classes.length} classes.${i.attribution ? ' ' + i.attribution + '.' : ''}`;
+        ui.fidelity.disabled = i.kind !== 'image';
+        drawFidelityTable(i);
         updateFidelityLabel();
       },
       step(m) {

@@ -39,6 +39,8 @@ export interface PcrManifest {
   /** JPEG quality the images were encoded at. */
   quality: number;
   splits: Record<string, SplitEntry>;
+  /** Mean MS-SSIM of each scan group against the full decode (index 0 = group 1), measured at build time. */
+  msssim?: number[];
 }
 
 export class ManifestError extends Error {
@@ -60,6 +62,9 @@ export function validateManifest(json: unknown, where = 'manifest'): PcrManifest
     fail('image must give width, height and channels (1 or 3)');
   }
   if (!Number.isInteger(m.scanGroups) || m.scanGroups! < 1) fail('scanGroups must be a positive integer');
+  if (m.msssim !== undefined && (!Array.isArray(m.msssim) || m.msssim.length !== m.scanGroups || !m.msssim.every((x) => typeof x === 'number'))) {
+    fail('msssim must list one number per scan group');
+  }
   if (!m.splits || typeof m.splits !== 'object') fail('splits missing');
   for (const [split, entry] of Object.entries(m.splits!)) {
     if (!Array.isArray(entry.records)) fail(`split ${split}: records must be an array`);

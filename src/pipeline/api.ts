@@ -1,5 +1,8 @@
 // The typed API of the data pipeline worker. The page imports only these types;
-// the implementation lives in pipeline.ts and runs inside worker.ts.
+// the implementations (image-pipeline.ts for PCR images, toc-pipeline.ts for
+// TOC-compressed tables) run inside worker.ts.
+import type { TocGpuLayout } from '../gpu/toc/layout.js';
+import type { TocBatch } from '../toc/batch.js';
 
 export interface PipelineOptions {
   /** URL of the dataset's manifest.json; record files are resolved against it. */
@@ -23,13 +26,32 @@ export interface PipelineOptions {
   fetchTimeoutMs?: number;
 }
 
-export interface Batch {
+export interface ImageBatch {
+  kind: 'image';
   /** size x height x width x channels, scaled to [0, 1]. */
   x: Float32Array;
   y: Int32Array;
   size: number;
   /** Index of this batch since the pipeline opened. */
   index: number;
+}
+
+/** A TOC-compressed mini-batch with the index structures its GPU kernels need; never decompressed. */
+export interface TocBatchMessage {
+  kind: 'toc';
+  batch: TocBatch;
+  layout: TocGpuLayout;
+  y: Int32Array;
+  size: number;
+  index: number;
+}
+
+export type Batch = ImageBatch | TocBatchMessage;
+
+/** The typed arrays of a batch, for Comlink.transfer. */
+export function batchTransferables(b: Batch): ArrayBuffer[] {
+  const arrays: ArrayBufferView[] = b.kind === 'image' ? [b.x, b.y] : [b.y, ...Object.values(b.batch), ...Object.values(b.layout)].filter((v): v is ArrayBufferView => ArrayBuffer.isView(v));
+  return [...new Set(arrays.map((a) => a.buffer as ArrayBuffer))];
 }
 
 /** One record read: what the Range request asked for and what came back. */
@@ -54,8 +76,10 @@ export type PipelineEvent =
 export interface PipelineStats {
   bytesFetched: number;
   recordsFetched: number;
-  imagesDecoded: number;
-  imagesDropped: number;
+  /** Examples read from records (images decoded, table rows validated). */
+  examplesRead: number;
+  /** Examples left out because their bytes were bad. */
+  examplesDropped: number;
   examplesEmitted: number;
   batchesEmitted: number;
   fetchMs: number;
@@ -64,15 +88,20 @@ export interface PipelineStats {
 }
 
 export interface DatasetInfo {
+  kind: 'image' | 'tabular';
   name: string;
   classes: string[];
-  width: number;
-  height: number;
-  channels: 1 | 3;
+  /** What one example looks like to a model: [height, width, channels] or [columns]. */
+  inputShape: number[];
+  image?: { width: number; height: number; channels: 1 | 3 };
+  /** Fidelity levels a reader can choose (1 for tabular data). */
   scanGroups: number;
-  images: number;
+  /** Examples in the split. */
+  examples: number;
   /** Bytes a full pass over the split reads at each group; index 0 is group 1. */
   bytesPerGroup: number[];
+  /** Mean MS-SSIM of each group against the full decode, when the dataset measured it. */
+  msssim?: number[];
   attribution?: string;
 }
 

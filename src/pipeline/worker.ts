@@ -1,13 +1,16 @@
-// The pipeline worker: exposes a Pipeline over comlink. Batches travel as
+// The pipeline worker: opens the right pipeline for the dataset's manifest
+// (PCR images or TOC tables) and exposes it over comlink. Batches travel as
 // transferables, so the page receives them without a copy.
 import * as Comlink from 'comlink';
 import { loadTurboJpeg } from '../jpeg/turbo-browser.js';
-import type { PipelineApi } from './api.js';
-import { Pipeline } from './pipeline.js';
+import { batchTransferables, type PipelineApi } from './api.js';
+import { fetchManifest, type BasePipeline } from './base.js';
+import { ImagePipeline } from './image-pipeline.js';
+import { TocPipeline } from './toc-pipeline.js';
 
-let pipeline: Pipeline | undefined;
+let pipeline: BasePipeline<unknown> | undefined;
 
-function current(): Pipeline {
+function current(): BasePipeline<unknown> {
   if (!pipeline) throw new Error('pipeline not opened');
   return pipeline;
 }
@@ -15,19 +18,22 @@ function current(): Pipeline {
 const api: PipelineApi = {
   async open(options, onEvent) {
     pipeline?.close();
-    pipeline = new Pipeline(await loadTurboJpeg(), onEvent);
-    return pipeline.open(options);
+    const manifest = await fetchManifest(options.manifestUrl);
+    const format = (manifest as { format?: unknown }).format;
+    pipeline = format === 'bytelab-toc' ? new TocPipeline(onEvent) : new ImagePipeline(await loadTurboJpeg(), onEvent);
+    return pipeline.open(options, manifest);
   },
   async next() {
     const batch = await current().next();
-    return batch ? Comlink.transfer(batch, [batch.x.buffer, batch.y.buffer]) : null;
+    return batch ? Comlink.transfer(batch, batchTransferables(batch)) : null;
   },
   setScanGroup: (group) => current().setScanGroup(group),
   setEchoFactor: (factor) => current().setEchoFactor(factor),
   stats: () => ({ ...current().stats }),
   async samples(n) {
-    const s = current().samples(n);
-    if (!s) throw new Error('no record decoded yet');
+    const p = current();
+    const s = p instanceof ImagePipeline ? p.samples(n) : undefined;
+    if (!s) throw new Error('no images decoded yet');
     return Comlink.transfer(s, [s.pixels.buffer]);
   },
   close() {

@@ -3,8 +3,8 @@
 // metrics. Start, pause, resume and stop are safe at any time.
 import * as tf from '@tensorflow/tfjs';
 import type { Remote } from 'comlink';
-import type { Batch, DatasetInfo, PipelineApi, PipelineStats } from '../pipeline/api.js';
-import type { ModelSpec } from './models/registry.js';
+import type { DatasetInfo, PipelineApi, PipelineStats } from '../pipeline/api.js';
+import type { Model, ModelInput, ModelSpec } from './models/registry.js';
 
 export interface TrainConfig {
   model: ModelSpec;
@@ -47,9 +47,10 @@ const SPEED_WINDOW = 8;
 export class Trainer {
   private state: TrainerState = 'idle';
   private resume: (() => void) | undefined;
-  private model: tf.LayersModel | undefined;
+  private model: Model | undefined;
   private optimizer: tf.Optimizer | undefined;
-  private testSet: { xs: tf.Tensor; ys: tf.Tensor; n: number }[] = [];
+  /** The test split, read once and kept on the GPU. */
+  private testSet: ModelInput[] = [];
 
   constructor(
     private readonly train: Remote<PipelineApi>,
@@ -89,7 +90,8 @@ export class Trainer {
     const { info, config } = this;
     this.set('loading');
     try {
-      this.model = config.model.build([info.height, info.width, info.channels], info.classes.length);
+      if (config.model.input !== info.kind) throw new Error(`${config.model.label} reads ${config.model.input} data; ${info.name} is ${info.kind}`);
+      this.model = config.model.create(info);
       const optimizer = (this.optimizer = tf.train.adam(config.learningRate));
       if (this.test) await this.loadTestSet(this.test);
       this.set('running');
@@ -127,55 +129,50 @@ export class Trainer {
     }
   }
 
-  private async step(batch: Batch, optimizer: tf.Optimizer): Promise<number> {
-    const { info } = this;
+  private async step(batch: NonNullable<Awaited<ReturnType<PipelineApi['next']>>>, optimizer: tf.Optimizer): Promise<number> {
     const model = this.model!;
-    const loss = tf.tidy(() => {
-      const xs = tf.tensor4d(batch.x, [batch.size, info.height, info.width, info.channels]);
-      const ys = tf.oneHot(tf.tensor1d(batch.y, 'int32'), info.classes.length);
-      return optimizer.minimize(() => tf.losses.softmaxCrossEntropy(ys, model.apply(xs) as tf.Tensor) as tf.Scalar, true)!;
-    });
-    const value = (await loss.data())[0]!;
-    loss.dispose();
-    return value;
+    const classes = this.info.classes.length;
+    const input = model.prepare(batch);
+    try {
+      const loss = tf.tidy(() => optimizer.minimize(() => model.loss(model.logits(input), input, classes), true)!);
+      const value = (await loss.data())[0]!;
+      loss.dispose();
+      return value;
+    } finally {
+      input.dispose();
+    }
   }
 
   /** The test split is read once, at full fidelity, and kept on the GPU. */
   private async loadTestSet(test: Remote<PipelineApi>): Promise<void> {
-    const { info } = this;
     for (;;) {
       const batch = await test.next();
       if (!batch) break;
-      this.testSet.push({
-        xs: tf.tensor4d(batch.x, [batch.size, info.height, info.width, info.channels]),
-        ys: tf.oneHot(tf.tensor1d(batch.y, 'int32'), info.classes.length),
-        n: batch.size,
-      });
+      this.testSet.push(this.model!.prepare(batch));
     }
   }
 
   private async evaluate(step: number): Promise<EvalMetrics> {
     const model = this.model!;
+    const classes = this.info.classes.length;
     let correct = 0;
     let lossSum = 0;
     let n = 0;
-    for (const { xs, ys, n: size } of this.testSet) {
-      const [c, l] = tf.tidy(() => {
-        const logits = model.apply(xs) as tf.Tensor;
-        const hits = tf.equal(tf.argMax(logits, 1), tf.argMax(ys, 1)).sum();
-        return [hits, tf.losses.softmaxCrossEntropy(ys, logits).mul(size)];
+    for (const input of this.testSet) {
+      const [hits, loss] = tf.tidy(() => {
+        const logits = model.logits(input);
+        return [tf.equal(tf.argMax(logits, 1), input.labels).sum(), model.loss(logits, input, classes).mul(input.size)];
       });
-      correct += (await c!.data())[0]!;
-      lossSum += (await l!.data())[0]!;
-      c!.dispose();
-      l!.dispose();
-      n += size;
+      correct += (await hits!.data())[0]!;
+      lossSum += (await loss!.data())[0]!;
+      tf.dispose([hits!, loss!]);
+      n += input.size;
     }
     return { step, accuracy: n ? correct / n : NaN, loss: n ? lossSum / n : NaN, examples: n };
   }
 
   private dispose(): void {
-    for (const t of this.testSet) tf.dispose([t.xs, t.ys]);
+    for (const input of this.testSet) input.dispose();
     this.testSet = [];
     this.model?.dispose();
     this.optimizer?.dispose();

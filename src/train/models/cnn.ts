@@ -1,36 +1,37 @@
 import * as tf from '@tensorflow/tfjs';
+import { imageModel } from './layers.js';
 import type { ModelSpec } from './registry.js';
 
 /** Two conv blocks and a dense head: the lab's default image model. */
 export const smallCnn: ModelSpec = {
   id: 'cnn',
   label: 'Small CNN (2 conv + dense)',
-  build(input, classes) {
-    return tf.sequential({
-      layers: [
-        tf.layers.conv2d({ inputShape: input, filters: 8, kernelSize: 3, activation: 'relu', padding: 'same' }),
-        tf.layers.maxPooling2d({ poolSize: 2 }),
-        tf.layers.conv2d({ filters: 16, kernelSize: 3, activation: 'relu', padding: 'same' }),
-        tf.layers.maxPooling2d({ poolSize: 2 }),
-        tf.layers.flatten(),
-        tf.layers.dense({ units: 32, activation: 'relu' }),
-        tf.layers.dense({ units: classes }),
-      ],
-    });
-  },
+  input: 'image',
+  create: (info) =>
+    imageModel(info, (input, classes) =>
+      tf.sequential({
+        layers: [
+          tf.layers.conv2d({ inputShape: input, filters: 8, kernelSize: 3, activation: 'relu', padding: 'same' }),
+          tf.layers.maxPooling2d({ poolSize: 2 }),
+          tf.layers.conv2d({ filters: 16, kernelSize: 3, activation: 'relu', padding: 'same' }),
+          tf.layers.maxPooling2d({ poolSize: 2 }),
+          tf.layers.flatten(),
+          tf.layers.dense({ units: 32, activation: 'relu' }),
+          tf.layers.dense({ units: classes }),
+        ],
+      }),
+    ),
 };
 
 /** One strided conv: small enough for software WebGPU (SwiftShader) in tests. */
 export const tinyCnn: ModelSpec = {
   id: 'tiny-cnn',
   label: 'Tiny CNN (1 strided conv)',
-  build(input, classes) {
-    return tf.sequential({
-      layers: [
-        tf.layers.conv2d({ inputShape: input, filters: 4, kernelSize: 3, strides: 2, activation: 'relu' }),
-        tf.layers.flatten(),
-        tf.layers.dense({ units: classes }),
-      ],
-    });
-  },
+  input: 'image',
+  create: (info) =>
+    imageModel(info, (input, classes) =>
+      tf.sequential({
+        layers: [tf.layers.conv2d({ inputShape: input, filters: 4, kernelSize: 3, strides: 2, activation: 'relu' }), tf.layers.flatten(), tf.layers.dense({ units: classes })],
+      }),
+    ),
 };

@@ -1,12 +1,15 @@
 import * as tf from '@tensorflow/tfjs';
+import { imageModel } from './layers.js';
 import type { ModelSpec } from './registry.js';
 
 export const mlp: ModelSpec = {
   id: 'mlp',
   label: 'MLP (128 hidden)',
-  build(input, classes) {
-    return tf.sequential({
-      layers: [tf.layers.flatten({ inputShape: input }), tf.layers.dense({ units: 128, activation: 'relu' }), tf.layers.dense({ units: classes })],
-    });
-  },
+  input: 'image',
+  create: (info) =>
+    imageModel(info, (input, classes) =>
+      tf.sequential({
+        layers: [tf.layers.flatten({ inputShape: input }), tf.layers.dense({ units: 128, activation: 'relu' }), tf.layers.dense({ units: classes })],
+      }),
+    ),
 };

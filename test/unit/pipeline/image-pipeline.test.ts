@@ -2,8 +2,8 @@
 // real encoder and the real wasm decoder. Bad input cases included.
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadTurboJpegNode } from '../../../src/jpeg/turbo-node.js';
-import type { PipelineEvent, PipelineOptions } from '../../../src/pipeline/api.js';
-import { Pipeline } from '../../../src/pipeline/pipeline.js';
+import type { Batch, ImageBatch, PipelineEvent, PipelineOptions } from '../../../src/pipeline/api.js';
+import { ImagePipeline } from '../../../src/pipeline/image-pipeline.js';
 import { buildFixture } from '../../support/fixtures.js';
 import { startTestServer, type TestServer } from '../../support/http-server.js';
 
@@ -22,18 +22,24 @@ async function serve(mutate?: (files: Map<string, Uint8Array>) => void): Promise
   return server;
 }
 
+function imageBatch(b: Batch): ImageBatch {
+  if (b.kind !== 'image') throw new Error(`expected an image batch, got ${b.kind}`);
+  return b;
+}
+
 function options(server: TestServer, over: Partial<PipelineOptions> = {}): PipelineOptions {
   return { manifestUrl: `${server.url}manifest.json`, split: 'train', batchSize: 10, scanGroup: 6, echoFactor: 1, seed: 1, shuffleBuffer: 0, epochs: 1, augment: false, prefetch: 2, ...over };
 }
 
-async function drain(server: TestServer, over: Partial<PipelineOptions> = {}, onBatch?: (p: Pipeline, i: number) => void) {
+async function drain(server: TestServer, over: Partial<PipelineOptions> = {}, onBatch?: (p: ImagePipeline, i: number) => void) {
   const events: PipelineEvent[] = [];
-  const p = new Pipeline(await loadTurboJpegNode(), (e) => events.push(e));
+  const p = new ImagePipeline(await loadTurboJpegNode(), (e) => events.push(e));
   await p.open(options(server, over));
   const labels: number[] = [];
   for (let i = 0; ; i++) {
-    const b = await p.next();
-    if (!b) break;
+    const next = await p.next();
+    if (!next) break;
+    const b = imageBatch(next);
     expect(b.x.length).toBe(b.size * 16 * 16);
     labels.push(...b.y);
     onBatch?.(p, i);
@@ -43,7 +49,7 @@ async function drain(server: TestServer, over: Partial<PipelineOptions> = {}, on
   return { p, labels, warnings, fetches };
 }
 
-describe('pipeline', () => {
+describe('image pipeline', () => {
   it('streams every image once per epoch, with one Range request per record', async () => {
     const server = await serve();
     const { labels, warnings, p } = await drain(server);
@@ -57,9 +63,9 @@ describe('pipeline', () => {
 
   it('scales x to [0, 1] and keeps labels with their images', async () => {
     const server = await serve();
-    const p = new Pipeline(await loadTurboJpegNode(), () => undefined);
+    const p = new ImagePipeline(await loadTurboJpegNode(), () => undefined);
     await p.open(options(server));
-    const b = (await p.next())!;
+    const b = imageBatch((await p.next())!);
     expect(Math.min(...b.x)).toBeGreaterThanOrEqual(0);
     expect(Math.max(...b.x)).toBeLessThanOrEqual(1);
     // Fixture class k has a bright bar at column (k + 0.5) * 16 / 4: the brightest column tells the label.
@@ -149,9 +155,9 @@ describe('pipeline', () => {
     it('a server that stalls: each record read gives up after the timeout, nothing hangs', async () => {
       const server = await serve();
       server.misbehave = 'stall-records';
-      const p = new Pipeline(await loadTurboJpegNode(), () => undefined);
+      const p = new ImagePipeline(await loadTurboJpegNode(), () => undefined);
       await p.open(options(server, { fetchTimeoutMs: 300 }));
-      await expect(p.next()).rejects.toThrow(/no readable image in split "train"/);
+      await expect(p.next()).rejects.toThrow(/no readable data in split "train"/);
     });
 
     it('a record with a different number of scan groups than the manifest: skipped', async () => {

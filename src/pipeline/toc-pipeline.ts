@@ -1,0 +1,90 @@
+// The tabular pipeline over TOC records: fetch a record (one Range request),
+// cut and validate its batch frames, build the GPU index structures, echo
+// batches, shuffle their order, hand them over. Batches stay compressed all the
+// way to the GPU. A corrupt batch is reported (record, batch, byte offset) and
+// skipped; the others train.
+import { tocGpuLayout } from '../gpu/toc/layout.js';
+import { toBatch } from '../toc/batch.js';
+import { readTocFrame, tocRecordBytes, tocSplitRows, validateTocManifest, type TocManifest, type TocRecordEntry, type TocSplitEntry } from '../toc/dataset.js';
+import { TocFormatError } from '../toc/types.js';
+import type { Batch, DatasetInfo, TocBatchMessage } from './api.js';
+import { BasePipeline } from './base.js';
+import { echo, shuffleBuffer } from './stages.js';
+
+/** Copies a view that shares its buffer, so transferring it cannot detach other batches' data. */
+function owned<T extends Uint32Array | Float32Array | Int32Array>(a: T): T {
+  return a.byteOffset === 0 && a.byteLength === a.buffer.byteLength ? a : (a.slice() as T);
+}
+
+export class TocPipeline extends BasePipeline<TocManifest> {
+  protected validate(json: unknown, where: string): TocManifest {
+    return validateTocManifest(json, where);
+  }
+
+  private split(): TocSplitEntry {
+    return (this.manifest.splits as Record<string, TocSplitEntry>)[this.options.split]!;
+  }
+
+  protected describe(): DatasetInfo {
+    const m = this.manifest;
+    return {
+      kind: 'tabular',
+      name: m.name,
+      classes: m.classes,
+      inputShape: [m.columns],
+      scanGroups: 1,
+      examples: tocSplitRows(this.split()),
+      bytesPerGroup: [this.split().records.reduce((n, r) => n + tocRecordBytes(r), 0)],
+      ...(m.attribution ? { attribution: m.attribution } : {}),
+    };
+  }
+
+  /** TOC is lossless: there is one fidelity. */
+  setScanGroup(): void {}
+
+  protected async *batches(): AsyncGenerator<Batch> {
+    const o = this.options;
+    const batches = this.readEpochs(this.split().records, (r) => this.readRecord(r));
+    // Batch echoing: the mini-batch is the unit the TOC format compresses.
+    const echoed = echo(batches, () => this.options.echoFactor, this.random);
+    const shuffled = o.shuffleBuffer > 1 ? shuffleBuffer(echoed, Math.max(2, Math.round(o.shuffleBuffer / 250)), this.random) : echoed;
+    for await (const b of shuffled) yield { ...b, index: this.stats.batchesEmitted };
+  }
+
+  private async readRecord(entry: TocRecordEntry): Promise<TocBatchMessage[]> {
+    const end = tocRecordBytes(entry);
+    const rows = entry.batches.reduce((n, b) => n + b.rows, 0);
+    let bytes: Uint8Array;
+    try {
+      bytes = await this.fetchCounted(entry.file, end, 1, rows);
+    } catch (err) {
+      if (!this.abort.signal.aborted) this.warn(`${(err as Error).message}; record skipped`);
+      return [];
+    }
+    const start = performance.now();
+    const out: TocBatchMessage[] = [];
+    entry.batches.forEach((frame, i) => {
+      if (frame.offset + frame.bytes > bytes.byteLength) {
+        this.warn(`record ${entry.file}, batch ${i} (byte ${frame.offset}): truncated, the record ends at byte ${bytes.byteLength}; batch skipped`);
+        return;
+      }
+      try {
+        const { labels, logical } = readTocFrame(bytes, frame, entry.file, i, { classes: this.manifest.classes.length, columns: this.manifest.columns });
+        const batch = toBatch(logical);
+        const layout = tocGpuLayout(batch);
+        for (const key of Object.keys(batch) as (keyof typeof batch)[]) {
+          const v = batch[key];
+          if (ArrayBuffer.isView(v)) (batch as unknown as Record<string, unknown>)[key] = owned(v as Uint32Array);
+        }
+        out.push({ kind: 'toc', batch, layout, y: Int32Array.from(labels), size: logical.rows, index: 0 });
+      } catch (err) {
+        if (!(err instanceof TocFormatError)) throw err;
+        this.stats.examplesDropped += frame.rows;
+        this.warn(`${err.message}; batch skipped`);
+      }
+    });
+    this.stats.decodeMs += performance.now() - start;
+    this.stats.examplesRead += out.reduce((n, b) => n + b.size, 0);
+    return out;
+  }
+}

@@ -1,0 +1,82 @@
+// Models over TOC-compressed tables. Their first layer is tocMatMul: A * W runs
+// on the compressed batch, and so does the weight gradient A^T * dZ.
+import * as tf from '@tensorflow/tfjs';
+import { TocGpuBatch } from '../../gpu/toc/kernels.js';
+import { tocMatMul } from '../../gpu/toc/tfjs-op.js';
+import type { Batch, DatasetInfo } from '../../pipeline/api.js';
+import { softmaxLoss } from './layers.js';
+import type { Model, ModelInput, ModelSpec } from './registry.js';
+
+interface TocInput extends ModelInput {
+  a: TocGpuBatch;
+}
+
+function backendDevice(): GPUDevice {
+  return (tf.backend() as unknown as { device: GPUDevice }).device;
+}
+
+function prepareToc(batch: Batch): TocInput {
+  if (batch.kind !== 'toc') throw new Error(`expected a TOC batch, got ${batch.kind}`);
+  const a = new TocGpuBatch(backendDevice(), batch.batch, batch.layout);
+  const labels = tf.tensor1d(batch.y, 'int32');
+  return { size: batch.size, a, labels, dispose: () => (a.destroy(), labels.dispose()) };
+}
+
+function checkTabular(info: DatasetInfo): number {
+  if (info.kind !== 'tabular') throw new Error(`this model reads TOC tables; ${info.name} is an ${info.kind} dataset`);
+  return info.inputShape[0]!;
+}
+
+/** A first layer on the compressed batch: X * W + b. */
+function tocDense(cols: number, units: number, name: string) {
+  // Glorot-uniform, as tfjs dense layers start.
+  const limit = Math.sqrt(6 / (cols + units));
+  const w = tf.variable(tf.randomUniform([cols, units], -limit, limit), true, `${name}.w`) as tf.Variable<tf.Rank.R2>;
+  const b = tf.variable(tf.zeros([units]), true, `${name}.b`);
+  return {
+    apply: (input: ModelInput) => tocMatMul((input as TocInput).a, w).add(b) as tf.Tensor2D,
+    weights: w,
+    dispose: () => tf.dispose([w, b]),
+  };
+}
+
+function linearModel(info: DatasetInfo, loss: Model['loss']): Model {
+  const layer = tocDense(checkTabular(info), info.classes.length, 'linear');
+  return { prepare: prepareToc, logits: layer.apply, loss, dispose: layer.dispose };
+}
+
+export const logisticRegression: ModelSpec = {
+  id: 'logreg',
+  label: 'Logistic regression (softmax)',
+  input: 'tabular',
+  create: (info) => linearModel(info, softmaxLoss),
+};
+
+export const linearSvm: ModelSpec = {
+  id: 'svm',
+  label: 'Linear SVM (hinge, one-vs-rest)',
+  input: 'tabular',
+  create(info) {
+    // tfjs's hinge loss maps 0/1 labels to -1/+1 itself: one-vs-rest over the classes.
+    return linearModel(info, (logits, input, classes) => tf.losses.hingeLoss(tf.oneHot(input.labels, classes), logits) as tf.Scalar);
+  },
+};
+
+export const tocMlp: ModelSpec = {
+  id: 'toc-mlp',
+  label: 'MLP on TOC (64 hidden)',
+  input: 'tabular',
+  create(info) {
+    const hidden = tocDense(checkTabular(info), 64, 'mlp.hidden');
+    const out = tf.layers.dense({ units: info.classes.length, inputShape: [64] });
+    return {
+      prepare: prepareToc,
+      logits: (input) => out.apply(tf.relu(hidden.apply(input))) as tf.Tensor2D,
+      loss: softmaxLoss,
+      dispose: () => {
+        hidden.dispose();
+        out.dispose();
+      },
+    };
+  },
+};
