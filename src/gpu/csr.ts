@@ -32,6 +32,8 @@ function transpose(a: SparseRows): { rowPtr: Uint32Array; colIndex: Uint32Array;
 }
 
 export class CsrGpuBatch {
+  readonly rows: number;
+  readonly cols: number;
   readonly uploadBytes: number;
   private readonly csr: Stored;
   private readonly csc: Stored;
@@ -41,6 +43,8 @@ export class CsrGpuBatch {
     readonly device: GPUDevice,
     readonly a: SparseRows,
   ) {
+    this.rows = a.rows;
+    this.cols = a.cols;
     const up = (label: string, rows: number, rowPtr: Uint32Array, colIndex: Uint32Array, values: Float32Array): Stored => ({
       rows,
       rowPtr: storageBuffer(device, `${label}.rowPtr`, rowPtr),

@@ -2,7 +2,7 @@
 // gradient dZ^T * A (as A^T * dZ, in the layout of W). Both run as our WGSL
 // kernels on the device tfjs itself uses, so the batch is never decompressed.
 import * as tf from '@tensorflow/tfjs';
-import type { TocGpuBatch } from './kernels.js';
+import type { Strides } from './kernels.js';
 
 /** The parts of tfjs-backend-webgpu's WebGPUBackend we use (public methods of its class). */
 interface WebGpuBackendLike {
@@ -44,8 +44,16 @@ function runKernel(input: tf.Tensor, shape: [number, number], label: string, rec
   return tf.tensor({ buffer: out }, shape, 'float32') as tf.Tensor2D;
 }
 
+/** A matrix on the GPU that can multiply without being made dense: TocGpuBatch, or CsrGpuBatch as a baseline. */
+export interface GpuSparseMatrix {
+  rows: number;
+  cols: number;
+  times(encoder: GPUCommandEncoder, m: GPUBuffer, k: number, out: GPUBuffer, ms?: Strides, rs?: Strides): void;
+  transposeTimes(encoder: GPUCommandEncoder, m: GPUBuffer, k: number, out: GPUBuffer, ms?: Strides, rs?: Strides): void;
+}
+
 /** Z = A * W for a TOC batch A (rows x cols) and weights W (cols x units), differentiable in W. */
-export function tocMatMul(a: TocGpuBatch, w: tf.Tensor2D): tf.Tensor2D {
+export function tocMatMul(a: GpuSparseMatrix, w: tf.Tensor2D): tf.Tensor2D {
   if (tf.getBackend() !== 'webgpu') throw new Error('tocMatMul needs the tfjs webgpu backend');
   const [cols, units] = w.shape;
   if (cols !== a.cols) throw new Error(`tocMatMul: W has ${cols} rows, the batch has ${a.cols} columns`);
