@@ -31,7 +31,7 @@ export default defineConfig({
     },
   },
   webServer: {
-    command: `npx vite --host localhost --port ${PORT} --strictPort`,
+    command: `npx tsx test/e2e/broken-dataset.ts && npx vite --host localhost --port ${PORT} --strictPort`,
     url: `http://localhost:${PORT}`,
     reuseExistingServer: false,
     timeout: 120_000,

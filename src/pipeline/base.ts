@@ -71,7 +71,12 @@ export abstract class BasePipeline<M> {
     }
   }
 
+  /** Warnings already reported: a bad record is named once, not again every epoch. */
+  private readonly warned = new Set<string>();
+
   protected warn(message: string): void {
+    if (this.warned.has(message)) return;
+    this.warned.add(message);
     this.emit({ type: 'warning', message });
   }
 
@@ -100,7 +105,7 @@ export abstract class BasePipeline<M> {
 
   /** One Range request for a record prefix, counted in the stats and reported as a fetch event. */
   protected async fetchCounted(file: string, length: number, group: number, images: number): Promise<Uint8Array> {
-    const url = new URL(file, this.options.manifestUrl).href;
+    const url = new URL(file, this.options.manifestUrl).href; // resolved against the manifest
     const start = performance.now();
     try {
       const res = await fetchPrefix(url, length, this.abort.signal, this.options.fetchTimeoutMs);

@@ -6,7 +6,7 @@ export interface PrefixResponse {
   status: number;
   /** Bytes asked for. */
   requested: number;
-  /** Set when the server did something other than answer the range in full. */
+  /** Set when the server did something other than answer the range in full (the caller names the file). */
   warning?: string;
 }
 
@@ -38,6 +38,11 @@ async function fetchPrefixOnce(url: string, length: number, signal: AbortSignal)
     await res.body?.cancel();
     throw new FetchError(`${url}: HTTP ${res.status} ${res.statusText}`);
   }
+  // Single-page-app servers (Vite's dev server among them) answer a missing file with index.html.
+  if ((res.headers.get('content-type') ?? '').startsWith('text/html')) {
+    await res.body?.cancel();
+    throw new FetchError(`${url}: the server sent an HTML page (HTTP ${res.status}), not a record; the file is probably missing`);
+  }
   let warning: string | undefined;
   if (res.status === 206) {
     const range = res.headers.get('content-range');
@@ -46,11 +51,11 @@ async function fetchPrefixOnce(url: string, length: number, signal: AbortSignal)
       throw new FetchError(`${url}: server answered a different range (${range})`);
     }
   } else {
-    warning = `${url}: server ignored the Range header (HTTP 200 instead of 206); read the first ${length} bytes and dropped the rest`;
+    warning = `the server ignored the Range header (HTTP 200 instead of 206); read the first ${length} bytes and dropped the rest`;
   }
   const bytes = await readAtMost(res, length);
   if (bytes.byteLength < length) {
-    const note = `${url}: asked for ${length} bytes, got ${bytes.byteLength} (file shorter than the manifest says)`;
+    const note = `asked for ${length} bytes, got ${bytes.byteLength} (file shorter than the manifest says)`;
     warning = warning ? `${warning}; ${note}` : note;
   }
   return { bytes, status: res.status, requested: length, ...(warning ? { warning } : {}) };

@@ -112,3 +112,22 @@ test('without WebGPU the page says so and does not fall back to another backend'
   await expect(page.locator('#start')).toBeDisabled();
   expect((await snapshot(page)).backend).toBe('none');
 });
+
+test('a damaged dataset: the log names each bad record and image, and training goes on', async ({ page }) => {
+  await page.goto('/?manifest=__fixtures__/broken/manifest.json&model=tiny-cnn&batch=64&evalEvery=1000&autostart=1');
+  const s = await waitFor(page, 'a warning about each damaged record', (x) => ['00001', '00002', '00003'].every((r) => x.warnings.some((w) => w.includes(`train-${r}.pcr`))) && x.steps.length > 0);
+  const log = s.warnings.join('\n');
+  expect(log).toMatch(/record train-00001\.pcr: .*(truncated at byte \d+|shorter than the manifest)/);
+  expect(log).toMatch(/record train-00002\.pcr, image 5 \(chunk at byte \d+\): .*image left out/);
+  // Vite's dev server answers a missing file with its index.html page.
+  expect(log).toMatch(/record train-00003\.pcr: fetch failed: .*(HTTP 404|sent an HTML page).*record skipped/);
+  // The run goes on with the good data: more steps, all finite, state running.
+  const later = await waitFor(page, 'more steps', (x) => x.steps.length >= s.steps.length + 5);
+  expect(later.state).toBe('running');
+  expect(later.steps.every((x) => Number.isFinite(x.loss))).toBe(true);
+  // Each problem is reported once, not again every epoch.
+  expect(new Set(later.warnings).size).toBe(later.warnings.length);
+  await expect(page.locator('#log li.warning').first()).toBeVisible();
+  await page.screenshot({ path: 'test-results/lab-broken-dataset.png' });
+  await page.evaluate(() => window.__lab!.stop());
+});
