@@ -5,9 +5,11 @@
 
 import { CHROMA_QUANT, LUMA_QUANT, ZIGZAG, forwardDctQuantize, grayPlane, scaleQuantTable, ycbcrPlanes } from './dct.js';
 import type { RawImage } from './encoder.js';
-import { encodeAcFirst, encodeAcRefine, encodeDcFirst, encodeDcRefine } from './encscan.js';
+import { encodeAcFirst, encodeAcRefine, encodeDcFirst, encodeDcRefine, lastNonZero } from './encscan.js';
 import { ByteWriter, SymbolStream, buildOptimalTable } from './huffman.js';
 import type { HuffTable } from './huffman.js';
+import { componentGrid, scanOrder } from './layout.js';
+import type { ScanOrder } from './layout.js';
 
 /** One scan of a progressive script (T.81 B.2.3 parameters). */
 export interface ScanSpec {
@@ -26,19 +28,27 @@ export interface FrameComponent {
   quantTable: number;
   /** Huffman table id (0..3) used for both its DC and AC scans */
   huffTable: number;
-  /** quantised coefficients: 64 per block, raster block order, zigzag inside */
+  /** sampling factors 1..4 (T.81 A.1.1); default 1 */
+  h?: number;
+  v?: number;
+  /**
+   * quantised coefficients: 64 per block, zigzag inside, blocks in raster
+   * order over the component's own ceil(xi/8) x ceil(yi/8) grid (layout.ts);
+   * MCU padding blocks are not stored
+   */
   coefs: Int16Array;
 }
 
 export interface Frame {
   width: number;
   height: number;
-  /** natural (row-major) order, values 1..255 */
+  /** natural (row-major) order, values 1..65535 (above 255 written with 16-bit DQT precision) */
   quantTables: Uint16Array[];
   /**
-   * All components are sampled 1x1 (4:4:4), so every component has the same
-   * ceil(w/8) x ceil(h/8) block grid and an interleaved MCU is simply one
-   * block per component: no MCU padding or sub-sampling bookkeeping needed.
+   * Components with their sampling factors. With all factors 1 (what
+   * frameFromImage makes: 4:4:4) every component has the ceil(w/8) x
+   * ceil(h/8) grid and an interleaved MCU is one block per component; other
+   * factors (transcoded files) give MCUs of Hi x Vi blocks per component.
    */
   components: FrameComponent[];
 }
@@ -77,15 +87,42 @@ const freqs = [new Uint32Array(256), new Uint32Array(256), new Uint32Array(256),
  * No EOI is written: concat(chunks[0..g)) + FF D9 is a complete file.
  */
 export function encodeFrame(frame: Frame, script: readonly ScanSpec[]): Uint8Array[] {
-  const nBlocks = Math.ceil(frame.width / 8) * Math.ceil(frame.height / 8);
+  const sampling = frame.components.map((c) => ({ h: c.h ?? 1, v: c.v ?? 1 }));
+  if (sampling.some((s) => !(s.h >= 1 && s.h <= 4 && s.v >= 1 && s.v <= 4))) throw new Error('sampling factors must be 1..4');
+  const hmax = Math.max(...sampling.map((s) => s.h));
+  const vmax = Math.max(...sampling.map((s) => s.v));
+  const nBlocks = sampling.map((s) => {
+    const { bw, bh } = componentGrid(frame.width, frame.height, s, hmax, vmax);
+    return bw * bh;
+  });
+  frame.components.forEach((c, i) => {
+    if (c.coefs.length < nBlocks[i]! * 64) throw new Error(`component ${c.id}: ${c.coefs.length} coefficients, ${nBlocks[i]! * 64} needed`);
+  });
   for (const scan of script) {
     const ok =
       scan.comps.length >= 1 &&
       scan.comps.every((i) => frame.components[i] !== undefined) &&
       (scan.ss === 0 ? scan.se === 0 && scan.comps.length <= 4 : scan.comps.length === 1 && scan.ss <= scan.se && scan.se <= 63) &&
-      scan.al >= 0 && scan.al <= 13 && (scan.ah === 0 || scan.ah === scan.al + 1);
+      scan.al >= 0 && scan.al <= 13 && (scan.ah === 0 || scan.ah === scan.al + 1) &&
+      // T.81 B.2.3: at most 10 blocks in an interleaved MCU
+      (scan.comps.length === 1 || scan.comps.reduce((n, i) => n + sampling[i]!.h * sampling[i]!.v, 0) <= 10);
     if (!ok) throw new Error(`invalid progressive scan ${JSON.stringify(scan)}`);
   }
+  // Per-block end of the non-zero coefficients, shared by a component's AC scans.
+  const lastNz = new Map<number, Uint8Array>();
+  const lastNzOf = (c: number): Uint8Array => {
+    let last = lastNz.get(c);
+    if (!last) lastNz.set(c, (last = lastNonZero(frame.components[c]!.coefs, nBlocks[c]!)));
+    return last;
+  };
+  // DC scans walk MCUs; the first and refinement pass over the same components share one order.
+  const orders = new Map<string, ScanOrder>();
+  const orderOf = (comps: readonly number[]): ScanOrder => {
+    const key = comps.join(',');
+    let order = orders.get(key);
+    if (!order) orders.set(key, (order = scanOrder(frame.width, frame.height, sampling, comps)));
+    return order;
+  };
 
   const chunks: Uint8Array[] = [];
   writer.reset(); // drop anything left by a call that threw
@@ -99,10 +136,12 @@ export function encodeFrame(frame: Frame, script: readonly ScanSpec[]): Uint8Arr
     const isDc = scan.ss === 0;
 
     stream.reset();
-    if (isDc && scan.ah === 0) encodeDcFirst(coefs, tableIds, nBlocks, scan.al, stream);
-    else if (isDc) encodeDcRefine(coefs, nBlocks, scan.al, stream);
-    else if (scan.ah === 0) encodeAcFirst(coefs[0]!, tableIds[0]!, nBlocks, scan.ss, scan.se, scan.al, stream);
-    else encodeAcRefine(coefs[0]!, tableIds[0]!, nBlocks, scan.ss, scan.se, scan.al, stream);
+    // AC scans are never interleaved: they cover the component's own blocks (A.2.2).
+    const acBlocks = nBlocks[scan.comps[0]!]!;
+    if (isDc && scan.ah === 0) encodeDcFirst(coefs, tableIds, orderOf(scan.comps), scan.al, stream);
+    else if (isDc) encodeDcRefine(coefs, orderOf(scan.comps), scan.al, stream);
+    else if (scan.ah === 0) encodeAcFirst(coefs[0]!, tableIds[0]!, acBlocks, scan.ss, scan.se, scan.al, stream, lastNzOf(scan.comps[0]!));
+    else encodeAcRefine(coefs[0]!, tableIds[0]!, acBlocks, scan.ss, scan.se, scan.al, stream, lastNzOf(scan.comps[0]!));
 
     // Optimal tables for exactly this scan (DC refinement has no Huffman codes).
     const tables: (HuffTable | undefined)[] = [];
@@ -125,12 +164,17 @@ function writeHeader(frame: Frame): void {
   writer.u16(0xffe0);
   writer.u16(16);
   writer.bytes([0x4a, 0x46, 0x49, 0x46, 0x00, 1, 1, 0, 0, 1, 0, 1, 0, 0]);
-  // DQT: 8-bit precision tables, stored in zigzag order.
+  // DQT, zigzag order: 8-bit precision unless an entry needs 16 bits (B.2.4.1).
+  const wide = frame.quantTables.map((q) => q.some((v) => v > 255));
   writer.u16(0xffdb);
-  writer.u16(2 + 65 * frame.quantTables.length);
+  writer.u16(2 + frame.quantTables.reduce((n, _, id) => n + (wide[id] ? 129 : 65), 0));
   frame.quantTables.forEach((q, id) => {
-    writer.byte(id);
-    for (let k = 0; k < 64; k++) writer.byte(q[ZIGZAG[k]!]!);
+    writer.byte(wide[id] ? 0x10 | id : id);
+    for (let k = 0; k < 64; k++) {
+      const v = q[ZIGZAG[k]!]!;
+      if (wide[id]) writer.u16(v);
+      else writer.byte(v);
+    }
   });
   // SOF2: progressive DCT, Huffman coding, 8-bit samples.
   const n = frame.components.length;
@@ -142,7 +186,7 @@ function writeHeader(frame: Frame): void {
   writer.byte(n);
   for (const c of frame.components) {
     writer.byte(c.id);
-    writer.byte(0x11); // H = V = 1 (4:4:4)
+    writer.byte(((c.h ?? 1) << 4) | (c.v ?? 1));
     writer.byte(c.quantTable);
   }
 }

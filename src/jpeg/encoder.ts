@@ -6,8 +6,10 @@
 //
 // Module map: dct.ts (colour conversion, DCT, quantisation), huffman.ts
 // (symbol stream, optimal tables, bit writer), encscan.ts (progressive scan
-// models), encframe.ts (marker segments, per-scan chunking), this file (API
-// and scan script).
+// models), encframe.ts (marker segments, per-scan chunking), layout.ts (block
+// and MCU geometry), this file (API and scan script). transcode.ts writes
+// existing JPEGs' coefficients with the same script (decode-coefficients.ts
+// reads them).
 
 import { encodeFrame, frameFromImage } from './encframe.js';
 import type { ScanSpec } from './encframe.js';
@@ -72,9 +74,14 @@ const COLOR_SCRIPT: readonly ScanSpec[] = [
   scan([0], 1, 63, 1, 0),
 ];
 
+/** The dataset's fixed scan script for 1 (gray) or 3 (YCbCr) components; transcode.ts reuses it. */
+export function scanScript(channels: 1 | 3): readonly ScanSpec[] {
+  return channels === 1 ? GRAY_SCRIPT : COLOR_SCRIPT;
+}
+
 /** Number of scans (= chunks) per image: 6 for grayscale, 10 for colour. */
 export function scanCount(channels: 1 | 3): number {
-  return channels === 1 ? GRAY_SCRIPT.length : COLOR_SCRIPT.length;
+  return scanScript(channels).length;
 }
 
 /**
@@ -96,5 +103,5 @@ export function encodeProgressiveScans(img: RawImage, opts?: EncodeOptions): Uin
   const quality = opts?.quality ?? 90;
   if (!(quality >= 1 && quality <= 100)) throw new RangeError(`quality must be in 1..100, got ${quality}`);
 
-  return encodeFrame(frameFromImage(img, quality), channels === 1 ? GRAY_SCRIPT : COLOR_SCRIPT);
+  return encodeFrame(frameFromImage(img, quality), scanScript(channels));
 }
