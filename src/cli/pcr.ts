@@ -2,7 +2,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { buildSplit, DEFAULT_BUILD, makeManifest, type LabeledImage } from '../pcr/build.js';
+import { buildSplit, DEFAULT_BUILD, encodeImages, makeManifest, type LabeledScans } from '../pcr/build.js';
 import { bytesForGroup, imageCount, validateManifest, type ImageShape, type PcrManifest } from '../pcr/manifest.js';
 import { measureFidelity, type GroupFidelity } from '../pcr/fidelity.js';
 import { RecordPrefix } from '../pcr/record.js';
@@ -58,32 +58,36 @@ async function build(argv: string[]): Promise<number> {
   if (opts.quality > 100) throw new Error('--quality must be 1..100');
   const limit = values.limit === undefined ? Infinity : int(values.limit, 'limit', 0);
 
-  let splits: Record<string, LabeledImage[]>;
+  let splits: Record<string, Iterable<LabeledScans>>;
   let shape: ImageShape;
   let classes: string[];
   let attribution: string | undefined;
+  let variableSize = false;
   if (values.idx) {
     if (!values.labels) throw new Error('--idx needs --labels');
     const train = await readIdxPair(values.idx, values.labels, limit);
     shape = { width: train.width, height: train.height, channels: 1 };
-    splits = { train: train.items };
+    splits = { train: encodeImages(train.items, opts.quality) };
     if (values['test-idx']) {
       if (!values['test-labels']) throw new Error('--test-idx needs --test-labels');
       const testLimit = values['test-limit'] === undefined ? Infinity : int(values['test-limit'], 'test-limit', 0);
-      splits.test = (await readIdxPair(values['test-idx'], values['test-labels'], testLimit)).items;
+      splits.test = encodeImages((await readIdxPair(values['test-idx'], values['test-labels'], testLimit)).items, opts.quality);
     }
-    const labelMax = Math.max(...splits.train!.map((it) => it.label));
+    const labelMax = train.items.reduce((m, it) => Math.max(m, it.label), 0);
     classes = labelMax < 10 && /fashion/i.test(values.idx) ? FASHION_MNIST_CLASSES : Array.from({ length: labelMax + 1 }, (_, i) => String(i));
     if (/fashion/i.test(values.idx)) attribution = 'Fashion-MNIST, Zalando Research (Xiao, Rasul, Vollgraf 2017), MIT licence';
   } else if (values.folder) {
     const [w, h] = (values.size ?? '64x64').split('x').map(Number) as [number, number];
     if (!(w > 0 && h > 0)) throw new Error(`--size must look like 64x64, got "${values.size}"`);
-    const channels = values.channels === '1' ? 1 : 3;
-    const folder = await readFolder(values.folder, { width: w, height: h, channels, testFraction: Number(values['test-fraction'] ?? 0.1), limit });
+    const channels = values.channels === '1' ? 1 : values.channels === '3' ? 3 : values.channels === undefined || values.channels === 'auto' ? 'auto' : undefined;
+    if (!channels) throw new Error(`--channels must be 1, 3 or auto, got "${values.channels}"`);
+    const folder = await readFolder(values.folder, { channels, quality: opts.quality, testFraction: Number(values['test-fraction'] ?? 0.1), limit });
+    for (const c of folder.converted) console.error(`converted ${c.file}: ${c.what}`);
     for (const s of folder.skipped) console.error(`skipped ${s.file}: ${s.reason}`);
-    if (folder.skipped.length) console.error(`${folder.skipped.length} file(s) left out`);
-    shape = { width: w, height: h, channels };
+    console.error(`colour mode: ${folder.channels === 3 ? 'YCbCr (10 scan groups)' : 'grayscale (6 scan groups)'}; ${folder.converted.length} file(s) converted, ${folder.skipped.length} file(s) left out`);
+    shape = { width: w, height: h, channels: folder.channels };
     classes = folder.classes;
+    variableSize = true;
     splits = { train: folder.train, ...(folder.test.length ? { test: folder.test } : {}) };
   } else {
     throw new Error('give --idx IMAGES --labels LABELS, or --folder DIR');
@@ -93,9 +97,9 @@ async function build(argv: string[]): Promise<number> {
   const write = (name: string, bytes: Uint8Array) => writeFile(join(values.out!, name), bytes);
   const manifestSplits: PcrManifest['splits'] = {};
   for (const [split, items] of Object.entries(splits)) {
-    manifestSplits[split] = { records: await buildSplit(split, items, shape, opts, write) };
+    manifestSplits[split] = { records: await buildSplit(split, items, shape.channels, opts.recordSize, write) };
   }
-  const manifest = makeManifest({ name: values.name ?? 'dataset', classes, image: shape, quality: opts.quality, splits: manifestSplits, ...(attribution ? { attribution } : {}) });
+  const manifest = makeManifest({ name: values.name ?? 'dataset', classes, image: shape, quality: opts.quality, splits: manifestSplits, ...(attribution ? { attribution } : {}), ...(variableSize ? { variableSize } : {}) });
   // The lab shows what each step of the fidelity slider gives, so measure it once here.
   manifest.msssim = (await fidelityOf(values.out, manifest, 256)).map((f) => Number(f.msssim.toFixed(4)));
   await writeFile(join(values.out, 'manifest.json'), JSON.stringify(manifest, null, 1) + '\n');

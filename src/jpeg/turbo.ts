@@ -28,6 +28,16 @@ interface TurboExports {
 const TJPF_RGB = 0;
 const TJPF_GRAY = 6;
 
+/** The output size of the smallest scaling factor M/8 (M = 1..8) that still covers `target`. */
+export function scaledSize(size: { width: number; height: number }, target: { width: number; height: number }): { width: number; height: number } {
+  for (let m = 1; m < 8; m++) {
+    const width = Math.ceil((size.width * m) / 8);
+    const height = Math.ceil((size.height * m) / 8);
+    if (width >= target.width && height >= target.height) return { width, height };
+  }
+  return size;
+}
+
 /** The C library reports fatal errors through longjmp, which this build turns into a JS exception. */
 class FatalLibjpegError extends Error {}
 
@@ -105,12 +115,16 @@ export class TurboJpeg {
   }
 
   /**
-   * Decodes to `channels` (1 = gray, 3 = RGB). If `out` is given the pixels are
-   * written there (it must hold width * height * channels bytes) and returned.
+   * Decodes to `channels` (1 = gray, 3 = RGB). With `atLeast`, decodes at the
+   * smallest DCT scaling factor M/8 whose output still covers that size (libjpeg
+   * skips the work of the finer coefficients), so a model input smaller than the
+   * stored image costs less to decode. If `out` is given the pixels are written
+   * there (it must be large enough) and returned.
    */
-  decode(jpeg: Uint8Array, channels: 1 | 3, out?: Uint8Array): DecodedImage {
+  decode(jpeg: Uint8Array, channels: 1 | 3, out?: Uint8Array, atLeast?: { width: number; height: number }): DecodedImage {
     return this.guard(() => {
-      const { width, height } = this.readHeader(jpeg);
+      const header = this.readHeader(jpeg);
+      const { width, height } = atLeast ? scaledSize(header, atLeast) : header;
       const size = width * height * channels;
       const dst = this.reserve('out', size);
       const status = this.exports.tjDecompress2(this.handle, this.inPtr, jpeg.byteLength, dst, width, width * channels, height, channels === 1 ? TJPF_GRAY : TJPF_RGB, 0);

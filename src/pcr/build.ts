@@ -1,8 +1,9 @@
-// Turns labelled images into PCR records: every image is encoded as a
-// progressive JPEG with the dataset's one scan script, and the scans are
-// regrouped so that a prefix of a record is every image at one fidelity.
+// Turns labelled images into PCR records. Every image arrives as the chunks of
+// one progressive JPEG with the dataset's scan script (encoded from pixels, or
+// transcoded losslessly from a JPEG); the records regroup the scans so that a
+// prefix of a record is every image at one fidelity.
 import { encodeProgressiveScans, scanCount, type RawImage } from '../jpeg/encoder.js';
-import { MANIFEST_FORMAT, MANIFEST_VERSION, type ImageShape, type PcrManifest, type RecordEntry } from './manifest.js';
+import { MANIFEST_FORMAT, MANIFEST_VERSION, type PcrManifest, type RecordEntry } from './manifest.js';
 import { writeRecord } from './record.js';
 
 export interface LabeledImage {
@@ -10,10 +11,16 @@ export interface LabeledImage {
   label: number;
 }
 
+/** One image ready for a record: its scans (chunk 1 = SOI + headers + scan 1, no EOI). */
+export interface LabeledScans {
+  scans: Uint8Array[];
+  label: number;
+}
+
 export interface BuildOptions {
   /** Images per record file (the PCR reference uses 1024). */
   recordSize: number;
-  /** JPEG quality, 1..100. */
+  /** JPEG quality, 1..100, for images encoded from pixels. */
   quality: number;
 }
 
@@ -22,10 +29,15 @@ export const DEFAULT_BUILD: BuildOptions = { recordSize: 1024, quality: 90 };
 /** Where records go: a folder in Node, IndexedDB or a download in the browser. */
 export type WriteFile = (name: string, bytes: Uint8Array) => Promise<void>;
 
-/** Encodes one split into records named `${split}-00000.pcr`, ... and returns their manifest entries. */
-export async function buildSplit(split: string, items: Iterable<LabeledImage>, shape: ImageShape, opts: BuildOptions, write: WriteFile): Promise<RecordEntry[]> {
+/** Encodes pixel images with the dataset's scan script. */
+export function* encodeImages(items: Iterable<LabeledImage>, quality: number): Generator<LabeledScans> {
+  for (const { image, label } of items) yield { scans: encodeProgressiveScans(image, { quality }), label };
+}
+
+/** Writes one split as records named `${split}-00000.pcr`, ... and returns their manifest entries. */
+export async function buildSplit(split: string, items: Iterable<LabeledScans>, channels: 1 | 3, recordSize: number, write: WriteFile): Promise<RecordEntry[]> {
   const records: RecordEntry[] = [];
-  const groups = scanCount(shape.channels);
+  const groups = scanCount(channels);
   let labels: number[] = [];
   let scans: Uint8Array[][] = [];
 
@@ -39,20 +51,18 @@ export async function buildSplit(split: string, items: Iterable<LabeledImage>, s
     scans = [];
   };
 
-  for (const { image, label } of items) {
-    if (image.width !== shape.width || image.height !== shape.height || image.channels !== shape.channels) {
-      throw new Error(`image ${records.length * opts.recordSize + scans.length} of split ${split} is ${image.width}x${image.height}x${image.channels}, the dataset is ${shape.width}x${shape.height}x${shape.channels}`);
+  for (const item of items) {
+    if (item.scans.length !== groups) {
+      throw new Error(`image ${records.length * recordSize + scans.length} of split ${split} has ${item.scans.length} scans, the dataset's scan script has ${groups}`);
     }
-    const chunks = encodeProgressiveScans(image, { quality: opts.quality });
-    if (chunks.length !== groups) throw new Error(`encoder gave ${chunks.length} scans, the scan script has ${groups}`);
-    scans.push(chunks);
-    labels.push(label);
-    if (scans.length === opts.recordSize) await flush();
+    scans.push(item.scans);
+    labels.push(item.label);
+    if (scans.length === recordSize) await flush();
   }
   await flush();
   return records;
 }
 
-export function makeManifest(fields: Pick<PcrManifest, 'name' | 'classes' | 'image' | 'quality' | 'splits'> & Partial<Pick<PcrManifest, 'description' | 'attribution'>>): PcrManifest {
+export function makeManifest(fields: Pick<PcrManifest, 'name' | 'classes' | 'image' | 'quality' | 'splits'> & Partial<Pick<PcrManifest, 'description' | 'attribution' | 'variableSize'>>): PcrManifest {
   return { format: MANIFEST_FORMAT, version: MANIFEST_VERSION, scanGroups: scanCount(fields.image.channels), ...fields };
 }

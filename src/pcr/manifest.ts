@@ -34,7 +34,13 @@ export interface PcrManifest {
   description?: string;
   attribution?: string;
   classes: string[];
+  /** The size examples have when they reach a model. */
   image: ImageShape;
+  /**
+   * True when records keep each image at its own size (lossless transcoding of a
+   * JPEG collection): readers scale every decoded image to `image`.
+   */
+  variableSize?: boolean;
   scanGroups: number;
   /** JPEG quality the images were encoded at. */
   quality: number;
@@ -65,6 +71,7 @@ export function validateManifest(json: unknown, where = 'manifest'): PcrManifest
   if (m.msssim !== undefined && (!Array.isArray(m.msssim) || m.msssim.length !== m.scanGroups || !m.msssim.every((x) => typeof x === 'number'))) {
     fail('msssim must list one number per scan group');
   }
+  if (m.variableSize !== undefined && typeof m.variableSize !== 'boolean') fail('variableSize must be true or false');
   if (!m.splits || typeof m.splits !== 'object') fail('splits missing');
   for (const [split, entry] of Object.entries(m.splits!)) {
     if (!Array.isArray(entry.records)) fail(`split ${split}: records must be an array`);

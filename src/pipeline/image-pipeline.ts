@@ -3,6 +3,7 @@
 // record, image and byte offset, and skipped: the stream goes on with the rest.
 import { JpegDecodeError, type TurboJpeg } from '../jpeg/turbo.js';
 import { bytesForGroup, imageCount, validateManifest, type PcrManifest, type RecordEntry } from '../pcr/manifest.js';
+import { resize } from '../pcr/pixels.js';
 import { RecordError, RecordPrefix } from '../pcr/record.js';
 import type { Batch, DatasetInfo, PipelineEvent, SampleImages } from './api.js';
 import { BasePipeline } from './base.js';
@@ -75,12 +76,16 @@ export class ImagePipeline extends BasePipeline<PcrManifest> {
     if (!loaded) return [];
     const { prefix, group } = loaded;
     const { width, height, channels } = this.manifest.image;
+    // Images stored at their own sizes are decoded at a reduced DCT scale where possible, then scaled to the model's input.
+    const variable = this.manifest.variableSize === true;
     const start = performance.now();
     const examples: Example[] = [];
     let warned = 0;
     for (let i = 0; i < prefix.header.images; i++) {
       try {
-        const img = this.decoder.decode(prefix.image(i, group), channels);
+        const jpeg = prefix.image(i, group);
+        let img = variable ? this.decoder.decode(jpeg, channels, undefined, { width, height }) : this.decoder.decode(jpeg, channels);
+        if (variable) img = { ...resize(img, width, height), channels };
         if (img.width !== width || img.height !== height) throw new JpegDecodeError(`decoded ${img.width}x${img.height}, the manifest says ${width}x${height}`);
         examples.push({ pixels: img.data, label: prefix.header.labels[i]! });
       } catch (err) {

@@ -1,6 +1,6 @@
 // Tiny deterministic datasets for tests: synthetic images a classifier can tell
 // apart (class k = a bright bar at a class-specific place), built with the real encoder.
-import { buildSplit, makeManifest, type LabeledImage } from '../../src/pcr/build.js';
+import { buildSplit, encodeImages, makeManifest, type LabeledImage } from '../../src/pcr/build.js';
 import type { PcrManifest } from '../../src/pcr/manifest.js';
 import { seededRandom } from '../../src/pipeline/random.js';
 
@@ -29,9 +29,9 @@ export async function buildFixture(opts: { train: number; test?: number; recordS
   const files = new Map<string, Uint8Array>();
   const write = async (name: string, bytes: Uint8Array) => void files.set(name, bytes);
   const shape = { width: size, height: size, channels: 1 as const };
-  const build = { recordSize: opts.recordSize, quality: 90 };
-  const splits: PcrManifest['splits'] = { train: { records: await buildSplit('train', syntheticImages(opts.train, size, classes), shape, build, write) } };
-  if (opts.test) splits.test = { records: await buildSplit('test', syntheticImages(opts.test, size, classes, 99), shape, build, write) };
+  const split = (name: string, items: LabeledImage[]) => buildSplit(name, encodeImages(items, 90), 1, opts.recordSize, write);
+  const splits: PcrManifest['splits'] = { train: { records: await split('train', syntheticImages(opts.train, size, classes)) } };
+  if (opts.test) splits.test = { records: await split('test', syntheticImages(opts.test, size, classes, 99)) };
   const manifest = makeManifest({ name: 'fixture', classes: Array.from({ length: classes }, (_, i) => `class ${i}`), image: shape, quality: 90, splits });
   files.set('manifest.json', new TextEncoder().encode(JSON.stringify(manifest)));
   return { manifest, files };

@@ -1,21 +1,41 @@
-// Reads a folder with one subfolder of JPEG or PNG files per class.
+// Reads a folder with one subfolder of JPEG or PNG files per class and turns
+// every file into the dataset's progressive scans. JPEGs are transcoded
+// losslessly (no re-quantising) and keep their size; what cannot be transcoded
+// is re-encoded, and what cannot be read is left out, each with its reason.
 import { readdir, readFile } from 'node:fs/promises';
-import { join, extname } from 'node:path';
+import { extname, join } from 'node:path';
 import { decode as decodePng } from 'fast-png';
-import type { RawImage } from '../../jpeg/encoder.js';
+import { encodeProgressiveScans, type RawImage } from '../../jpeg/encoder.js';
+import { jpegFrameInfo } from '../../jpeg/markers.js';
+import { transcodeToProgressive, TranscodeError } from '../../jpeg/transcode.js';
 import { loadTurboJpegNode } from '../../jpeg/turbo-node.js';
-import type { LabeledImage } from '../../pcr/build.js';
-import { resize, toChannels } from '../../pcr/pixels.js';
+import type { LabeledScans } from '../../pcr/build.js';
+import { toChannels } from '../../pcr/pixels.js';
 
 export interface FolderDataset {
   classes: string[];
-  train: LabeledImage[];
-  test: LabeledImage[];
-  /** Files that could not be read, with the reason. */
+  /** The colour mode chosen for the whole dataset. */
+  channels: 1 | 3;
+  train: LabeledScans[];
+  test: LabeledScans[];
+  /** Files changed on the way in (widened, re-encoded), with what was done. */
+  converted: { file: string; what: string }[];
+  /** Files left out, with the reason. */
   skipped: { file: string; reason: string }[];
 }
 
+export interface FolderOptions {
+  /** 1, 3, or 'auto': colour if any input is colour. */
+  channels: 1 | 3 | 'auto';
+  /** JPEG quality for inputs that must be encoded (PNG) or re-encoded (CMYK, RGB-coded JPEG). */
+  quality: number;
+  testFraction: number;
+  /** At most this many files per class. */
+  limit?: number;
+}
+
 const IMAGE_EXTENSIONS = new Set(['.jpg', '.jpeg', '.png']);
+const isJpeg = (file: string) => extname(file).toLowerCase() !== '.png';
 
 /** A stable pseudo-random split: the same file always lands in the same split. */
 function isTestFile(name: string, testFraction: number): boolean {
@@ -24,26 +44,62 @@ function isTestFile(name: string, testFraction: number): boolean {
   return (h >>> 0) / 2 ** 32 < testFraction;
 }
 
-export async function readFolder(root: string, opts: { width: number; height: number; channels: 1 | 3; testFraction: number; limit?: number }): Promise<FolderDataset> {
-  const turbo = await loadTurboJpegNode();
+async function listFiles(root: string, limit: number): Promise<{ classes: string[]; files: { path: string; name: string; label: number }[] }> {
   const classes = (await readdir(root, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort();
   if (classes.length === 0) throw new Error(`${root}: no class subfolders found`);
-  const out: FolderDataset = { classes, train: [], test: [], skipped: [] };
+  const files = [];
   for (const [label, cls] of classes.entries()) {
-    const files = (await readdir(join(root, cls))).filter((f) => IMAGE_EXTENSIONS.has(extname(f).toLowerCase())).sort();
-    for (const file of files.slice(0, opts.limit ?? Infinity)) {
-      const path = join(root, cls, file);
-      let image: RawImage;
-      try {
-        const bytes = new Uint8Array(await readFile(path));
-        image = extname(file).toLowerCase() === '.png' ? pngToRaw(bytes) : turbo.decode(bytes, 3);
-      } catch (err) {
-        out.skipped.push({ file: path, reason: (err as Error).message });
-        continue;
-      }
-      const fitted = resize(toChannels(image, opts.channels), opts.width, opts.height);
-      (isTestFile(`${cls}/${file}`, opts.testFraction) ? out.test : out.train).push({ image: fitted, label });
+    const names = (await readdir(join(root, cls))).filter((f) => IMAGE_EXTENSIONS.has(extname(f).toLowerCase())).sort();
+    for (const f of names.slice(0, limit)) files.push({ path: join(root, cls, f), name: `${cls}/${f}`, label });
+  }
+  return { classes, files };
+}
+
+/** Colour if any readable input is colour (PNG colour types and JPEG component counts are read from headers). */
+async function chooseChannels(paths: string[]): Promise<1 | 3> {
+  for (const path of paths) {
+    const bytes = new Uint8Array(await readFile(path));
+    if (isJpeg(path)) {
+      const frame = jpegFrameInfo(bytes);
+      if (frame && frame.components >= 3) return 3;
+    } else if (bytes.length > 25 && (bytes[25]! & 2) !== 0) {
+      return 3; // PNG IHDR colour type with the colour bit
     }
+  }
+  return 1;
+}
+
+export async function readFolder(root: string, opts: FolderOptions): Promise<FolderDataset> {
+  const turbo = await loadTurboJpegNode();
+  const { classes, files } = await listFiles(root, opts.limit ?? Infinity);
+  const channels = opts.channels === 'auto' ? await chooseChannels(files.map((f) => f.path)) : opts.channels;
+  const colour = channels === 3 ? 'ycbcr' : 'gray';
+  const out: FolderDataset = { classes, channels, train: [], test: [], converted: [], skipped: [] };
+  const encode = (image: RawImage) => encodeProgressiveScans(toChannels(image, channels), { quality: opts.quality });
+
+  for (const file of files) {
+    const bytes = new Uint8Array(await readFile(file.path));
+    let scans: Uint8Array[];
+    try {
+      if (!isJpeg(file.path)) {
+        scans = encode(pngToRaw(bytes));
+      } else {
+        try {
+          const t = transcodeToProgressive(bytes, { colour });
+          scans = t.chunks;
+          if (t.converted) out.converted.push({ file: file.path, what: t.converted });
+        } catch (err) {
+          // CMYK, RGB-coded or colour-in-a-gray-dataset JPEGs can still be decoded and re-encoded.
+          if (!(err instanceof TranscodeError) || !/lossy re-encode/.test(err.message)) throw err;
+          scans = encode(turbo.decode(bytes, 3));
+          out.converted.push({ file: file.path, what: `re-encoded at quality ${opts.quality} (lossy): ${err.message}` });
+        }
+      }
+    } catch (err) {
+      out.skipped.push({ file: file.path, reason: (err as Error).message });
+      continue;
+    }
+    (isTestFile(file.name, opts.testFraction) ? out.test : out.train).push({ scans, label: file.label });
   }
   return out;
 }

@@ -74,27 +74,51 @@ describe('bytelab pcr', () => {
     });
   }
 
-  it('builds from a folder of JPEG and PNG files, one subfolder per class, and names what it left out', () => {
+  it('builds from a mixed folder: JPEGs transcoded losslessly, gray widened, RGB-coded re-encoded, bad files named and left out', () => {
     const root = join(work, 'folder');
     for (const cls of ['cats', 'dogs']) mkdirSync(join(root, cls), { recursive: true });
     const ppm = join(work, 'x.ppm');
+    const pgm = join(work, 'x.pgm');
+    const originals: string[] = [];
     for (let i = 0; i < 4; i++) {
-      const px = Buffer.alloc(40 * 30 * 3, i * 40);
-      writeFileSync(ppm, Buffer.concat([Buffer.from('P6\n40 30\n255\n'), px]));
-      writeFileSync(join(root, i % 2 ? 'cats' : 'dogs', `${i}.jpg`), execFileSync('cjpeg', ['-quality', '80', ppm]));
+      // Odd sizes and different subsamplings: each JPEG keeps its own size in the records.
+      const [w, h] = [40 + 7 * i, 30 + 3 * i];
+      const px = Buffer.from(Array.from({ length: w * h * 3 }, (_, k) => (k * 13 + i * 50 + ((k / w) | 0) * 3) % 256));
+      writeFileSync(ppm, Buffer.concat([Buffer.from(`P6\n${w} ${h}\n255\n`), px]));
+      const path = join(root, i % 2 ? 'cats' : 'dogs', `${i}.jpg`);
+      writeFileSync(path, execFileSync('cjpeg', ['-quality', '80', '-sample', i % 2 ? '2x2' : '1x1', ...(i === 3 ? ['-progressive'] : []), ppm]));
+      originals.push(path);
     }
+    writeFileSync(pgm, Buffer.concat([Buffer.from('P5\n20 20\n255\n'), Buffer.alloc(400, 90)]));
+    writeFileSync(join(root, 'cats', 'gray.jpg'), execFileSync('cjpeg', [pgm]));
+    writeFileSync(ppm, Buffer.concat([Buffer.from('P6\n16 16\n255\n'), Buffer.alloc(768, 200)]));
+    writeFileSync(join(root, 'dogs', 'rgb.jpg'), execFileSync('cjpeg', ['-rgb', ppm]));
     const rgba = new Uint8Array(20 * 20 * 4).map((_, i) => (i % 4 === 3 ? 255 : (i * 7) % 256));
     writeFileSync(join(root, 'dogs', 'alpha.png'), encodePng({ width: 20, height: 20, data: rgba, channels: 4 }));
     writeFileSync(join(root, 'cats', 'broken.jpg'), Buffer.from('not a jpeg at all'));
-    const r = bytelab('pcr', 'build', '--folder', root, '--size', '32x32', '--test-fraction', '0', '--out', join(work, 'fds'));
+    writeFileSync(join(root, 'cats', 'arith.jpg'), execFileSync('cjpeg', ['-arithmetic', pgm]));
+
+    const out = join(work, 'fds');
+    const r = bytelab('pcr', 'build', '--folder', root, '--size', '32x32', '--test-fraction', '0', '--out', out);
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/skipped .*broken\.jpg/);
-    expect(r.stderr).toMatch(/1 file\(s\) left out/);
-    const manifest = JSON.parse(readFileSync(join(work, 'fds', 'manifest.json'), 'utf8'));
+    expect(r.stderr).toMatch(/converted .*gray\.jpg: .*widened/i);
+    expect(r.stderr).toMatch(/converted .*rgb\.jpg: re-encoded at quality 90 \(lossy\): RGB-coded/);
+    expect(r.stderr).toMatch(/skipped .*broken\.jpg: /);
+    expect(r.stderr).toMatch(/skipped .*arith\.jpg: .*arithmetic/i);
+    expect(r.stderr).toMatch(/colour mode: YCbCr \(10 scan groups\); 2 file\(s\) converted, 2 file\(s\) left out/);
+    const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8'));
     expect(manifest.classes).toEqual(['cats', 'dogs']);
     expect(manifest.image).toEqual({ width: 32, height: 32, channels: 3 });
+    expect(manifest.variableSize).toBe(true);
     expect(manifest.scanGroups).toBe(10);
-    expect(manifest.splits.train.records[0].images).toBe(5);
+    expect(manifest.splits.train.records[0].images).toBe(7);
+
+    // Lossless: every original JPEG comes back pixel-identical at the top scan group.
+    const extracted = join(work, 'fds-x');
+    expect(bytelab('pcr', 'extract', out, '--group', '10', '--out', extracted).status).toBe(0);
+    const decodedOriginals = new Set(originals.map((p) => execFileSync('djpeg', ['-pnm', p]).toString('base64')));
+    const decodedExtracted = readdirSync(extracted).map((f) => execFileSync('djpeg', ['-pnm', join(extracted, f)]).toString('base64'));
+    expect(decodedExtracted.filter((d) => decodedOriginals.has(d))).toHaveLength(4);
   });
 
   it('says what is wrong with bad arguments and bad files', () => {

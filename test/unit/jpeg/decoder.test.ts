@@ -5,7 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { JpegDecodeError } from '../../../src/jpeg/turbo.js';
+import { JpegDecodeError, scaledSize } from '../../../src/jpeg/turbo.js';
 import { loadTurboJpegNode } from '../../../src/jpeg/turbo-node.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'bytelab-dec-'));
@@ -23,10 +23,10 @@ function makeProgressive(width: number, height: number, gray: boolean): Uint8Arr
 }
 
 /** Native decode; the pixels are the last bytes of the PNM output, after its header. */
-function djpeg(jpeg: Uint8Array, pixels: number): Uint8Array {
+function djpeg(jpeg: Uint8Array, pixels: number, ...args: string[]): Uint8Array {
   const file = join(dir, 'in.jpg');
   writeFileSync(file, jpeg);
-  const pnm = new Uint8Array(execFileSync('djpeg', ['-pnm', file]));
+  const pnm = new Uint8Array(execFileSync('djpeg', ['-pnm', ...args, file]));
   return pnm.subarray(pnm.length - pixels);
 }
 
@@ -69,5 +69,19 @@ describe('wasm libjpeg-turbo decoder', () => {
     expect(() => turbo.decode(jpeg.subarray(0, 100), 1)).toThrow(JpegDecodeError);
     // After the failures the decoder is still exact.
     expect(Array.from(turbo.decode(jpeg, 1).data)).toEqual(Array.from(djpeg(jpeg, 40 * 24)));
+  });
+
+  it('decodes at a reduced DCT scale when the target is smaller, as libjpeg-turbo scales', async () => {
+    const turbo = await loadTurboJpegNode();
+    const jpeg = makeProgressive(200, 120, false);
+    expect(scaledSize({ width: 200, height: 120 }, { width: 64, height: 32 })).toEqual({ width: 75, height: 45 }); // 3/8
+    expect(scaledSize({ width: 200, height: 120 }, { width: 20, height: 10 })).toEqual({ width: 25, height: 15 }); // 1/8
+    expect(scaledSize({ width: 200, height: 120 }, { width: 300, height: 300 })).toEqual({ width: 200, height: 120 });
+    const img = turbo.decode(jpeg, 3, undefined, { width: 48, height: 28 });
+    expect([img.width, img.height]).toEqual([50, 30]); // 1/4
+    const native = djpeg(jpeg, img.data.length, '-scale', '1/4');
+    let diff = 0;
+    for (let i = 0; i < native.length; i++) diff += Math.abs(native[i]! - img.data[i]!);
+    expect(diff / native.length).toBeLessThan(1);
   });
 });

@@ -1,12 +1,19 @@
 // The pipeline end to end in Node: a real HTTP server with Range requests, the
 // real encoder and the real wasm decoder. Bad input cases included.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { transcodeToProgressive } from '../../../src/jpeg/transcode.js';
+import { buildSplit, makeManifest } from '../../../src/pcr/build.js';
 import { loadTurboJpegNode } from '../../../src/jpeg/turbo-node.js';
 import type { Batch, ImageBatch, PipelineEvent, PipelineOptions } from '../../../src/pipeline/api.js';
 import { ImagePipeline } from '../../../src/pipeline/image-pipeline.js';
 import { buildFixture } from '../../support/fixtures.js';
 import { startTestServer, type TestServer } from '../../support/http-server.js';
 
+const tmp = mkdtempSync(join(tmpdir(), 'bytelab-pipe-'));
 const RECORD_SIZE = 20;
 const fixture = await buildFixture({ train: 60, recordSize: RECORD_SIZE }); // 3 records of 20
 const servers: TestServer[] = [];
@@ -95,6 +102,27 @@ describe('image pipeline', () => {
     const { labels, p } = await drain(server, { echoFactor: 2 });
     expect(labels).toHaveLength(120);
     expect(p.stats.recordsFetched).toBe(3);
+  });
+
+  it('scales images stored at their own sizes (a transcoded JPEG collection) to the model input', async () => {
+    const files = new Map<string, Uint8Array>();
+    const items = [[40, 24], [17, 33], [64, 64], [9, 12]].map(([w, h], i) => {
+      const px = Buffer.from(Array.from({ length: w! * h! * 3 }, (_, k) => (k * 7 + i * 60) % 256));
+      const ppm = join(tmp, `v${i}.ppm`);
+      writeFileSync(ppm, Buffer.concat([Buffer.from(`P6\n${w} ${h}\n255\n`), px]));
+      return { scans: transcodeToProgressive(new Uint8Array(execFileSync('cjpeg', [ppm])), { colour: 'ycbcr' }).chunks, label: i % 2 };
+    });
+    const records = await buildSplit('train', items, 3, 2, async (name, bytes) => void files.set(name, bytes));
+    const manifest = makeManifest({ name: 'variable', classes: ['a', 'b'], image: { width: 16, height: 16, channels: 3 }, quality: 90, variableSize: true, splits: { train: { records } } });
+    files.set('manifest.json', new TextEncoder().encode(JSON.stringify(manifest)));
+    const server = await startTestServer(files);
+    servers.push(server);
+    const p = new ImagePipeline(await loadTurboJpegNode(), () => undefined);
+    await p.open({ ...options(server), batchSize: 4, scanGroup: 10 });
+    const b = imageBatch((await p.next())!);
+    expect(b.size).toBe(4);
+    expect(b.x.length).toBe(4 * 16 * 16 * 3);
+    expect(Array.from(b.y)).toEqual([0, 1, 0, 1]);
   });
 
   describe('bad input: reports the record and goes on with the rest', () => {
