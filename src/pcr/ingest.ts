@@ -1,0 +1,67 @@
+// Turns one image file (JPEG or PNG bytes) into the dataset's progressive scans.
+// Shared by the CLI's folder build and the lab's in-browser build, so both treat
+// a mixed collection the same way: JPEGs are transcoded losslessly and keep their
+// size, gray is widened into a colour dataset, what only a lossy re-encode can
+// fit (CMYK, RGB-coded, colour into gray) is re-encoded and said so, and what
+// cannot be read throws with the reason.
+import { decode as decodePng } from 'fast-png';
+import { encodeProgressiveScans, type RawImage } from '../jpeg/encoder.js';
+import { jpegFrameInfo } from '../jpeg/markers.js';
+import { transcodeToProgressive, TranscodeError } from '../jpeg/transcode.js';
+import type { TurboJpeg } from '../jpeg/turbo.js';
+import { toChannels } from './pixels.js';
+
+export interface IngestOptions {
+  channels: 1 | 3;
+  /** JPEG quality for what must be encoded (PNG) or re-encoded. */
+  quality: number;
+  /** Decodes JPEGs that must be re-encoded. */
+  turbo: TurboJpeg;
+}
+
+export interface Ingested {
+  scans: Uint8Array[];
+  /** What was changed on the way in, if anything. */
+  converted?: string;
+}
+
+export const isPng = (name: string) => /\.png$/i.test(name);
+export const isImageFile = (name: string) => /\.(jpe?g|png)$/i.test(name);
+
+/** Whether a file is colour, from its header alone (JPEG component count, PNG colour type). */
+export function isColourFile(name: string, bytes: Uint8Array): boolean {
+  if (isPng(name)) return bytes.length > 25 && (bytes[25]! & 2) !== 0;
+  return (jpegFrameInfo(bytes)?.components ?? 1) >= 3;
+}
+
+export function ingestImage(name: string, bytes: Uint8Array, opts: IngestOptions): Ingested {
+  const encode = (image: RawImage) => encodeProgressiveScans(toChannels(image, opts.channels), { quality: opts.quality });
+  if (isPng(name)) return { scans: encode(pngToRaw(bytes)) };
+  try {
+    const t = transcodeToProgressive(bytes, { colour: opts.channels === 3 ? 'ycbcr' : 'gray' });
+    return { scans: t.chunks, ...(t.converted ? { converted: t.converted } : {}) };
+  } catch (err) {
+    if (!(err instanceof TranscodeError) || !/lossy re-encode/.test(err.message)) throw err;
+    return { scans: encode(opts.turbo.decode(bytes, 3)), converted: `re-encoded at quality ${opts.quality} (lossy): ${err.message}` };
+  }
+}
+
+function pngToRaw(bytes: Uint8Array): RawImage {
+  const png = decodePng(bytes);
+  if (png.depth !== 8) throw new Error(`PNG bit depth ${png.depth} is not supported (8 only)`);
+  if (png.palette) throw new Error('palette PNGs are not supported');
+  const n = png.width * png.height;
+  const src = png.data as Uint8Array;
+  const ch = png.channels; // 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA: alpha is dropped
+  const channels: 1 | 3 = ch <= 2 ? 1 : 3;
+  const data = new Uint8Array(n * channels);
+  for (let i = 0; i < n; i++) for (let k = 0; k < channels; k++) data[i * channels + k] = src[i * ch + k]!;
+  return { width: png.width, height: png.height, channels, data };
+}
+
+/** A stable pseudo-random split: the same file always lands in the same split. */
+export function isTestFile(name: string, testFraction: number): boolean {
+  let h = 2166136261;
+  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 16777619);
+  return (h >>> 0) / 2 ** 32 < testFraction;
+}
