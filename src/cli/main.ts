@@ -1,5 +1,6 @@
 // Entry point of the `bytelab` command: dispatches to a command family.
 import { pcrCommand } from './pcr.js';
+import { tocCommand } from './toc.js';
 
 const USAGE = `bytelab: build and inspect datasets for the bytelab training lab
 
@@ -7,8 +8,13 @@ const USAGE = `bytelab: build and inspect datasets for the bytelab training lab
   bytelab pcr build --folder DIR [--size WxH] [--channels 1|3] [--test-fraction F] --out DIR
   bytelab pcr inspect DIR [--json]
   bytelab pcr extract DIR --group G [--split NAME] --out DIR
+  bytelab toc build --idx IMAGES.gz --labels LABELS.gz [--test-idx .. --test-labels ..] [--limit N] [--test-limit N] --out DIR
+  bytelab toc build --csv FILE --label COLUMN [--drop COL,..] [--test-fraction F] [--limit N] --out DIR
+  bytelab toc build --parquet FILE --label 'COLUMN>NUMBER' [--onehot COL,..] [--hour COL] [--weekday COL] [--bucket COL:K] [--numeric COL,..] [--limit N] --out DIR
+      (all builds: [--batch-size 250] [--batches-per-record 40] [--shuffle SEED] [--name NAME])
+  bytelab toc inspect DIR [--json] [--sample N|all]
 
-Formats: docs/pcr.md`;
+Formats: docs/pcr.md, docs/toc.md`;
 
 export async function main(argv: string[]): Promise<number> {
   const [family, ...rest] = argv;
@@ -16,6 +22,8 @@ export async function main(argv: string[]): Promise<number> {
     switch (family) {
       case 'pcr':
         return await pcrCommand(rest);
+      case 'toc':
+        return await tocCommand(rest);
       case undefined:
       case 'help':
       case '--help':

@@ -1,0 +1,415 @@
+// `bytelab toc build | inspect`: TOC datasets (docs/toc.md, "Dataset files").
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { buildPrefixTree, formatSizes, type FormatSizes, type TocLogical } from '../toc/index.js';
+import {
+  DEFAULT_BATCHES_PER_RECORD,
+  MINI_BATCH_ROWS,
+  readTocRecord,
+  TOC_DATASET_FORMAT,
+  TOC_DATASET_VERSION,
+  TocSplitWriter,
+  validateTocManifest,
+  type TocManifest,
+  type TocSplitName,
+} from '../toc/dataset.js';
+import { readCsvTable } from './sources/csv.js';
+import { readIdxPair } from './sources/idx.js';
+import { readParquetTable } from './sources/parquet.js';
+import { computeLabels, mulberry32, parseLabel, planFeatures, rowHash, rowOrder, type Derivation, type RawTable } from './sources/tabular.js';
+
+const FASHION_MNIST_CLASSES = ['T-shirt/top', 'Trouser', 'Pullover', 'Dress', 'Coat', 'Sandal', 'Shirt', 'Sneaker', 'Bag', 'Ankle boot'];
+const PROGRESS_ROWS = 500_000;
+/** inspect measures format sizes on a sample when a dataset has more batches than this. */
+const AUTO_SAMPLE_ABOVE = 2000;
+const AUTO_SAMPLE = 1000;
+
+export async function tocCommand(argv: string[]): Promise<number> {
+  const [verb, ...rest] = argv;
+  switch (verb) {
+    case 'build':
+      return build(rest);
+    case 'inspect':
+      return inspect(rest);
+    default:
+      throw new Error(`unknown verb "${verb ?? ''}" (build, inspect)`);
+  }
+}
+
+function positiveInt(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got "${value}"`);
+  return n;
+}
+
+/** Repeatable, comma-separated list flags: --onehot a,b --onehot c. */
+function list(values: string[] | undefined): string[] {
+  return (values ?? []).flatMap((v) => v.split(',')).map((s) => s.trim()).filter(Boolean);
+}
+
+const log = (line: string): void => void process.stderr.write(`${line}\n`);
+
+// ------------------------------------------------------------------ build
+
+interface BuildContext {
+  out: string;
+  batchRows: number;
+  batchesPerRecord: number;
+  classes: number;
+  columns: number;
+}
+
+/** Writers for the splits; each record file is written as soon as it is full. */
+function splitWriters(ctx: BuildContext, withTest: boolean): { train: TocSplitWriter; test?: TocSplitWriter } {
+  const make = (split: TocSplitName) =>
+    new TocSplitWriter({
+      split,
+      columns: ctx.columns,
+      classes: ctx.classes,
+      batchRows: ctx.batchRows,
+      batchesPerRecord: ctx.batchesPerRecord,
+      onRecord: (file, bytes) => writeFileSync(join(ctx.out, file), bytes),
+    });
+  return withTest ? { train: make('train'), test: make('test') } : { train: make('train') };
+}
+
+async function build(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      idx: { type: 'string' },
+      labels: { type: 'string' },
+      'test-idx': { type: 'string' },
+      'test-labels': { type: 'string' },
+      csv: { type: 'string' },
+      parquet: { type: 'string' },
+      label: { type: 'string' },
+      drop: { type: 'string', multiple: true },
+      onehot: { type: 'string', multiple: true },
+      numeric: { type: 'string', multiple: true },
+      hour: { type: 'string', multiple: true },
+      weekday: { type: 'string', multiple: true },
+      bucket: { type: 'string', multiple: true },
+      'test-fraction': { type: 'string' },
+      limit: { type: 'string' },
+      'test-limit': { type: 'string' },
+      'batch-size': { type: 'string' },
+      'batches-per-record': { type: 'string' },
+      shuffle: { type: 'string' },
+      name: { type: 'string' },
+      description: { type: 'string' },
+      attribution: { type: 'string' },
+      out: { type: 'string' },
+    },
+  });
+  if (!values.out) throw new Error('--out DIR is required');
+  const sources = [values.idx, values.csv, values.parquet].filter(Boolean).length;
+  if (sources !== 1) throw new Error('give exactly one of --idx IMAGES --labels LABELS, --csv FILE --label COLUMN, --parquet FILE --label EXPR');
+  let seed: number | undefined;
+  if (values.shuffle !== undefined) {
+    seed = Number(values.shuffle);
+    if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new Error(`--shuffle must be an integer seed in [0, 2^32), got "${values.shuffle}"`);
+  }
+  const opts = {
+    out: values.out,
+    batchRows: positiveInt(values['batch-size'], 'batch-size', MINI_BATCH_ROWS),
+    batchesPerRecord: positiveInt(values['batches-per-record'], 'batches-per-record', DEFAULT_BATCHES_PER_RECORD),
+    limit: values.limit === undefined ? Infinity : positiveInt(values.limit, 'limit', 1),
+    seed,
+  };
+  await mkdir(values.out, { recursive: true });
+  // Records of an earlier build in the same folder would otherwise linger.
+  for (const f of await readdir(values.out)) if (/^(train|test)-\d{5}\.tocr$/.test(f)) await rm(join(values.out, f));
+
+  const started = performance.now();
+  const built = values.idx ? await buildFromIdx(values, opts) : await buildFromTable(values, opts);
+  const manifest: TocManifest = {
+    format: TOC_DATASET_FORMAT,
+    version: TOC_DATASET_VERSION,
+    name: values.name ?? basename(values.out),
+    ...(values.description ?? built.description ? { description: values.description ?? built.description } : {}),
+    ...(values.attribution ?? built.attribution ? { attribution: values.attribution ?? built.attribution } : {}),
+    classes: built.classes,
+    columns: built.featureNames.length,
+    featureNames: built.featureNames,
+    rows: { train: built.writers.train.rows, ...(built.writers.test ? { test: built.writers.test.rows } : {}) },
+    splits: { train: built.writers.train.finish(), ...(built.writers.test ? { test: built.writers.test.finish() } : {}) },
+  };
+  validateTocManifest(manifest, 'built manifest');
+  await writeFile(join(values.out, 'manifest.json'), JSON.stringify(manifest, null, 1) + '\n');
+  const counts = (['train', 'test'] as const)
+    .filter((s) => manifest.splits[s])
+    .map((s) => `${s}: ${manifest.rows[s]} rows in ${manifest.splits[s]!.records.length} records`);
+  console.log(`wrote ${values.out}: ${counts.join(', ')}; ${manifest.columns} columns, ${manifest.classes.length} classes (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+  return 0;
+}
+
+type BuildValues = Partial<Record<string, string | string[] | boolean>>;
+type BuildOptions = { out: string; batchRows: number; batchesPerRecord: number; limit: number; seed: number | undefined };
+interface Built {
+  classes: string[];
+  featureNames: string[];
+  writers: { train: TocSplitWriter; test?: TocSplitWriter };
+  description?: string;
+  attribution?: string;
+}
+
+/** Images as rows of width x height pixels, each q / 255 as float32. */
+async function buildFromIdx(values: BuildValues, opts: BuildOptions): Promise<Built> {
+  const idx = values.idx as string;
+  const labelsPath = values.labels as string | undefined;
+  if (!labelsPath) throw new Error('--idx needs --labels');
+  const train = await readIdxPair(idx, labelsPath, opts.limit);
+  const splits: Partial<Record<TocSplitName, typeof train.items>> = { train: train.items };
+  if (values['test-idx']) {
+    if (!values['test-labels']) throw new Error('--test-idx needs --test-labels');
+    const testLimit = values['test-limit'] === undefined ? Infinity : positiveInt(values['test-limit'] as string, 'test-limit', 1);
+    const test = await readIdxPair(values['test-idx'] as string, values['test-labels'] as string, testLimit);
+    if (test.width !== train.width || test.height !== train.height) throw new Error('test images differ in size from the training images');
+    splits.test = test.items;
+  }
+  const fashion = /fashion/i.test(idx);
+  let labelMax = 0;
+  for (const items of Object.values(splits)) for (const it of items) labelMax = Math.max(labelMax, it.label);
+  const classes = fashion && labelMax < 10 ? FASHION_MNIST_CLASSES : Array.from({ length: labelMax + 1 }, (_, i) => String(i));
+  const { width, height } = train;
+  const columns = width * height;
+  const featureNames = Array.from({ length: columns }, (_, i) => `px_${Math.floor(i / width)}_${i % width}`);
+  const writers = splitWriters({ ...opts, classes: classes.length, columns }, Boolean(splits.test));
+  const pixel = Float32Array.from({ length: 256 }, (_, q) => q / 255);
+  const cols = new Uint32Array(columns);
+  const vals = new Float32Array(columns);
+  const random = opts.seed === undefined ? undefined : mulberry32(opts.seed);
+  for (const split of ['train', 'test'] as const) {
+    const items = splits[split];
+    if (!items) continue;
+    const order = rowOrder(items.length, opts.seed, random);
+    for (const i of order) {
+      const { image, label } = items[i]!;
+      let n = 0;
+      for (let c = 0; c < columns; c++) {
+        const q = image.data[c]!;
+        if (q !== 0) {
+          cols[n] = c;
+          vals[n++] = pixel[q]!;
+        }
+      }
+      writers[split]!.addRow(cols, vals, n, label);
+    }
+  }
+  const order = opts.seed === undefined ? 'file order' : `shuffled with seed ${opts.seed}`;
+  return {
+    classes,
+    featureNames,
+    writers,
+    description: `${basename(idx)}: ${width}x${height} pixels as ${columns} columns, value q/255 (float32), rows in ${order}`,
+    ...(fashion ? { attribution: 'Fashion-MNIST, Zalando Research (Xiao, Rasul, Vollgraf 2017), MIT licence' } : {}),
+  };
+}
+
+/** CSV or Parquet: label, derived features, hash-based test split, streamed into batches. */
+async function buildFromTable(values: BuildValues, opts: BuildOptions): Promise<Built> {
+  const path = (values.csv ?? values.parquet) as string;
+  const labelText = values.label as string | undefined;
+  if (!labelText) throw new Error(`${values.csv ? '--csv' : '--parquet'} needs --label`);
+  const drop = list(values.drop as string[] | undefined);
+  const derivations: Derivation[] = [
+    ...list(values.onehot as string[] | undefined).map((column): Derivation => ({ kind: 'onehot', column })),
+    ...list(values.numeric as string[] | undefined).map((column): Derivation => ({ kind: 'minmax', column })),
+    ...list(values.hour as string[] | undefined).map((column): Derivation => ({ kind: 'hour', column })),
+    ...list(values.weekday as string[] | undefined).map((column): Derivation => ({ kind: 'weekday', column })),
+    ...list(values.bucket as string[] | undefined).map((spec): Derivation => {
+      const m = /^(.+):(\d+)$/.exec(spec);
+      if (!m || Number(m[2]) < 2) throw new Error(`--bucket must look like COLUMN:K with K >= 2, got "${spec}"`);
+      return { kind: 'bucket', column: m[1]!, buckets: Number(m[2]) };
+    }),
+  ];
+  const testFraction = values['test-fraction'] === undefined ? 0.1 : Number(values['test-fraction']);
+  if (!(testFraction >= 0 && testFraction < 1)) throw new Error(`--test-fraction must be in [0, 1), got "${values['test-fraction']}"`);
+
+  const started = performance.now();
+  let table: RawTable;
+  if (values.csv) {
+    table = await readCsvTable(path, { limit: opts.limit, drop });
+  } else {
+    let reported = 0;
+    table = await readParquetTable(path, {
+      drop,
+      limit: opts.limit,
+      onProgress: (read, total) => {
+        if (read - reported >= PROGRESS_ROWS || read === total) {
+          reported = read;
+          log(`read ${read} of ${total} rows (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+        }
+      },
+    });
+  }
+  const names = table.columns.map((c) => c.name);
+  const label = parseLabel(labelText, names);
+  for (const d of derivations) {
+    if (!names.includes(d.column)) throw new Error(`--${d.kind === 'minmax' ? 'numeric' : d.kind} ${d.column}: no such column (columns: ${names.join(', ')})`);
+    if (d.column === label.column) throw new Error(`column "${d.column}" is the label's column; deriving features from it would leak the label`);
+  }
+  const plan = planFeatures(table, derivations, new Set([label.column]));
+  const labels = computeLabels(table, label);
+  if (labels.classes.length > 0x10000) throw new Error(`the label has ${labels.classes.length} distinct values; at most 65536 classes fit a u16 label`);
+  if (labels.classes.length === 0) throw new Error(`the label column "${label.column}" has no values`);
+
+  const writers = splitWriters({ ...opts, classes: labels.classes.length, columns: plan.columns }, testFraction > 0);
+  const threshold = testFraction * 2 ** 32;
+  const order = rowOrder(table.rows, opts.seed);
+  const cols: number[] = [];
+  const vals: number[] = [];
+  let dropped = 0;
+  for (let i = 0; i < order.length; i++) {
+    const r = order[i]!;
+    const y = labels.of[r]!;
+    if (y < 0) dropped++;
+    else {
+      const n = plan.rowPairs(r, cols, vals);
+      const split = writers.test && rowHash(table, r) < threshold ? writers.test : writers.train;
+      split.addRow(cols, vals, n, y);
+    }
+    if ((i + 1) % PROGRESS_ROWS === 0) log(`encoded ${i + 1} of ${order.length} rows (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+  }
+  if (dropped) log(`dropped ${dropped} rows without a label`);
+  for (const s of plan.summary) log(`feature ${s}`);
+
+  const file = basename(path);
+  const description = [
+    `${file}, ${table.rows} rows read${Number.isFinite(opts.limit) ? ` (--limit ${opts.limit})` : ''}`,
+    `label ${label.kind === 'compare' ? label.text : label.column} (${dropped} rows without a label dropped)`,
+    `features: ${plan.summary.join('; ')}`,
+    drop.length ? `dropped columns: ${drop.join(', ')}` : '',
+    testFraction > 0 ? `test split: rows whose FNV-1a hash / 2^32 < ${testFraction}` : 'no test split',
+    opts.seed === undefined ? 'rows in file order' : `rows shuffled (Fisher-Yates, mulberry32 seed ${opts.seed})`,
+  ].filter(Boolean);
+  const attribution = /birdstrikes/i.test(file)
+    ? 'FAA Wildlife Strike Database, via vega-datasets (U.S. Government dataset)'
+    : /flights/i.test(file)
+      ? 'U.S. Bureau of Transportation Statistics on-time performance data, via vega-datasets'
+      : undefined;
+  return { classes: labels.classes, featureNames: plan.names, writers, description: description.join('. '), ...(attribution ? { attribution } : {}) };
+}
+
+// ------------------------------------------------------------------ inspect
+
+export interface TocInspection {
+  name: string;
+  rows: { total: number; train: number; test: number };
+  columns: number;
+  classes: number;
+  records: number;
+  batches: number;
+  /** Bytes of all record files. */
+  fileBytes: number;
+  nonZeros: number;
+  density: number;
+  /** Sum over batches of |I| and |D|. */
+  firstLayerPairs: number;
+  codes: number;
+  /** Batches whose sizes were measured with formatSizes: all, or a stated sample. */
+  measured: { sampled: boolean; batches: number; rows: number };
+  /** Sums of formatSizes over the measured batches (tocNative = the stored float32 TOC). */
+  bytes: FormatSizes;
+  /** DEN bytes / format bytes. */
+  ratios: Record<keyof FormatSizes, number>;
+}
+
+/** Non-zeros of a batch: sum over codes of the depth of the node. */
+export function batchNonZeros(logical: TocLogical): number {
+  const { parent, nodeCount } = buildPrefixTree(logical);
+  const depth = new Uint32Array(nodeCount);
+  for (let i = 1; i < nodeCount; i++) depth[i] = depth[parent[i]!]! + 1;
+  let nnz = 0;
+  for (const code of logical.codes) nnz += depth[code]!;
+  return nnz;
+}
+
+export async function inspectDataset(dir: string, sample?: number): Promise<TocInspection> {
+  const path = join(dir, 'manifest.json');
+  const m = validateTocManifest(JSON.parse(await readFile(path, 'utf8')), path);
+  const records = (['train', 'test'] as const).flatMap((s) => m.splits[s]?.records ?? []);
+  const total = records.reduce((n, r) => n + r.batches.length, 0);
+  const want = sample ?? (total > AUTO_SAMPLE_ABOVE ? AUTO_SAMPLE : total);
+  const measure = new Set<number>();
+  for (let i = 0; i < Math.min(want, total); i++) measure.add(Math.floor((i * total) / Math.min(want, total)));
+
+  const keys = ['den', 'csr', 'cvi', 'dvi', 'gzip', 'toc', 'tocNative'] as const;
+  const bytes = Object.fromEntries(keys.map((k) => [k, 0])) as unknown as FormatSizes;
+  let index = 0;
+  let fileBytes = 0;
+  let nonZeros = 0;
+  let firstLayerPairs = 0;
+  let codes = 0;
+  let measuredRows = 0;
+  for (const record of records) {
+    const file = new Uint8Array(await readFile(join(dir, record.file)));
+    fileBytes += file.length;
+    for (const { logical } of readTocRecord(file, record, { classes: m.classes.length, columns: m.columns })) {
+      nonZeros += batchNonZeros(logical);
+      firstLayerPairs += logical.firstLayerCol.length;
+      codes += logical.codes.length;
+      if (measure.has(index)) {
+        const sizes = formatSizes(logical);
+        for (const k of keys) bytes[k] += sizes[k];
+        measuredRows += logical.rows;
+      }
+      index++;
+    }
+  }
+  const rows = { train: m.rows.train, test: m.rows.test ?? 0, total: m.rows.train + (m.rows.test ?? 0) };
+  const ratios = Object.fromEntries(keys.map((k) => [k, bytes[k] === 0 ? 0 : bytes.den / bytes[k]])) as unknown as Record<keyof FormatSizes, number>;
+  return {
+    name: m.name,
+    rows,
+    columns: m.columns,
+    classes: m.classes.length,
+    records: records.length,
+    batches: total,
+    fileBytes,
+    nonZeros,
+    density: nonZeros / (rows.total * m.columns),
+    firstLayerPairs,
+    codes,
+    measured: { sampled: measure.size < total, batches: measure.size, rows: measuredRows },
+    bytes,
+    ratios,
+  };
+}
+
+async function inspect(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' }, sample: { type: 'string' } } });
+  const dir = positionals[0];
+  if (!dir) throw new Error('usage: bytelab toc inspect DIR [--json] [--sample N|all]');
+  const sample = values.sample === undefined ? undefined : values.sample === 'all' ? Infinity : positiveInt(values.sample, 'sample', 1);
+  const s = await inspectDataset(dir, sample);
+  if (values.json) {
+    console.log(JSON.stringify(s, null, 2));
+    return 0;
+  }
+  const int = (n: number) => n.toLocaleString('en-US');
+  console.log(`${s.name}: ${int(s.rows.total)} rows (train ${int(s.rows.train)}, test ${int(s.rows.test)}), ${int(s.columns)} columns, ${s.classes} classes`);
+  console.log(`  ${int(s.batches)} batches in ${s.records} record files, ${int(s.fileBytes)} bytes on disk`);
+  console.log(`  non-zeros ${int(s.nonZeros)} (density ${(100 * s.density).toFixed(2)}%), first-layer pairs |I| ${int(s.firstLayerPairs)}, codes |D| ${int(s.codes)}`);
+  console.log(
+    s.measured.sampled
+      ? `  SAMPLED: the sizes below are for ${int(s.measured.batches)} of ${int(s.batches)} batches (${int(s.measured.rows)} of ${int(s.rows.total)} rows, evenly spaced; --sample all measures every batch)`
+      : `  sizes of all ${int(s.batches)} batches in each format:`,
+  );
+  const rows: Array<[string, keyof FormatSizes]> = [
+    ['DEN (float64)', 'den'],
+    ['CSR', 'csr'],
+    ['CVI', 'cvi'],
+    ['DVI', 'dvi'],
+    ['gzip of DEN', 'gzip'],
+    ['TOC (float64 values)', 'toc'],
+    ['TOC (float32, stored)', 'tocNative'],
+  ];
+  console.log(`  ${'format'.padEnd(22)} ${'bytes'.padStart(15)}  DEN / format`);
+  for (const [label, k] of rows) console.log(`  ${label.padEnd(22)} ${int(s.bytes[k]).padStart(15)}  ${s.ratios[k].toFixed(2).padStart(8)}x`);
+  return 0;
+}
