@@ -10,5 +10,11 @@ export default defineConfig({
   server: { headers: isolation, port: 5173, strictPort: false },
   preview: { headers: isolation, port: 4173 },
   worker: { format: 'es' },
+  // Pre-bundle every dependency up front: otherwise the dev server discovers one
+  // inside a worker mid-run and reloads the page.
+  optimizeDeps: {
+    include: ['@tensorflow/tfjs', '@tensorflow/tfjs-backend-webgpu', 'comlink', 'idb', 'fflate', 'fast-png', 'uplot'],
+    entries: ['index.html', 'test/gpu/*.html', 'bench/gpu/*.html'],
+  },
   build: { target: 'es2022' },
 });

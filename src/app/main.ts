@@ -7,6 +7,8 @@ import type { DatasetInfo } from '../pipeline/api.js';
 import { MODELS, modelById, modelsFor } from '../train/models/registry.js';
 import { LabSession } from '../train/session.js';
 import type { TrainerState } from '../train/trainer.js';
+import { localManifestUrl, LOCAL_PREFIX } from '../pipeline/local-store.js';
+import { setupBuildPanel } from './build-panel.js';
 import { LiveChart } from './charts.js';
 import { DATASETS } from './datasets.js';
 import { drawSamples } from './samples.js';
@@ -44,19 +46,41 @@ const charts = {
   bytes: new LiveChart($('chart-bytes'), 'MB fetched', 'step', '#7d3c98'),
 };
 
-for (const d of DATASETS) ui.dataset.add(new Option(d.label, d.manifest));
-ui.dataset.value = DATASETS.find((d) => d.id === params.get('dataset'))?.manifest ?? DATASETS[0]!.manifest;
-if (params.get('manifest')) ui.manifestUrl.value = params.get('manifest')!;
+/** Bundled datasets, then those built in this browser (IndexedDB). */
+async function listDatasets(select?: string): Promise<void> {
+  const local = await buildPanel.list().catch(() => []);
+  const bundled = document.createElement('optgroup');
+  bundled.label = 'Served';
+  bundled.append(...DATASETS.map((d) => new Option(d.label, d.manifest)));
+  const mine = document.createElement('optgroup');
+  mine.label = 'Built in this browser';
+  mine.append(...local.map((d) => new Option(`${d.name} (${(d.bytes / 1024).toFixed(0)} KiB)`, localManifestUrl(d.id))));
+  ui.dataset.replaceChildren(bundled, ...(local.length ? [mine] : []));
+  ui.dataset.value = select ?? DATASETS[0]!.manifest;
+  listModels(ui.model.value);
+}
+
+const buildPanel = setupBuildPanel({
+  selected: () => ui.dataset.value,
+  log: (m, kind) => log(m, kind),
+  onBuilt: (r) => void listDatasets(r.manifestUrl),
+  onDeleted: () => void listDatasets(),
+});
 
 /** Lists the models that read the chosen dataset's kind (all of them for a typed-in URL). */
 function listModels(preferred?: string): void {
   const entry = ui.manifestUrl.value.trim() ? undefined : DATASETS.find((d) => d.manifest === ui.dataset.value);
-  const models = entry ? modelsFor(entry.kind) : MODELS;
+  const kind = entry?.kind ?? (ui.dataset.value.startsWith(LOCAL_PREFIX) && !ui.manifestUrl.value.trim() ? 'image' : undefined);
+  const models = kind ? modelsFor(kind) : MODELS;
   ui.model.replaceChildren(...models.map((m) => new Option(m.label, m.id)));
   if (preferred && models.some((m) => m.id === preferred)) ui.model.value = preferred;
 }
-listModels(params.get('model') ?? 'cnn');
-ui.dataset.addEventListener('change', () => listModels(ui.model.value));
+if (params.get('manifest')) ui.manifestUrl.value = params.get('manifest')!;
+void listDatasets(DATASETS.find((d) => d.id === params.get('dataset'))?.manifest).then(() => listModels(params.get('model') ?? 'cnn'));
+ui.dataset.addEventListener('change', () => {
+  listModels(ui.model.value);
+  buildPanel.refresh();
+});
 ui.manifestUrl.addEventListener('change', () => listModels(ui.model.value));
 ui.batchSize.value = params.get('batch') ?? ui.batchSize.value;
 ui.echo.value = params.get('echo') ?? ui.echo.value;

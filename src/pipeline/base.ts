@@ -3,6 +3,7 @@
 // Subclasses (image-pipeline.ts, toc-pipeline.ts) say how records become batches.
 import type { Batch, DatasetInfo, PipelineEvent, PipelineOptions, PipelineStats } from './api.js';
 import { fetchPrefix } from './fetch.js';
+import { LOCAL_PREFIX, readLocalFile } from './local-store.js';
 import { BoundedQueue } from './queue.js';
 import { seededRandom, shuffleInPlace, type Random } from './random.js';
 
@@ -122,8 +123,13 @@ export abstract class BasePipeline<M> {
   }
 }
 
-/** Fetches and parses a dataset's manifest.json. */
+/** Fetches and parses a dataset's manifest.json (from the server, or from this browser's storage). */
 export async function fetchManifest(url: string, signal?: AbortSignal): Promise<unknown> {
+  if (url.startsWith(LOCAL_PREFIX)) {
+    const bytes = await readLocalFile(url);
+    if (!bytes) throw new Error(`${url}: not in this browser's storage`);
+    return JSON.parse(new TextDecoder().decode(bytes));
+  }
   const res = await fetch(url, signal ? { signal } : {});
   if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
   try {

@@ -1,5 +1,7 @@
 // Reads a prefix of a record with one HTTP Range request, and copes with
 // servers that ignore Range (200 with the whole file) or send too little.
+// Datasets built in the browser (idb://local/...) are read from IndexedDB.
+import { LOCAL_PREFIX, readLocalFile } from './local-store.js';
 
 export interface PrefixResponse {
   bytes: Uint8Array;
@@ -22,6 +24,7 @@ export const DEFAULT_FETCH_TIMEOUT_MS = 30_000;
  * even if the server sends more, and gives up after `timeoutMs`.
  */
 export async function fetchPrefix(url: string, length: number, signal?: AbortSignal, timeoutMs = DEFAULT_FETCH_TIMEOUT_MS): Promise<PrefixResponse> {
+  if (url.startsWith(LOCAL_PREFIX)) return readLocalPrefix(url, length);
   const timeout = AbortSignal.timeout(timeoutMs);
   const both = signal ? AbortSignal.any([signal, timeout]) : timeout;
   try {
@@ -59,6 +62,14 @@ async function fetchPrefixOnce(url: string, length: number, signal: AbortSignal)
     warning = warning ? `${warning}; ${note}` : note;
   }
   return { bytes, status: res.status, requested: length, ...(warning ? { warning } : {}) };
+}
+
+/** A prefix of a dataset file stored in this browser (local-store.ts), answered like a Range request. */
+async function readLocalPrefix(url: string, length: number): Promise<PrefixResponse> {
+  const stored = await readLocalFile(url);
+  if (!stored) throw new FetchError(`${url}: not in this browser's storage`);
+  const bytes = stored.subarray(0, length);
+  return { bytes, status: 206, requested: length, ...(bytes.byteLength < length ? { warning: `asked for ${length} bytes, got ${bytes.byteLength} (file shorter than the manifest says)` } : {}) };
 }
 
 async function readAtMost(res: Response, limit: number): Promise<Uint8Array> {

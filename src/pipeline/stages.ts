@@ -5,13 +5,15 @@ import { shuffleInPlace, type Random } from './random.js';
  * Data echoing (Choi et al. 2019): repeats every upstream item e times so the
  * downstream consumer keeps working while upstream is slow. A fractional e is
  * realised per item: floor(e) copies plus one more with probability e - floor(e).
- * `factor` is read per item, so the control takes effect immediately.
+ * `factor` is read per item, so the control takes effect immediately. With
+ * `clone`, every copy but the last is a clone, for items whose buffers are
+ * transferred (and so detached) once consumed.
  */
-export async function* echo<T>(source: AsyncIterable<T>, factor: () => number, random: Random): AsyncGenerator<T> {
+export async function* echo<T>(source: AsyncIterable<T>, factor: () => number, random: Random, clone?: (item: T) => T): AsyncGenerator<T> {
   for await (const item of source) {
     const e = Math.max(1, factor());
     const copies = Math.floor(e) + (random() < e - Math.floor(e) ? 1 : 0);
-    for (let c = 0; c < copies; c++) yield item;
+    for (let c = 0; c < copies; c++) yield clone && c < copies - 1 ? clone(item) : item;
   }
 }
 

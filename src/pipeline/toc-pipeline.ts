@@ -16,6 +16,12 @@ function owned<T extends Uint32Array | Float32Array | Int32Array>(a: T): T {
   return a.byteOffset === 0 && a.byteLength === a.buffer.byteLength ? a : (a.slice() as T);
 }
 
+/** A deep copy of a batch's typed arrays. */
+function copyBatch(b: TocBatchMessage): TocBatchMessage {
+  const copy = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, ArrayBuffer.isView(v) ? (v as Uint32Array).slice() : v])) as T;
+  return { ...b, batch: copy(b.batch), layout: copy(b.layout), y: b.y.slice() };
+}
+
 export class TocPipeline extends BasePipeline<TocManifest> {
   protected validate(json: unknown, where: string): TocManifest {
     return validateTocManifest(json, where);
@@ -45,8 +51,9 @@ export class TocPipeline extends BasePipeline<TocManifest> {
   protected async *batches(): AsyncGenerator<Batch> {
     const o = this.options;
     const batches = this.readEpochs(this.split().records, (r) => this.readRecord(r));
-    // Batch echoing: the mini-batch is the unit the TOC format compresses.
-    const echoed = echo(batches, () => this.options.echoFactor, this.random);
+    // Batch echoing: the mini-batch is the unit the TOC format compresses. Batches
+    // leave the worker as transferables (detached once sent), so echoed copies get arrays of their own.
+    const echoed = echo(batches, () => this.options.echoFactor, this.random, copyBatch);
     const shuffled = o.shuffleBuffer > 1 ? shuffleBuffer(echoed, Math.max(2, Math.round(o.shuffleBuffer / 250)), this.random) : echoed;
     for await (const b of shuffled) yield { ...b, index: this.stats.batchesEmitted };
   }

@@ -6,6 +6,7 @@ import { loadTurboJpeg } from '../jpeg/turbo-browser.js';
 import { batchTransferables, type PipelineApi } from './api.js';
 import { fetchManifest, type BasePipeline } from './base.js';
 import { ImagePipeline } from './image-pipeline.js';
+import { isReferenceIndexUrl, ReferencePipeline } from './reference-pipeline.js';
 import { TocPipeline } from './toc-pipeline.js';
 
 let pipeline: BasePipeline<unknown> | undefined;
@@ -18,6 +19,11 @@ function current(): BasePipeline<unknown> {
 const api: PipelineApi = {
   async open(options, onEvent) {
     pipeline?.close();
+    // A PCR_index.pb (the PCR reference implementation's format) is binary: that pipeline reads it itself.
+    if (isReferenceIndexUrl(options.manifestUrl)) {
+      pipeline = new ReferencePipeline(await loadTurboJpeg(), onEvent);
+      return pipeline.open(options);
+    }
     const manifest = await fetchManifest(options.manifestUrl);
     const format = (manifest as { format?: unknown }).format;
     pipeline = format === 'bytelab-toc' ? new TocPipeline(onEvent) : new ImagePipeline(await loadTurboJpeg(), onEvent);
@@ -32,7 +38,7 @@ const api: PipelineApi = {
   stats: () => ({ ...current().stats }),
   async samples(n) {
     const p = current();
-    const s = p instanceof ImagePipeline ? p.samples(n) : undefined;
+    const s = p instanceof ImagePipeline || p instanceof ReferencePipeline ? p.samples(n) : undefined;
     if (!s) throw new Error('no images decoded yet');
     return Comlink.transfer(s, [s.pixels.buffer]);
   },

@@ -1,23 +1,10 @@
 // The lab as a person uses it, in headless Chromium on WebGPU (SwiftShader when
 // there is no GPU): train, drag the fidelity slider mid-run, change echoing,
 // pause, resume, stop. Numbers are read through window.__lab.
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test } from '@playwright/test';
 import type { LabSnapshot } from '../../src/app/test-api.js';
+import { mean, snapshot, waitFor } from './helpers.js';
 
-const snapshot = (page: Page) => page.evaluate(() => window.__lab!.snapshot()) as Promise<LabSnapshot>;
-
-async function waitFor(page: Page, what: string, ok: (s: LabSnapshot) => boolean, timeoutMs = 120_000): Promise<LabSnapshot> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const s = await snapshot(page);
-    if (ok(s)) return s;
-    if (s.state === 'failed') throw new Error(`training failed while waiting for ${what}: ${s.warnings.join('; ')}`);
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; state ${s.state}, ${s.steps.length} steps`);
-    await page.waitForTimeout(250);
-  }
-}
-
-const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const trainFetches = (s: LabSnapshot) => s.fetches.filter((f) => f.record.startsWith('train-'));
 
 test('trains on WebGPU, and the fidelity slider cuts the bytes fetched per image mid-run', async ({ page }, testInfo) => {

@@ -1,0 +1,87 @@
+// "Build a dataset": a dropped folder becomes a PCR dataset in this browser
+// (build-worker.ts), listed with the other datasets, downloadable as a .zip.
+import * as Comlink from 'comlink';
+import { zipSync } from 'fflate';
+import type { BrowserBuildReport, BuildFile, BuildWorkerApi } from '../pipeline/build-api.js';
+import { deleteLocalDataset, listLocalDatasets, LOCAL_PREFIX, readLocalFile, type LocalDataset } from '../pipeline/local-store.js';
+
+export interface BuildPanel {
+  /** Datasets built in this browser, for the dataset list. */
+  list(): Promise<LocalDataset[]>;
+  /** Enables Download / Delete when a dataset built here is selected. */
+  refresh(): void;
+}
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+
+export function setupBuildPanel(opts: { selected: () => string; onBuilt: (r: BrowserBuildReport) => void; onDeleted: () => void; log: (m: string, kind?: 'info' | 'warning' | 'error') => void }): BuildPanel {
+  const folder = $<HTMLInputElement>('build-folder');
+  const size = $<HTMLInputElement>('build-size');
+  const status = $('build-status');
+  const download = $<HTMLButtonElement>('build-download');
+  const remove = $<HTMLButtonElement>('build-delete');
+
+  const localId = () => (opts.selected().startsWith(LOCAL_PREFIX) ? opts.selected().slice(LOCAL_PREFIX.length).split('/')[0] : undefined);
+  const refreshButtons = () => {
+    download.disabled = remove.disabled = !localId();
+  };
+
+  folder.addEventListener('change', async () => {
+    const files = [...(folder.files ?? [])];
+    if (files.length === 0) return;
+    const m = /^(\d+)x(\d+)$/.exec(size.value.trim());
+    if (!m) {
+      status.textContent = `model input size must look like 64x64, got "${size.value}"`;
+      return;
+    }
+    const root = files[0]!.webkitRelativePath.split('/')[0] || 'dataset';
+    status.textContent = `reading ${files.length} files…`;
+    const worker = new Worker(new URL('../pipeline/build-worker.ts', import.meta.url), { type: 'module', name: 'dataset-build' });
+    const api = Comlink.wrap<BuildWorkerApi>(worker);
+    try {
+      const inputs: BuildFile[] = await Promise.all(files.map(async (f) => ({ path: f.webkitRelativePath || f.name, bytes: await f.arrayBuffer() })));
+      const report = await api.build(
+        Comlink.transfer(inputs, inputs.map((f) => f.bytes)),
+        { name: root, width: Number(m[1]), height: Number(m[2]), quality: 90, recordSize: 256, testFraction: 0.1 },
+        Comlink.proxy((p) => (status.textContent = `building: ${p.done} / ${p.total} (${p.file})`)),
+      );
+      status.textContent = `built "${root}": ${report.images.train} + ${report.images.test} images, ${report.classes.length} classes, ${report.channels === 3 ? 'colour' : 'grayscale'}, ${(report.bytes / 1024).toFixed(0)} KiB; ${report.converted.length} converted, ${report.skipped.length} left out`;
+      for (const c of report.converted) opts.log(`${c.file}: ${c.what}`, 'info');
+      for (const s of report.skipped) opts.log(`${s.file} left out: ${s.reason}`, 'warning');
+      opts.onBuilt(report);
+    } catch (err) {
+      status.textContent = `could not build: ${(err as Error).message}`;
+      opts.log(`dataset build failed: ${(err as Error).message}`, 'error');
+    } finally {
+      worker.terminate();
+      folder.value = '';
+      refreshButtons();
+    }
+  });
+
+  download.addEventListener('click', async () => {
+    const id = localId();
+    const entry = (await listLocalDatasets()).find((d) => d.id === id);
+    if (!entry) return;
+    const files: Record<string, Uint8Array> = {};
+    for (const f of entry.files) files[`${entry.name}/${f}`] = (await readLocalFile(`${LOCAL_PREFIX}${id}/${f}`))!;
+    // Records are already compressed: store them, do not deflate again.
+    const zip = zipSync(files, { level: 0 });
+    const a = document.createElement('a');
+    a.href = URL.createObjectURL(new Blob([zip as Uint8Array<ArrayBuffer>], { type: 'application/zip' }));
+    a.download = `${entry.name}.zip`;
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+  });
+
+  remove.addEventListener('click', async () => {
+    const id = localId();
+    if (!id) return;
+    await deleteLocalDataset(id);
+    status.textContent = 'deleted';
+    opts.onDeleted();
+    refreshButtons();
+  });
+
+  return { list: listLocalDatasets, refresh: refreshButtons };
+}

@@ -1,0 +1,37 @@
+// Tabular training on TOC-compressed batches in the lab: the workers stream
+// compressed mini-batches over Range requests and the first layer runs A*W and
+// its gradient on the compressed form, on the tfjs WebGPU device.
+import { expect, test } from '@playwright/test';
+import { mean, waitFor } from './helpers.js';
+
+for (const model of ['logreg', 'svm', 'toc-mlp']) {
+  test(`${model} trains on TOC batches of the flights table`, async ({ page }) => {
+    await page.goto(`/?dataset=flights-250k&model=${model}&evalEvery=15&autostart=1`);
+    const s = await waitFor(page, '30 steps and an evaluation', (x) => x.steps.length >= 30 && x.evals.length > 0);
+    expect(s.backend).toBe('webgpu');
+    expect(s.dataset).toMatchObject({ kind: 'tabular', inputShape: [487], classes: ['delay<=15', 'delay>15'] });
+    const losses = s.steps.map((x) => x.loss);
+    expect(losses.every(Number.isFinite)).toBe(true);
+    expect(mean(losses.slice(-5))).toBeLessThan(mean(losses.slice(0, 5)));
+    // Records of compressed batches, fetched with Range requests.
+    const records = s.fetches.filter((f) => f.record.endsWith('.tocr'));
+    expect(records.length).toBeGreaterThan(0);
+    expect(records.every((f) => f.status === 206 && f.received === f.requested)).toBe(true);
+    // Accuracy is at least the majority class share (78% of flights are on time) and a number.
+    expect(s.evals.at(-1)!.accuracy).toBeGreaterThan(0.7);
+    expect(s.warnings).toEqual([]);
+    if (model === 'logreg') await page.screenshot({ path: 'test-results/lab-toc.png' });
+    await page.evaluate(() => window.__lab!.stop());
+  });
+}
+
+test('the fidelity slider is off for tabular data, and echoing repeats whole batches', async ({ page }) => {
+  await page.goto('/?dataset=birdstrikes&model=logreg&evalEvery=1000&echo=2&autostart=1');
+  // One record holds the whole split (9,058 rows, 37 batches). Without echoing, 45 steps would need a second read of it.
+  const s = await waitFor(page, '45 steps', (x) => x.steps.length >= 45 && !!x.pipeline);
+  await expect(page.locator('#fidelity')).toBeDisabled();
+  expect(s.echoFactor).toBe(2);
+  expect(s.pipeline!.examplesEmitted).toBeGreaterThan(s.pipeline!.examplesRead);
+  expect(s.pipeline!.recordsFetched).toBe(1);
+  await page.evaluate(() => window.__lab!.stop());
+});
