@@ -156,7 +156,8 @@ async function start(): Promise<void> {
       model: modelById(ui.model.value),
       batchSize: Math.max(1, Number(ui.batchSize.value) || 32),
       learningRate: Number(params.get('lr') ?? 0.005),
-      scanGroup: Number(params.get('group') ?? ui.fidelity.value),
+      // Until the person moves the slider, a run starts at the dataset's full fidelity (the pipeline clamps).
+      scanGroup: fidelityTouched ? Number(ui.fidelity.value) : Number(params.get('group') ?? Infinity),
       echoFactor: Math.max(1, Number(ui.echo.value) || 1),
       evalEvery: Number(params.get('evalEvery') ?? 50),
       seed: Number(params.get('seed') ?? 1),
@@ -166,7 +167,7 @@ async function start(): Promise<void> {
       info(i) {
         info = i;
         ui.fidelity.max = String(i.scanGroups);
-        if (Number(ui.fidelity.value) > i.scanGroups) ui.fidelity.value = String(i.scanGroups);
+        ui.fidelity.value = String(Math.min(session!.config.scanGroup, i.scanGroups));
         const shape = i.image ? `${i.image.width}x${i.image.height}x${i.image.channels} images, ${i.scanGroups} scan groups` : `${i.inputShape[0]} columns, TOC-compressed`;
         ui.datasetInfo.textContent = `${i.name}: ${i.examples} training examples, ${shape}, ${i.classes.length} classes.${i.attribution ? ' ' + i.attribution + '.' : ''}`;
         ui.fidelity.disabled = i.kind !== 'image';
@@ -192,7 +193,6 @@ async function start(): Promise<void> {
       warning: (message) => log(message, 'warning'),
     },
   );
-  ui.fidelity.value = String(session.config.scanGroup);
   try {
     await session.start();
   } catch (err) {
@@ -208,7 +208,9 @@ async function stop(): Promise<void> {
 ui.start.addEventListener('click', () => void start());
 ui.pause.addEventListener('click', () => (session?.state === 'paused' ? session.resume() : session?.pause()));
 ui.stop.addEventListener('click', () => void stop());
+let fidelityTouched = false;
 ui.fidelity.addEventListener('input', () => {
+  fidelityTouched = true;
   updateFidelityLabel();
   session?.setScanGroup(Number(ui.fidelity.value));
 });
