@@ -36,6 +36,8 @@ const ui = {
   log: $<HTMLOListElement>('log'),
   samples: $<HTMLCanvasElement>('samples'),
   samplesCaption: $('samples-caption'),
+  features: $('features'),
+  batchHint: $('batch-hint'),
   m: { step: $('m-step'), loss: $('m-loss'), acc: $('m-acc'), speed: $('m-speed'), bytes: $('m-bytes'), wait: $('m-wait') },
 };
 
@@ -131,6 +133,10 @@ function updateFidelityLabel(): void {
     ui.fidelityLabel.textContent = `scan group ${g} of ${max}`;
     return;
   }
+  if (info.kind === 'tabular') {
+    ui.fidelityLabel.textContent = `TOC is lossless: one fidelity, ${(info.bytesPerGroup[0]! / info.examples).toFixed(1)} bytes per row`;
+    return;
+  }
   const bytes = info.bytesPerGroup[g - 1]!;
   const full = info.bytesPerGroup[max - 1]!;
   const ssim = info.msssim ? `, MS-SSIM ${info.msssim[g - 1]!.toFixed(3)}` : '';
@@ -170,7 +176,15 @@ async function start(): Promise<void> {
         ui.fidelity.value = String(Math.min(session!.config.scanGroup, i.scanGroups));
         const shape = i.image ? `${i.image.width}x${i.image.height}x${i.image.channels} images, ${i.scanGroups} scan groups` : `${i.inputShape[0]} columns, TOC-compressed`;
         ui.datasetInfo.textContent = `${i.name}: ${i.examples} training examples, ${shape}, ${i.classes.length} classes.${i.attribution ? ' ' + i.attribution + '.' : ''}`;
-        ui.fidelity.disabled = i.kind !== 'image';
+        const tabular = i.kind === 'tabular';
+        ui.fidelity.disabled = ui.batchSize.disabled = tabular;
+        ui.batchHint.hidden = !tabular;
+        ui.samples.hidden = tabular;
+        ui.features.hidden = !tabular;
+        if (tabular) {
+          ui.samplesCaption.textContent = `${i.inputShape[0]} columns`;
+          ui.features.textContent = (i.featureNames ?? []).join(' · ');
+        }
         drawFidelityTable(i);
         updateFidelityLabel();
       },

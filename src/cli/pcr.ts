@@ -21,8 +21,16 @@ export async function pcrCommand(argv: string[]): Promise<number> {
       return inspect(rest);
     case 'extract':
       return extract(rest);
+    case 'export':
+      // pcr-reference.ts imports fidelityOf from this module: loaded on demand.
+      return (await import('./pcr-reference.js')).exportCommand(rest);
+    case 'import':
+      return (await import('./pcr-reference.js')).importCommand(rest);
+    case 'generate':
+      // Loaded on demand: pcr-generate.ts imports fidelityOf from this module.
+      return (await import('./pcr-generate.js')).generate(rest);
     default:
-      throw new Error(`unknown verb "${verb ?? ''}" (build, inspect, extract)`);
+      throw new Error(`unknown verb "${verb ?? ''}" (build, generate, inspect, extract, export, import)`);
   }
 }
 

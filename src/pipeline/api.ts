@@ -100,6 +100,8 @@ export interface DatasetInfo {
   examples: number;
   /** Bytes a full pass over the split reads at each group; index 0 is group 1. */
   bytesPerGroup: number[];
+  /** Column names of a tabular dataset (one-hot columns read `column=value`). */
+  featureNames?: string[];
   /** Mean MS-SSIM of each group against the full decode, when the dataset measured it. */
   msssim?: number[];
   attribution?: string;

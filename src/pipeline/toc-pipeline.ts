@@ -38,6 +38,7 @@ export class TocPipeline extends BasePipeline<TocManifest> {
       name: m.name,
       classes: m.classes,
       inputShape: [m.columns],
+      featureNames: m.featureNames,
       scanGroups: 1,
       examples: tocSplitRows(this.split()),
       bytesPerGroup: [this.split().records.reduce((n, r) => n + tocRecordBytes(r), 0)],
