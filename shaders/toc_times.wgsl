@@ -1,7 +1,9 @@
 // R = A * M on a TOC batch (paper Algorithms 4 and 7), M given with strides so
 // one program serves A*v (k = 1) and A*M. Two passes:
 //   node_values: H[n][j] = H[parent(n)][j] + keyVal(n) * M[keyCol(n)][j], level by
-//                level from the root; one workgroup per output column j.
+//                level from the root; one workgroup per output column j. H is
+//                stored column by column (h[j * N + n]) so a workgroup's reads
+//                and writes stay inside its own contiguous column.
 //   row_sums:    R[r][j] = sum of H[code][j] over the codes of row r.
 // Every value is written by exactly one invocation, in a fixed order: no atomics,
 // deterministic results.
@@ -34,9 +36,9 @@ override WORKGROUP_SIZE: u32 = 256u;
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn node_values(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let j = wg.x;
-  let k = params.k;
+  let column = j * params.node_count;
   if (lid == 0u) {
-    h[j] = 0.0; // the root's sequence is empty
+    h[column] = 0.0; // the root's sequence is empty
   }
   storageBarrier();
   // Level d holds nodes whose parents are all on level d - 1, finished last round.
@@ -45,7 +47,7 @@ fn node_values(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
     let end = level_offsets[d + 1u];
     for (var i = start + lid; i < end; i += WORKGROUP_SIZE) {
       let n = level_nodes[i];
-      h[n * k + j] = h[node_parent[n] * k + j] + node_key_val[n] * m[node_key_col[n] * params.m_row + j * params.m_col];
+      h[column + n] = h[column + node_parent[n]] + node_key_val[n] * m[node_key_col[n] * params.m_row + j * params.m_col];
     }
     storageBarrier();
   }
@@ -58,9 +60,10 @@ fn row_sums(@builtin(global_invocation_id) id: vec3<u32>) {
   if (row >= params.rows || j >= params.k) {
     return;
   }
+  let column = j * params.node_count;
   var sum = 0.0;
   for (var p = row_offsets[row]; p < row_offsets[row + 1u]; p++) {
-    sum += h[codes[p] * params.k + j];
+    sum += h[column + codes[p]];
   }
   r[row * params.r_row + j * params.r_col] = sum;
 }

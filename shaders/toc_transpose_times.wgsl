@@ -5,6 +5,7 @@
 //   occurrence_sums: G[n][j] = sum of M[r][j] over the rows r whose D holds node n.
 //   subtree_sums:    W[n][j] = G[n][j] + sum of W[child][j], deepest level first,
 //                    in place; one workgroup per column j.
+// G/W are stored column by column (g[j * N + n]), so each workgroup stays in its own column.
 //   column_sums:     R[c][j] = sum over nodes n with key column c of keyVal(n) * W[n][j].
 
 struct Params {
@@ -45,24 +46,23 @@ fn occurrence_sums(@builtin(global_invocation_id) id: vec3<u32>) {
   for (var q = occurrence_offsets[n]; q < occurrence_offsets[n + 1u]; q++) {
     sum += m[occurrence_rows[q] * params.m_row + j * params.m_col];
   }
-  g[n * params.k + j] = sum;
+  g[j * params.node_count + n] = sum;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn subtree_sums(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let j = wg.x;
-  let k = params.k;
+  let column = wg.x * params.node_count;
   // Children are one level deeper, so they were finished in the round before.
   for (var level = params.levels; level > 0u; level--) {
     let start = level_offsets[level - 1u];
     let end = level_offsets[level];
     for (var i = start + lid; i < end; i += WORKGROUP_SIZE) {
       let n = level_nodes[i];
-      var sum = g[n * k + j];
+      var sum = g[column + n];
       for (var c = child_offsets[n]; c < child_offsets[n + 1u]; c++) {
-        sum += g[child_nodes[c] * k + j];
+        sum += g[column + child_nodes[c]];
       }
-      g[n * k + j] = sum;
+      g[column + n] = sum;
     }
     storageBarrier();
   }
@@ -75,10 +75,11 @@ fn column_sums(@builtin(global_invocation_id) id: vec3<u32>) {
   if (c >= params.cols || j >= params.k) {
     return;
   }
+  let column = j * params.node_count;
   var sum = 0.0;
   for (var q = column_offsets[c]; q < column_offsets[c + 1u]; q++) {
     let n = column_nodes[q];
-    sum += node_key_val[n] * g[n * params.k + j];
+    sum += node_key_val[n] * g[column + n];
   }
   out[c * params.r_row + j * params.r_col] = sum;
 }
