@@ -115,7 +115,7 @@ export async function exportCommand(argv: string[]): Promise<number> {
     counts.push(`${split}: ${imageCount(m, split)} images in ${records.length} records`);
   }
   console.log(`wrote ${values.out} (PCR reference format): ${counts.join(', ')}`);
-  console.log(`the format keeps no class names, image size or colour; in the lab open ${join(values.out, splitOrder(Object.keys(m.splits))[0]!, REFERENCE_INDEX_FILE)}?${labQuery(m)}`);
+  console.log(`the format keeps no class names, image size or colour: serve ${values.out} over HTTP and give the lab the URL of ${splitOrder(Object.keys(m.splits))[0]!}/${REFERENCE_INDEX_FILE}?${labQuery(m)}`);
   return 0;
 }
 

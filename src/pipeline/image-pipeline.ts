@@ -3,16 +3,10 @@
 // record, image and byte offset, and skipped: the stream goes on with the rest.
 import { JpegDecodeError, type TurboJpeg } from '../jpeg/turbo.js';
 import { bytesForGroup, imageCount, validateManifest, type PcrManifest, type RecordEntry } from '../pcr/manifest.js';
-import { resize } from '../pcr/pixels.js';
 import { RecordError, RecordPrefix } from '../pcr/record.js';
 import type { Batch, DatasetInfo, PipelineEvent, SampleImages } from './api.js';
 import { BasePipeline } from './base.js';
-import { chunk, echo, shuffleBuffer } from './stages.js';
-
-interface Example {
-  pixels: Uint8Array;
-  label: number;
-}
+import { decodeToShape, firstSamples, imageBatches, sampleOf, type ImageExample } from './image-stages.js';
 
 /** Per-record cap on image-level warnings, so one rotten record cannot flood the log. */
 const IMAGE_WARNINGS_PER_RECORD = 3;
@@ -54,24 +48,25 @@ export class ImagePipeline extends BasePipeline<PcrManifest> {
 
   /** The first images of the most recently decoded record, as the model sees them. */
   samples(n: number): SampleImages | undefined {
-    if (!this.latest) return undefined;
-    const { width, height, channels } = this.manifest.image;
-    const count = Math.min(n, this.latest.labels.length);
-    return { ...this.latest, labels: this.latest.labels.slice(0, count), pixels: this.latest.pixels.slice(0, count * width * height * channels) };
+    return firstSamples(this.latest, n);
   }
 
-  protected async *batches(): AsyncGenerator<Batch> {
+  protected batches(): AsyncIterable<Batch> {
     const o = this.options;
     const examples = this.readEpochs(this.manifest.splits[o.split]!.records, (r) => this.readRecord(r));
-    // Echo before augmenting and shuffling (Choi et al.): copies get different flips and are spread apart.
-    const echoed = echo(examples, () => this.options.echoFactor, this.random);
-    const augmented = o.augment ? this.flips(echoed) : echoed;
-    const shuffled = o.shuffleBuffer > 1 ? shuffleBuffer(augmented, o.shuffleBuffer, this.random) : augmented;
-    for await (const group of chunk(shuffled, () => this.options.batchSize)) yield this.toBatch(group);
+    return imageBatches(examples, {
+      shape: this.manifest.image,
+      augment: o.augment,
+      shuffleBuffer: o.shuffleBuffer,
+      random: this.random,
+      echoFactor: () => this.options.echoFactor,
+      batchSize: () => this.options.batchSize,
+      batchIndex: () => this.stats.batchesEmitted,
+    });
   }
 
   /** Fetches a record up to the current scan group and decodes every image. Never throws for bad data. */
-  private async readRecord(entry: RecordEntry): Promise<Example[]> {
+  private async readRecord(entry: RecordEntry): Promise<ImageExample[]> {
     const loaded = await this.fetchRecord(entry);
     if (!loaded) return [];
     const { prefix, group } = loaded;
@@ -79,13 +74,12 @@ export class ImagePipeline extends BasePipeline<PcrManifest> {
     // Images stored at their own sizes are decoded at a reduced DCT scale where possible, then scaled to the model's input.
     const variable = this.manifest.variableSize === true;
     const start = performance.now();
-    const examples: Example[] = [];
+    const examples: ImageExample[] = [];
     let warned = 0;
     for (let i = 0; i < prefix.header.images; i++) {
       try {
         const jpeg = prefix.image(i, group);
-        let img = variable ? this.decoder.decode(jpeg, channels, undefined, { width, height }) : this.decoder.decode(jpeg, channels);
-        if (variable) img = { ...resize(img, width, height), channels };
+        const img = variable ? decodeToShape(this.decoder, jpeg, this.manifest.image) : this.decoder.decode(jpeg, channels);
         if (img.width !== width || img.height !== height) throw new JpegDecodeError(`decoded ${img.width}x${img.height}, the manifest says ${width}x${height}`);
         examples.push({ pixels: img.data, label: prefix.header.labels[i]! });
       } catch (err) {
@@ -97,7 +91,7 @@ export class ImagePipeline extends BasePipeline<PcrManifest> {
     if (warned > IMAGE_WARNINGS_PER_RECORD) this.warn(`record ${entry.file}: ${warned - IMAGE_WARNINGS_PER_RECORD} more images left out`);
     this.stats.decodeMs += performance.now() - start;
     this.stats.examplesRead += examples.length;
-    this.keepSamples(examples, group);
+    this.latest = sampleOf(examples, this.manifest.image, group) ?? this.latest;
     return examples;
   }
 
@@ -137,46 +131,5 @@ export class ImagePipeline extends BasePipeline<PcrManifest> {
       this.warn(`record ${entry.file}: truncated at byte ${prefix.bytes.byteLength}, scan group ${group} would end at byte ${prefix.header.groupEnds[group]}; using group ${usable}`);
     }
     return { prefix, group: usable };
-  }
-
-  private keepSamples(examples: Example[], group: number): void {
-    if (examples.length === 0) return;
-    const { width, height, channels } = this.manifest.image;
-    const per = width * height * channels;
-    const n = Math.min(64, examples.length);
-    const pixels = new Uint8Array(n * per);
-    for (let i = 0; i < n; i++) pixels.set(examples[i]!.pixels, i * per);
-    this.latest = { width, height, channels, group, labels: examples.slice(0, n).map((e) => e.label), pixels };
-  }
-
-  private async *flips(source: AsyncIterable<Example>): AsyncGenerator<Example> {
-    const { width, height, channels } = this.manifest.image;
-    for await (const ex of source) {
-      if (this.random() < 0.5) {
-        yield ex;
-        continue;
-      }
-      const out = new Uint8Array(ex.pixels.length);
-      for (let y = 0; y < height; y++) {
-        for (let x = 0; x < width; x++) {
-          const from = (y * width + x) * channels;
-          const to = (y * width + (width - 1 - x)) * channels;
-          for (let c = 0; c < channels; c++) out[to + c] = ex.pixels[from + c]!;
-        }
-      }
-      yield { pixels: out, label: ex.label };
-    }
-  }
-
-  private toBatch(examples: Example[]): Batch {
-    const per = examples[0]!.pixels.length;
-    const x = new Float32Array(examples.length * per);
-    const y = new Int32Array(examples.length);
-    examples.forEach((ex, i) => {
-      const base = i * per;
-      for (let k = 0; k < per; k++) x[base + k] = ex.pixels[k]! / 255;
-      y[i] = ex.label;
-    });
-    return { kind: 'image', x, y, size: examples.length, index: this.stats.batchesEmitted };
   }
 }

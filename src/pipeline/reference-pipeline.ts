@@ -12,114 +12,16 @@
 // match the file) are reported with the record and the byte offset and skipped;
 // the run goes on with the others.
 import { jpegFrameInfo } from '../jpeg/markers.js';
-import { JpegDecodeError, type DecodedImage, type TurboJpeg } from '../jpeg/turbo.js';
+import { JpegDecodeError, type TurboJpeg } from '../jpeg/turbo.js';
 import type { ImageShape } from '../pcr/manifest.js';
-import { resize } from '../pcr/pixels.js';
-import { ProtoReader, WIRE_LEN } from '../pcr/protobuf.js';
+import { ProtoReader, varintSize, WIRE_LEN } from '../pcr/protobuf.js';
 import { RecordError } from '../pcr/record.js';
 import { parseReferenceIndex, readReferenceRecordPrefix, REFERENCE_INDEX_FILE, referencePrefixLength, type ReferenceIndexEntry, type ReferenceRecordPrefix } from '../pcr/reference.js';
-import type { Batch, DatasetInfo, ImageBatch, PipelineEvent, PipelineOptions, SampleImages } from './api.js';
+import type { Batch, DatasetInfo, PipelineEvent, PipelineOptions, SampleImages } from './api.js';
 import { BasePipeline } from './base.js';
 import { fetchPrefix } from './fetch.js';
 import { LOCAL_PREFIX, readLocalFile } from './local-store.js';
-import type { Random } from './random.js';
-import { chunk, echo, shuffleBuffer } from './stages.js';
-
-// ---------------------------------------------------------------------------
-// Per-example image stages. ImagePipeline has the same stages as private
-// methods; these are written so that it can call them instead (see the note at
-// the end of docs/pcr.md's reference section): decode + scale, echo -> flip ->
-// shuffle -> batch, and the sample images the lab shows.
-
-export interface ImageExample {
-  /** height x width x channels, interleaved, at the model's input size. */
-  pixels: Uint8Array;
-  label: number;
-}
-
-export interface ImageStageControls {
-  /** The model's input: every example has this shape. */
-  shape: ImageShape;
-  augment: boolean;
-  shuffleBuffer: number;
-  random: Random;
-  /** Read per example and per batch, so changes apply at once. */
-  echoFactor(): number;
-  batchSize(): number;
-  /** The index the next batch gets. */
-  batchIndex(): number;
-}
-
-/**
- * Decodes a JPEG of any size to the model's input: at the smallest DCT scale
- * that still covers the input (TurboJpeg's `atLeast`), then resized (box filter
- * down, bilinear up). Throws JpegDecodeError for bad data.
- */
-export function decodeToShape(decoder: TurboJpeg, jpeg: Uint8Array, shape: ImageShape): DecodedImage {
-  const { width, height, channels } = shape;
-  const img = decoder.decode(jpeg, channels, undefined, { width, height });
-  return { ...resize(img, width, height), channels };
-}
-
-/** Random horizontal flips, one draw per example (after echoing, so copies differ). */
-export async function* flipExamples(source: AsyncIterable<ImageExample>, shape: ImageShape, random: Random): AsyncGenerator<ImageExample> {
-  const { width, height, channels } = shape;
-  for await (const ex of source) {
-    if (random() < 0.5) {
-      yield ex;
-      continue;
-    }
-    const out = new Uint8Array(ex.pixels.length);
-    for (let y = 0; y < height; y++) {
-      for (let x = 0; x < width; x++) {
-        const from = (y * width + x) * channels;
-        const to = (y * width + (width - 1 - x)) * channels;
-        for (let c = 0; c < channels; c++) out[to + c] = ex.pixels[from + c]!;
-      }
-    }
-    yield { pixels: out, label: ex.label };
-  }
-}
-
-/** Examples as one image batch: x scaled to [0, 1]. */
-export function toImageBatch(examples: ImageExample[], index: number): ImageBatch {
-  const per = examples[0]!.pixels.length;
-  const x = new Float32Array(examples.length * per);
-  const y = new Int32Array(examples.length);
-  examples.forEach((ex, i) => {
-    const base = i * per;
-    for (let k = 0; k < per; k++) x[base + k] = ex.pixels[k]! / 255;
-    y[i] = ex.label;
-  });
-  return { kind: 'image', x, y, size: examples.length, index };
-}
-
-/** echo -> (flip) -> (shuffle) -> batch, as ImagePipeline.batches() does it. */
-export async function* imageBatches(examples: AsyncIterable<ImageExample>, c: ImageStageControls): AsyncGenerator<ImageBatch> {
-  // Echo before augmenting and shuffling (Choi et al.): copies get different flips and are spread apart.
-  const echoed = echo(examples, c.echoFactor, c.random);
-  const augmented = c.augment ? flipExamples(echoed, c.shape, c.random) : echoed;
-  const shuffled = c.shuffleBuffer > 1 ? shuffleBuffer(augmented, c.shuffleBuffer, c.random) : augmented;
-  for await (const group of chunk(shuffled, c.batchSize)) yield toImageBatch(group, c.batchIndex());
-}
-
-/** Up to 64 of a record's examples, kept for the lab's sample view. */
-export function sampleOf(examples: ImageExample[], shape: ImageShape, group: number): SampleImages | undefined {
-  if (examples.length === 0) return undefined;
-  const { width, height, channels } = shape;
-  const per = width * height * channels;
-  const n = Math.min(64, examples.length);
-  const pixels = new Uint8Array(n * per);
-  for (let i = 0; i < n; i++) pixels.set(examples[i]!.pixels, i * per);
-  return { width, height, channels, group, labels: examples.slice(0, n).map((e) => e.label), pixels };
-}
-
-/** The first n of a kept sample. */
-export function firstSamples(s: SampleImages | undefined, n: number): SampleImages | undefined {
-  if (!s) return undefined;
-  const count = Math.min(n, s.labels.length);
-  return { ...s, labels: s.labels.slice(0, count), pixels: s.pixels.slice(0, count * s.width * s.height * s.channels) };
-}
+import { decodeToShape, firstSamples, imageBatches, sampleOf, type ImageExample } from './image-stages.js';
 
 // ---------------------------------------------------------------------------
 // The dataset as the pipeline sees it
@@ -307,11 +209,16 @@ export class ReferencePipeline extends BasePipeline<ReferenceDataset> {
     }
     if (!first) throw new Error(`${indexUrl}: no record's metadata could be read (see warnings)`);
 
+    // The index does not count images: estimate each record's count from its
+    // metadata length, whose labels take the same bytes each as the first record's.
     const n1 = first.prefix.imageCount;
     const meta1 = first.entry.offsets[0]!;
-    const records: ReferenceRecordInfo[] = entries.map((e) => ({ ...e, images: e === first.entry || e.offsets[0] === meta1 ? n1 : Math.max(1, Math.round((n1 * e.offsets[0]!) / meta1)) }));
-    const scanGroups = Math.max(...entries.map((e) => e.offsets.length - 1));
-    const maxLabel = Math.max(...first.prefix.labels);
+    const { progressiveLevels, version } = first.prefix;
+    const fixed = 1 + varintSize(progressiveLevels) + (version === undefined ? 0 : 1 + varintSize(version));
+    const perLabel = Math.max(1, (meta1 - fixed) / n1);
+    const records: ReferenceRecordInfo[] = entries.map((e) => ({ ...e, images: e === first.entry || e.offsets[0] === meta1 ? n1 : Math.max(1, Math.round((e.offsets[0]! - fixed) / perLabel)) }));
+    const scanGroups = entries.reduce((m, e) => Math.max(m, e.offsets.length - 1), 1);
+    const maxLabel = first.prefix.labels.reduce((m, l) => Math.max(m, l), -1);
     const classes = opts.classes ?? Array.from({ length: Math.max(1, maxLabel + 1) }, (_, i) => String(i));
     const frame = first.frame;
     const channels: 1 | 3 = opts.channels ?? (frame?.components === 1 ? 1 : 3);
