@@ -12,21 +12,12 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { chromium, type Browser } from '@playwright/test';
 import { createServer, type ViteDevServer } from 'vite';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../test/support/chromium.js';
 import type { BenchResults, KernelTiming, OpName } from './gpu/kernels.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS = join(ROOT, 'bench', 'results', 'toc-kernels.md');
 const PAGE = '/bench/gpu/kernels.html';
-/** The launch flags of playwright.config.ts: WebGPU on SwiftShader when there is no GPU. */
-const CHROMIUM_ARGS = [
-  '--enable-unsafe-webgpu',
-  '--enable-features=Vulkan',
-  '--no-sandbox',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 const PAGE_TIMEOUT_MS = 8 * 60_000;
 
 const { values } = parseArgs({
@@ -327,7 +318,7 @@ async function main(): Promise<void> {
     });
     await server.listen();
     log(`vite on http://localhost:${port}`);
-    browser = await chromium.launch({ executablePath: process.env.CHROME_PATH || '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
     const page = await browser.newPage();
     const problems: string[] = [];
     page.on('console', (m) => {
