@@ -56,16 +56,11 @@ export const referenceRecordName = (k: number) => `PCR_${k}.pcr`;
  */
 export function recordToReference(bytes: Uint8Array, file: string): { bytes: Uint8Array; offsets: number[] } {
   const prefix = new RecordPrefix(bytes, file);
-  const { images, groups, labels, chunkLengths } = prefix.header;
+  const { images, groups, labels } = prefix.header;
   if (prefix.completeGroups < groups) {
     throw new RecordError(file, bytes.byteLength, `truncated: scan group ${prefix.completeGroups + 1} ends at byte ${prefix.header.groupEnds[prefix.completeGroups + 1]}`);
   }
-  const scans = Array.from({ length: images }, (_, i) =>
-    Array.from({ length: groups }, (_, g) => {
-      const at = prefix.chunkOffset(i, g + 1);
-      return bytes.subarray(at, at + chunkLengths[g * images + i]!);
-    }),
-  );
+  const scans = Array.from({ length: images }, (_, i) => Array.from({ length: groups }, (_, g) => prefix.chunk(i, g + 1)));
   return writeReferenceRecord(labels, scans);
 }
 

@@ -12,14 +12,38 @@ const GROUPS = 6;
 
 describe('PCR record', () => {
   it('lays out metadata, then group 1 of every image, then group 2, ...', () => {
-    expect(groupEnds).toHaveLength(GROUPS + 1);
-    expect(groupEnds[GROUPS]).toBe(bytes.byteLength);
+    const plain = writeRecord(labels, scans, false);
+    expect(plain.groupEnds).toHaveLength(GROUPS + 1);
+    expect(plain.groupEnds[GROUPS]).toBe(plain.bytes.byteLength);
     for (let g = 1; g <= GROUPS; g++) {
       const groupBytes = scans.reduce((n, s) => n + s[g - 1]!.byteLength, 0);
-      expect(groupEnds[g]! - groupEnds[g - 1]!).toBe(groupBytes);
+      expect(plain.groupEnds[g]! - plain.groupEnds[g - 1]!).toBe(groupBytes);
     }
     // Group 1 of image 0 starts right after the metadata, with the JPEG SOI marker.
-    expect([bytes[groupEnds[0]!], bytes[groupEnds[0]! + 1]]).toEqual([0xff, 0xd8]);
+    expect([plain.bytes[plain.groupEnds[0]!], plain.bytes[plain.groupEnds[0]! + 1]]).toEqual([0xff, 0xd8]);
+  });
+
+  it('stores the header segments every image shares once per record, and gives whole images back', () => {
+    const header = readRecordHeader(bytes, 'r').sharedHeader;
+    // SOI, APP0 (JFIF), DQT and SOF2 of same-size grayscale images at one quality.
+    expect(header.byteLength).toBeGreaterThan(90);
+    expect([header[0], header[1]]).toEqual([0xff, 0xd8]);
+    const plain = writeRecord(labels, scans, false);
+    expect(plain.bytes.byteLength - bytes.byteLength).toBe(items.length * header.byteLength - header.byteLength - 4);
+    for (let g = 1; g <= GROUPS; g++) expect(groupEnds[g]! - groupEnds[g - 1]!).toBe(scans.reduce((n, s) => n + s[g - 1]!.byteLength, 0) - (g === 1 ? items.length * header.byteLength : 0));
+    const prefix = new RecordPrefix(bytes, 'r');
+    for (let i = 0; i < items.length; i++) for (let g = 1; g <= GROUPS; g++) expect(Array.from(prefix.chunk(i, g))).toEqual(Array.from(scans[i]![g - 1]!));
+  });
+
+  it('shares only the segments that agree when images differ in size (SOI, APP0, DQT, not SOF)', () => {
+    const other = encodeProgressiveScans({ width: 20, height: 12, channels: 1, data: new Uint8Array(240).fill(77) }, { quality: 90 });
+    const mixed = writeRecord([0, 1], [scans[0]!, other]);
+    const shared = readRecordHeader(mixed.bytes, 'm').sharedHeader;
+    expect(shared.byteLength).toBeGreaterThan(60);
+    expect(shared.byteLength).toBeLessThan(readRecordHeader(bytes, 'r').sharedHeader.byteLength);
+    expect(Array.from(shared)).toEqual(Array.from(other[0]!.subarray(0, shared.byteLength)));
+    expect(other[0]![shared.byteLength + 1]).toBe(0xc2); // the next segment is the frame header, which differs
+    expect(Array.from(new RecordPrefix(mixed.bytes, 'm').image(1, GROUPS))).toEqual([...other.flatMap((c) => Array.from(c)), 0xff, 0xd9]);
   });
 
   it('round-trips labels and chunks through the header', () => {
