@@ -75,6 +75,19 @@ export abstract class BasePipeline<M> {
   /** Warnings already reported: a bad record is named once, not again every epoch. */
   private readonly warned = new Set<string>();
 
+  /** The live controls the per-example stages read: echo factor and batch size may change mid-run. */
+  protected stageControls() {
+    const o = this.options;
+    return {
+      augment: o.augment,
+      shuffleBuffer: o.shuffleBuffer,
+      random: this.random,
+      echoFactor: () => this.options.echoFactor,
+      batchSize: () => this.options.batchSize,
+      batchIndex: () => this.stats.batchesEmitted,
+    };
+  }
+
   protected warn(message: string): void {
     if (this.warned.has(message)) return;
     this.warned.add(message);

@@ -54,15 +54,7 @@ export class ImagePipeline extends BasePipeline<PcrManifest> {
   protected batches(): AsyncIterable<Batch> {
     const o = this.options;
     const examples = this.readEpochs(this.manifest.splits[o.split]!.records, (r) => this.readRecord(r));
-    return imageBatches(examples, {
-      shape: this.manifest.image,
-      augment: o.augment,
-      shuffleBuffer: o.shuffleBuffer,
-      random: this.random,
-      echoFactor: () => this.options.echoFactor,
-      batchSize: () => this.options.batchSize,
-      batchIndex: () => this.stats.batchesEmitted,
-    });
+    return imageBatches(examples, { shape: this.manifest.image, ...this.stageControls() });
   }
 
   /** Fetches a record up to the current scan group and decodes every image. Never throws for bad data. */

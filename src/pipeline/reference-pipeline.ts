@@ -268,19 +268,7 @@ export class ReferencePipeline extends BasePipeline<ReferenceDataset> {
   }
 
   protected batches(): AsyncGenerator<Batch> {
-    const o = this.options;
-    return imageBatches(
-      this.readEpochs(this.records(), (r) => this.readRecord(r)),
-      {
-        shape: this.manifest.image,
-        augment: o.augment,
-        shuffleBuffer: o.shuffleBuffer,
-        random: this.random,
-        echoFactor: () => this.options.echoFactor,
-        batchSize: () => this.options.batchSize,
-        batchIndex: () => this.stats.batchesEmitted,
-      },
-    );
+    return imageBatches(this.readEpochs(this.records(), (r) => this.readRecord(r)), { shape: this.manifest.image, ...this.stageControls() });
   }
 
   /** One Range request for the record at the current group, then every image decoded. Never throws for bad data. */
