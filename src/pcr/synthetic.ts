@@ -6,43 +6,56 @@
  * Node APIs: the same code runs in the CLI, in tests and in a browser.
  *
  * Both tasks share one scene model: a smooth two-colour gradient background of
- * low saturation, one object (disc, triangle, square, five-pointed star or ring)
- * with anti-aliased edges and a soft shading ramp, and mild per-pixel noise
- * (standard deviation about 2.5 grey levels per channel). What differs is what
- * carries the class.
+ * low saturation with a soft radial light, one object (disc, triangle, square,
+ * five-pointed star or ring) at a random place, size and angle, with
+ * anti-aliased edges and a shading ramp, and mild per-pixel noise (standard
+ * deviation about 2.5 grey levels per channel). What differs is what carries
+ * the class. The colour scan script the records use (docs/pcr.md) sends
+ *   group 1: DC of Y, Cb, Cr (one bit short)   group 2: Y AC 1-5 (two bits short)
+ *   groups 3, 4: Cr, Cb AC 1-63                group 5: Y AC 6-63 (two bits short)
+ *   groups 6-10: the remaining bits.
  *
  * **coarse**: the class is the object's hue family (red or blue) and its shape
  * (5 shapes x 2 hues = 10 classes); position, size, rotation, exact hue,
  * saturation, brightness, shading and background vary at random. In DCT terms
  * (8x8 blocks, what every JPEG scan codes) the class lives in the lowest
- * frequencies: the hue is the DC of the two chroma components, which the first
- * scan group of the colour script (DC of Y, Cb and Cr, one bit short) already
- * carries; the shape is an object 40 to 80 px across, i.e. 5 to 10 blocks, whose
- * outline is visible in the block means alone and sharpens with luma AC 1-5
- * (group 2) and the chroma AC (groups 3 and 4). Edges are the only
- * high-frequency content, and losing them blurs an outline without changing
- * which shape it is. So low scan groups suffice, and their MS-SSIM is high.
+ * frequencies: the hue is the DC of the chroma components, which group 1
+ * already carries; the shape is an object 40 to 80 px across, 5 to 10 blocks,
+ * whose outline shows in the block means alone and sharpens with luma AC 1-5
+ * (group 2) and the chroma AC (groups 3 and 4). Its only high-frequency content
+ * is edges and noise; losing them blurs an outline without changing which shape
+ * it is. So low scan groups suffice, and their MS-SSIM is high.
  *
  * **fine**: every class has the same scene distribution (random shape, random
- * hue, the same backgrounds); the object is filled with a luma-only sinusoidal
- * grating whose spatial frequency (fx, fy) is the class: periods of 1.4 to 3 px
- * (|f| = 1/3 to 0.71 cycles/px), e.g. vertical stripes of period 2 px, a 1 px
- * checker, diagonal stripes of period 2.8 px. The grating is added equally to
- * R, G and B, so Cb and Cr do not see it, and it has zero mean over any whole
- * period, so block means (DC) and mean colour do not depend on the class. A
- * frequency f cycles/px falls on DCT index u = 16 f of an 8x8 block (u = 4 for a
- * 4 px period, 5.3 for 3 px, 7 to 8 for 2 px): all classes sit at u or v >= 4,
- * i.e. in zig-zag positions 6..63, which the colour script first sends in
- * group 5 (Y AC 6-63, two bits short) and completes in group 10. Groups 1-4
- * carry DC, luma AC 1-5 and chroma AC, where the classes are identical: a model
- * fed those groups sees only the class-independent scene, and the MS-SSIM of
- * those groups is low because the texture, most of the object's structure at
- * full and half resolution, is missing.
+ * hue and the same kind of background); a luma-only sinusoidal grating
+ * cos(2 pi (fx x + fy y) + phase) covers the whole image, stronger on the
+ * object, and its spatial frequency is the class (FINE_GRATINGS: fx and fy in
+ * {1/4, 5/16, 3/8, 1/2} cycles/px, periods 1.4 to 2.8 px). Why low groups lose it:
+ *  - A frequency of f cycles/px falls on DCT index u = 16 f (1/2, the Nyquist
+ *    frequency, aliases onto u = 7), so every class sits at u, v >= 4, zig-zag
+ *    position 36 or later: beyond Y AC 1-5, in Y AC 6-63, which is first sent
+ *    in group 5 (two bits short) and completed in group 10.
+ *  - The grating is added equally to R, G and B, so Cb and Cr (groups 1, 3, 4)
+ *    do not see it (up to rounding).
+ *  - Its mean over an 8x8 block is 0 (whole periods in 8 px), or under 1 grey
+ *    level for the 2.3 px class, so the block means (DC) and the mean colour
+ *    do not depend on the class.
+ *  - An 8-point DCT leaks a little of a sampled sinusoid into other indices
+ *    (for f = 1/2 about 3 % of the energy along that axis lands on u = 1, 2).
+ *    Because both fx and fy are at least 1/4, reaching zig-zag 1-5 (u + v <= 2)
+ *    takes a leak along both axes, the product of two small leaks; axis-aligned
+ *    stripes would put about a fifth of their amplitude on u = 1 and are left out.
+ * A model fed groups 1-4 therefore sees little more than the class-independent
+ * scene, and the MS-SSIM of those groups is low: the missing grating lowers the
+ * contrast and structure terms at the full- and half-resolution scales (at 128 px
+ * MS-SSIM uses scales of 128, 64, 32 and 16 px).
  *
  * Determinism: image i of a split is a pure function of (task, seed, split name,
  * i, size); the random numbers come from an integer generator (sfc32) seeded
- * by hashing those, so the same arguments give the same bytes. Labels are
- * balanced and cyclic: label(i) = i mod 10.
+ * by hashing those, so the same arguments give the same bytes (Math.sin and
+ * Math.cos are the only inexact library functions used; V8 computes them with
+ * its own fdlibm port, the same on every platform). Labels are balanced and
+ * cyclic: label(i) = i mod 10.
  */
 import type { LabeledImage } from './build.js';
 
