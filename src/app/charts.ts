@@ -1,6 +1,9 @@
-// Live line charts (uPlot): append points, redraw at most once per frame.
+// Live line charts (uPlot): append points, redraw at most once per frame, and
+// keep at most MAX_POINTS by thinning old points so long runs stay cheap to draw.
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+
+const MAX_POINTS = 2000;
 
 export class LiveChart {
   private readonly plot: uPlot;
@@ -24,6 +27,14 @@ export class LiveChart {
   push(x: number, y: number): void {
     this.xs.push(x);
     this.ys.push(y);
+    if (this.xs.length > MAX_POINTS) {
+      // Keep every other point: the curve's shape survives, the cost stays bounded.
+      for (const series of [this.xs, this.ys]) {
+        let w = 0;
+        for (let r = 0; r < series.length; r += 2) series[w++] = series[r]!;
+        series.length = w;
+      }
+    }
     if (this.pending) return;
     this.pending = true;
     requestAnimationFrame(() => {

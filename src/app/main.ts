@@ -249,6 +249,11 @@ window.__lab = {
     warnings: [...(session?.warnings ?? [])],
     pipeline: session?.steps.at(-1)?.pipeline,
   }),
+  progress: () => {
+    const steps = session?.steps ?? [];
+    const lite = (m: (typeof steps)[number] | undefined) => m && { step: m.step, loss: m.loss, time: m.time, imagesPerSecond: m.imagesPerSecond, bytesFetched: m.bytesFetched };
+    return { state: session?.state ?? 'idle', adapter, steps: steps.length, first: lite(steps[0]), last: lite(steps.at(-1)), lastEval: session?.evals.at(-1), warnings: session?.warnings.length ?? 0 };
+  },
   start,
   pause: () => session?.pause(),
   resume: () => session?.resume(),

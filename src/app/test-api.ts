@@ -19,8 +19,20 @@ export interface LabSnapshot {
   pipeline: PipelineStats | undefined;
 }
 
+/** A constant-size view of a run, for polling long runs. */
+export interface LabProgress {
+  state: TrainerState;
+  adapter: string;
+  steps: number;
+  last: LabSnapshot['steps'][number] | undefined;
+  first: LabSnapshot['steps'][number] | undefined;
+  lastEval: EvalMetrics | undefined;
+  warnings: number;
+}
+
 export interface LabTestApi {
   snapshot(): LabSnapshot;
+  progress(): LabProgress;
   start(): Promise<void>;
   pause(): void;
   resume(): void;
