@@ -1,7 +1,8 @@
-// Writes a damaged copy of the bundled dataset under public/__fixtures__/
-// (git-ignored) so the browser test can watch the lab cope with it: one record
-// cut short, one image with a corrupt scan, one record missing. Run before the
-// dev server starts (playwright.config.ts), so the server knows the files.
+// Writes test datasets under public/__fixtures__/ (git-ignored), before the dev
+// server starts (playwright.config.ts) so the server knows the files: a damaged
+// copy of the bundled dataset (one record cut short, one image with a corrupt
+// scan, one record missing) and the bundled dataset in the PCR reference format.
+import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -37,4 +38,11 @@ function writeBrokenDataset(): void {
   rmSync(join(BROKEN_DIR, records[3]!.file));
 }
 
+/** The bundled dataset in the PCR reference implementation's format, for the lab to read directly. */
+function writeReferenceExport(): void {
+  rmSync('public/__fixtures__/reference', { recursive: true, force: true });
+  execFileSync('node', ['bin/bytelab.mjs', 'pcr', 'export', SOURCE, '--format', 'reference', '--out', 'public/__fixtures__/reference'], { stdio: 'ignore' });
+}
+
 writeBrokenDataset();
+writeReferenceExport();

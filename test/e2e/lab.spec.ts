@@ -118,3 +118,21 @@ test('a damaged dataset: the log names each bad record and image, and training g
   await page.screenshot({ path: 'test-results/lab-broken-dataset.png' });
   await page.evaluate(() => window.__lab!.stop());
 });
+
+test('reads a dataset in the PCR reference format directly, one Range request per record at the chosen scan group', async ({ page }) => {
+  const ranges: number[] = [];
+  page.context().on('request', (r) => {
+    const m = /bytes=0-(\d+)/.exec(r.headers()['range'] ?? '');
+    if (r.url().includes('/reference/train/PCR_') && r.url().endsWith('.pcr') && m) ranges.push(Number(m[1]) + 1);
+  });
+  await page.goto(`/?manifest=${encodeURIComponent('__fixtures__/reference/train/PCR_index.pb?size=28x28&channels=1&classes=10')}&model=tiny-cnn&batch=64&evalEvery=10&autostart=1`);
+  const s = await waitFor(page, '15 steps and an evaluation on the test split', (x) => x.steps.length >= 15 && x.evals.length > 0);
+  expect(s.dataset).toMatchObject({ kind: 'image', scanGroups: 6, inputShape: [28, 28, 1] });
+  expect(s.steps.every((x) => Number.isFinite(x.loss))).toBe(true);
+  expect(s.warnings).toEqual([]);
+  const full = Math.max(...ranges);
+  await page.locator('#fidelity').fill('2');
+  await waitFor(page, 'a record read at scan group 2', (x) => x.fetches.some((f) => f.record.startsWith('PCR_') && f.group === 2));
+  await expect.poll(() => Math.min(...ranges)).toBeLessThan(0.5 * full);
+  await page.evaluate(() => window.__lab!.stop());
+});
