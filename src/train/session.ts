@@ -76,7 +76,7 @@ export class LabSession {
       test = undefined;
     }
 
-    this.trainer = new Trainer(this.train.api, test?.api, info, { model: c.model, batchSize: c.batchSize, learningRate: c.learningRate, evalEvery: c.evalEvery }, {
+    this.trainer = new Trainer(this.train.api, test?.api, info, { model: c.model, learningRate: c.learningRate, evalEvery: c.evalEvery }, {
       state: (s, d) => this.listener.state(s, d),
       step: (m) => {
         this.steps.push(m);

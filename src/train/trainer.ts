@@ -3,12 +3,11 @@
 // metrics. Start, pause, resume and stop are safe at any time.
 import * as tf from '@tensorflow/tfjs';
 import type { Remote } from 'comlink';
-import type { DatasetInfo, PipelineApi, PipelineStats } from '../pipeline/api.js';
+import type { Batch, DatasetInfo, PipelineApi, PipelineStats } from '../pipeline/api.js';
 import type { Model, ModelInput, ModelSpec } from './models/registry.js';
 
 export interface TrainConfig {
   model: ModelSpec;
-  batchSize: number;
   learningRate: number;
   /** Evaluate on the test split every this many steps (and at stop). */
   evalEvery: number;
@@ -129,7 +128,7 @@ export class Trainer {
     }
   }
 
-  private async step(batch: NonNullable<Awaited<ReturnType<PipelineApi['next']>>>, optimizer: tf.Optimizer): Promise<number> {
+  private async step(batch: Batch, optimizer: tf.Optimizer): Promise<number> {
     const model = this.model!;
     const classes = this.info.classes.length;
     const input = model.prepare(batch);
