@@ -31,7 +31,7 @@ if (forTests) {
     if (isRoot && hasApt) {
       console.log(`setup: installing Debian packages: ${needed.join(' ')}`);
       run('apt-get update -qq');
-      run(`apt-get install -y -qq --no-install-recommends ${needed.join(' ')}`);
+      run(`apt-get install -y -qq ${needed.join(' ')}`);
     } else {
       console.error(
         `setup: the tests need ${needed.join(' and ')}.\n` +
