@@ -200,9 +200,9 @@ function report(r: BenchResults, browserVersion: string, seconds: number, md: bo
     );
   }
 
-  lines.push(`## End to end: logistic regression on ${e.batches} flights-like batches (${int(e.rows)} rows × ${e.cols} columns)`, '');
+  lines.push(`## End to end: logistic regression on ${e.batches} batches of real flights (${int(e.rows)} rows × ${e.cols} columns, the first record of the bundled flights-250k TOC dataset)`, '');
   para(
-    `Softmax over ${e.classes} classes (delayed or not; ${(100 * e.positiveRate).toFixed(1)}% delayed, labels from a hidden logistic model), Adam, lr ${e.learningRate},`,
+    `Softmax over ${e.classes} classes (delay > 15 min or not; ${(100 * e.positiveRate).toFixed(1)}% delayed), Adam, lr ${e.learningRate},`,
     `the same starting weights and batch order for all three; the first layer X·W is tocMatMul on TocGpuBatch, tocMatMul on CsrGpuBatch, or tf.matMul on a dense`,
     `tensor uploaded once per batch. ${e.epochs} epochs each, the three taking turns epoch by epoch; ms/epoch is the median of epochs 2..${e.epochs}`,
     '(epoch 1 compiles pipelines and is shown apart). One loss read-back per epoch.',

@@ -14,8 +14,9 @@ import { readBuffer, storageBuffer } from '../../src/gpu/pipelines.js';
 import { columnMajor, rowMajor, TocGpuBatch, type Strides } from '../../src/gpu/toc/kernels.js';
 import { tocGpuLayout, type TocGpuLayout } from '../../src/gpu/toc/layout.js';
 import { tocMatMul } from '../../src/gpu/toc/tfjs-op.js';
-import { readTocRecord, writeTocRecord, type TocFrame } from '../../src/toc/dataset.js';
+import { readTocRecord, validateTocManifest, writeTocRecord, type TocFrame } from '../../src/toc/dataset.js';
 import {
+  decode,
   encodeDense,
   encodePairs,
   encodeToc,
@@ -661,25 +662,25 @@ function trainer(
   };
 }
 
-async function endToEnd(device: GPUDevice, rows: ColumnValuePair[][], allLabels: Uint16Array): Promise<EndToEnd> {
+async function endToEnd(device: GPUDevice, rows: ColumnValuePair[][], allLabels: Uint16Array, cols: number): Promise<EndToEnd> {
   const chunks = Array.from({ length: E2E_BATCHES }, (_, i) => rows.slice(i * ROWS, (i + 1) * ROWS));
   log(`end to end: encoding ${E2E_BATCHES} batches`);
   let t0 = performance.now();
-  const logicals = chunks.map((c) => encodePairs(c, FLIGHT_COLS, 'f32'));
+  const logicals = chunks.map((c) => encodePairs(c, cols, 'f32'));
   const encodeMs = performance.now() - t0;
   const frames: TocFrame[] = logicals.map((logical, i) => ({ labels: allLabels.slice(i * ROWS, (i + 1) * ROWS), logical }));
   const { bytes, entries } = writeTocRecord(frames);
   const entry = { file: 'train-00000.tocr', batches: entries };
-  const readRecordMs = cpuMedian(3, () => readTocRecord(bytes, entry, { classes: CLASSES, columns: FLIGHT_COLS }));
+  const readRecordMs = cpuMedian(3, () => readTocRecord(bytes, entry, { classes: CLASSES, columns: cols }));
   // Train on what the record gives back, as the lab's pipeline does.
-  const read = readTocRecord(bytes, entry, { classes: CLASSES, columns: FLIGHT_COLS });
+  const read = readTocRecord(bytes, entry, { classes: CLASSES, columns: cols });
   t0 = performance.now();
   const built = read.map((f) => {
     const batch = toBatch(f.logical);
     return { batch, layout: tocGpuLayout(batch) };
   });
   const batchLayoutMs = performance.now() - t0;
-  const sparse = chunks.map((c) => sparseFromPairs(c, FLIGHT_COLS, 'f32'));
+  const sparse = chunks.map((c) => sparseFromPairs(c, cols, 'f32'));
   const denseData = sparse.map(densify);
 
   log('end to end: uploads');
@@ -693,15 +694,15 @@ async function endToEnd(device: GPUDevice, rows: ColumnValuePair[][], allLabels:
   await settle(device);
   const csrUploadMs = performance.now() - t0;
   t0 = performance.now();
-  const dense = denseData.map((d) => denseTensor(d, [ROWS, FLIGHT_COLS]));
+  const dense = denseData.map((d) => denseTensor(d, [ROWS, cols]));
   await settle(device);
   const denseUploadMs = performance.now() - t0;
 
   const labels = read.map((f) => tf.tidy(() => tf.oneHot(tf.tensor1d(Int32Array.from(f.labels), 'int32'), CLASSES).toFloat() as tf.Tensor2D));
   // Glorot-uniform start, the same for all three.
   const random = rng(99);
-  const limit = Math.sqrt(6 / (FLIGHT_COLS + CLASSES));
-  const w0 = Float32Array.from({ length: FLIGHT_COLS * CLASSES }, () => (random() * 2 - 1) * limit);
+  const limit = Math.sqrt(6 / (cols + CLASSES));
+  const w0 = Float32Array.from({ length: cols * CLASSES }, () => (random() * 2 - 1) * limit);
 
   const tocInfo = built.map(({ batch, layout }, i) => {
     const { nnz, firstLayer, codes, nodes, levels, tocFileBytes } = batchInfo(`batch ${i}`, read[i]!.logical, batch, layout);
@@ -710,9 +711,9 @@ async function endToEnd(device: GPUDevice, rows: ColumnValuePair[][], allLabels:
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
   const tensorsBefore = tf.memory().numTensors;
   const trainers = [
-    trainer(device, 'TOC', (i, w) => tocMatMul(toc[i]!, w), labels, w0, FLIGHT_COLS, sum(toc.map((t) => t.uploadBytes))),
-    trainer(device, 'CSR', (i, w) => tocMatMul(csr[i]!, w), labels, w0, FLIGHT_COLS, sum(csr.map((c) => c.uploadBytes))),
-    trainer(device, 'dense', (i, w) => tf.matMul(dense[i]!, w), labels, w0, FLIGHT_COLS, E2E_BATCHES * ROWS * FLIGHT_COLS * 4),
+    trainer(device, 'TOC', (i, w) => tocMatMul(toc[i]!, w), labels, w0, cols, sum(toc.map((t) => t.uploadBytes))),
+    trainer(device, 'CSR', (i, w) => tocMatMul(csr[i]!, w), labels, w0, cols, sum(csr.map((c) => c.uploadBytes))),
+    trainer(device, 'dense', (i, w) => tf.matMul(dense[i]!, w), labels, w0, cols, E2E_BATCHES * ROWS * cols * 4),
   ];
   // Epoch by epoch, the three in turn (the order rotating), so they share the state of the machine.
   for (let e = 0; e < EPOCHS; e++) {
@@ -734,7 +735,7 @@ async function endToEnd(device: GPUDevice, rows: ColumnValuePair[][], allLabels:
   return {
     batches: E2E_BATCHES,
     rows: E2E_BATCHES * ROWS,
-    cols: FLIGHT_COLS,
+    cols: cols,
     classes: CLASSES,
     epochs: EPOCHS,
     learningRate: LEARNING_RATE,
@@ -752,6 +753,26 @@ async function endToEnd(device: GPUDevice, rows: ColumnValuePair[][], allLabels:
 }
 
 // ------------------------------------------------------------------ main
+
+/** The first record (40 batches of 250 rows) of public/datasets/flights-250k-toc, as rows of column:value pairs. */
+async function bundledFlights(): Promise<{ rows: ColumnValuePair[][]; labels: Uint16Array; cols: number }> {
+  const base = '/datasets/flights-250k-toc/';
+  const manifest = validateTocManifest(await (await fetch(`${base}manifest.json`)).json(), 'flights-250k-toc');
+  const entry = manifest.splits.train.records[0]!;
+  const bytes = new Uint8Array(await (await fetch(base + entry.file)).arrayBuffer());
+  const frames = readTocRecord(bytes, entry, { classes: manifest.classes.length, columns: manifest.columns }).slice(0, E2E_BATCHES);
+  const rows: ColumnValuePair[][] = [];
+  for (const f of frames) {
+    const dense = decode(toBatch(f.logical));
+    for (let r = 0; r < dense.rows; r++) {
+      const row: ColumnValuePair[] = [];
+      for (let c = 0; c < dense.cols; c++) if (dense.data[r * dense.cols + c] !== 0) row.push([c, dense.data[r * dense.cols + c]!]);
+      rows.push(row);
+    }
+  }
+  const labels = new Uint16Array(frames.flatMap((f) => Array.from(f.labels)));
+  return { rows, labels, cols: manifest.columns };
+}
 
 async function adapterInfo(device: GPUDevice): Promise<GPUAdapterInfo | undefined> {
   const fromDevice = (device as GPUDevice & { adapterInfo?: GPUAdapterInfo }).adapterInfo;
@@ -777,7 +798,9 @@ async function main(): Promise<BenchResults> {
     results.checks.push(...r.checks);
     results.kernels.push(...r.timings);
   }
-  const e2e = await endToEnd(device, flightData.rows, flightData.labels);
+  // Time per epoch on real flights: the first 40 batches of the bundled flights-250k TOC dataset.
+  const real = await bundledFlights();
+  const e2e = await endToEnd(device, real.rows, real.labels, real.cols);
   await settle(device);
   log('done');
   return {
