@@ -48,18 +48,23 @@ const charts = {
   bytes: new LiveChart($('chart-bytes'), 'MB fetched', 'step', '#7d3c98'),
 };
 
-/** Bundled datasets, then those built in this browser (IndexedDB). */
+/** The served datasets at once, then those built in this browser (IndexedDB) as they are read. */
 async function listDatasets(select?: string): Promise<void> {
-  const local = await buildPanel.list().catch(() => []);
-  const bundled = document.createElement('optgroup');
-  bundled.label = 'Served';
-  bundled.append(...DATASETS.map((d) => new Option(d.label, d.manifest)));
-  const mine = document.createElement('optgroup');
-  mine.label = 'Built in this browser';
-  mine.append(...local.map((d) => new Option(`${d.name} (${(d.bytes / 1024).toFixed(0)} KiB)`, localManifestUrl(d.id))));
-  ui.dataset.replaceChildren(bundled, ...(local.length ? [mine] : []));
-  ui.dataset.value = select ?? DATASETS[0]!.manifest;
-  listModels(ui.model.value);
+  const served = document.createElement('optgroup');
+  served.label = 'Served';
+  served.append(...DATASETS.map((d) => new Option(d.label, d.manifest)));
+  const show = (local: Awaited<ReturnType<typeof buildPanel.list>>) => {
+    const mine = document.createElement('optgroup');
+    mine.label = 'Built in this browser';
+    mine.append(...local.map((d) => new Option(`${d.name} (${(d.bytes / 1024).toFixed(0)} KiB)`, localManifestUrl(d.id))));
+    const current = ui.dataset.value;
+    ui.dataset.replaceChildren(served, ...(local.length ? [mine] : []));
+    ui.dataset.value = select ?? (current || DATASETS[0]!.manifest);
+    if (!ui.dataset.value) ui.dataset.value = DATASETS[0]!.manifest;
+    listModels(ui.model.value);
+  };
+  show([]);
+  show(await buildPanel.list().catch(() => []));
 }
 
 const buildPanel = setupBuildPanel({
@@ -78,7 +83,9 @@ function listModels(preferred?: string): void {
   if (preferred && models.some((m) => m.id === preferred)) ui.model.value = preferred;
 }
 if (params.get('manifest')) ui.manifestUrl.value = params.get('manifest')!;
-void listDatasets(DATASETS.find((d) => d.id === params.get('dataset'))?.manifest).then(() => listModels(params.get('model') ?? 'cnn'));
+const initialModel = params.get('model') ?? 'cnn';
+void listDatasets(DATASETS.find((d) => d.id === params.get('dataset'))?.manifest);
+listModels(initialModel);
 ui.dataset.addEventListener('change', () => {
   listModels(ui.model.value);
   buildPanel.refresh();
