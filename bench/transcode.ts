@@ -12,6 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { transcodeToProgressive } from '../src/jpeg/transcode.js';
+import { seededRandom } from '../src/pipeline/random.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS = join(ROOT, 'bench', 'results', 'transcode.md');
@@ -59,16 +60,6 @@ function median(xs: readonly number[]): number {
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // ---------------------------------------------------------------- inputs
 
@@ -134,7 +125,7 @@ const SUBSAMPLINGS = [
 const QUALITIES = [50, 75, 85, 90, 95];
 
 function makeInputs(dir: string): Input[] {
-  const rnd = mulberry32(SEED);
+  const rnd = seededRandom(SEED);
   const inputs: Input[] = [];
   for (let i = 0; i < IMAGES; i++) {
     const width = 64 + Math.floor(rnd() * 449);

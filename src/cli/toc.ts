@@ -18,7 +18,8 @@ import {
 import { readCsvTable } from './sources/csv.js';
 import { readIdxPair } from './sources/idx.js';
 import { readParquetTable } from './sources/parquet.js';
-import { computeLabels, mulberry32, parseLabel, planFeatures, rowHash, rowOrder, type Derivation, type RawTable } from './sources/tabular.js';
+import { seededRandom } from '../pipeline/random.js';
+import { computeLabels, parseLabel, planFeatures, rowHash, rowOrder, type Derivation, type RawTable } from './sources/tabular.js';
 
 const FASHION_MNIST_CLASSES = ['T-shirt/top', 'Trouser', 'Pullover', 'Dress', 'Coat', 'Sandal', 'Shirt', 'Sneaker', 'Bag', 'Ankle boot'];
 const PROGRESS_ROWS = 500_000;
@@ -182,7 +183,7 @@ async function buildFromIdx(values: BuildValues, opts: BuildOptions): Promise<Bu
   const pixel = Float32Array.from({ length: 256 }, (_, q) => q / 255);
   const cols = new Uint32Array(columns);
   const vals = new Float32Array(columns);
-  const random = opts.seed === undefined ? undefined : mulberry32(opts.seed);
+  const random = opts.seed === undefined ? undefined : seededRandom(opts.seed);
   for (const split of ['train', 'test'] as const) {
     const items = splits[split];
     if (!items) continue;

@@ -2,6 +2,7 @@
 // specification, and the feature derivations that turn a row into sparse
 // column:value pairs (one-hot, min-max, hour of day, weekday, quantile buckets).
 // Spec: docs/toc.md, "Dataset files".
+import { seededRandom } from '../../pipeline/random.js';
 
 /** A column as read from the source. Missing values: NaN (numbers, times) or code -1 (strings). */
 export type RawColumn =
@@ -376,24 +377,13 @@ export function rowHash(table: RawTable, row: number): number {
   return h >>> 0;
 }
 
-/** Seeded PRNG (mulberry32), uniform in [0, 1). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Row order: 0..n-1, or a seeded Fisher-Yates permutation of it. */
 export function rowOrder(n: number, seed: number | undefined, random?: () => number): Uint32Array {
   const order = new Uint32Array(n);
   for (let i = 0; i < n; i++) order[i] = i;
   if (seed === undefined) return order;
-  const next = random ?? mulberry32(seed);
+  const next = random ?? seededRandom(seed);
   for (let i = n - 1; i > 0; i--) {
     const j = Math.floor(next() * (i + 1));
     const t = order[i]!;

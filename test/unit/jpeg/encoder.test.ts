@@ -1,19 +1,15 @@
 // Progressive JPEG encoder tests. libjpeg-turbo's djpeg/jpegtran
 // (Debian package libjpeg-turbo-progs) serve as the independent decoder.
 
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZIGZAG } from '../../../src/jpeg/dct.js';
 import { encodeFrame, frameFromImage } from '../../../src/jpeg/encframe.js';
 import type { Frame, ScanSpec } from '../../../src/jpeg/encframe.js';
 import { encodeProgressiveScans, scanCount } from '../../../src/jpeg/encoder.js';
 import type { RawImage } from '../../../src/jpeg/encoder.js';
+import { seededRandom } from '../../../src/pipeline/random.js';
+import { canonicalSegments, closeTemp, concat, djpeg, jpegtran, openTemp, toolsPresent } from './jpeg-tools.js';
 
-const DJPEG = '/usr/bin/djpeg';
-const JPEGTRAN = '/usr/bin/jpegtran';
 
 /** Full-decode fidelity required for the grayscale test image at quality 90. */
 const MIN_PSNR_GRAY_Q90 = 35;
@@ -56,22 +52,11 @@ function noSaScript(ncomps: number): ScanSpec[] {
 
 // ---------------------------------------------------------------- helpers
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const clamp8 = (v: number): number => (v < 0 ? 0 : v > 255 ? 255 : Math.round(v));
 
 /** Gradients + a hard-edged rectangle and disc + seeded noise. */
 function syntheticImage(width: number, height: number, channels: 1 | 3, seed: number): RawImage {
-  const rnd = mulberry32(seed);
+  const rnd = seededRandom(seed);
   const data = new Uint8Array(width * height * channels);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
@@ -93,7 +78,7 @@ function syntheticImage(width: number, height: number, channels: 1 | 3, seed: nu
 
 /** A Fashion-MNIST-like 28x28 image: textured garment silhouette on black. */
 function garmentImage(seed: number): RawImage {
-  const rnd = mulberry32(seed);
+  const rnd = seededRandom(seed);
   const data = new Uint8Array(28 * 28);
   for (let y = 0; y < 28; y++) {
     for (let x = 0; x < 28; x++) {
@@ -105,118 +90,9 @@ function garmentImage(seed: number): RawImage {
   return { width: 28, height: 28, channels: 1, data };
 }
 
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let pos = 0;
-  for (const p of parts) {
-    out.set(p, pos);
-    pos += p.length;
-  }
-  return out;
-}
-
 const EOI = new Uint8Array([0xff, 0xd9]);
 const jpegOfFirst = (chunks: readonly Uint8Array[], g: number): Uint8Array => concat([...chunks.slice(0, g), EOI]);
 
-let tmp = '';
-let fileNo = 0;
-
-interface Decoded {
-  width: number;
-  height: number;
-  channels: number;
-  pixels: Uint8Array;
-  stderr: string;
-}
-
-function parsePnm(buf: Uint8Array): Omit<Decoded, 'stderr'> {
-  // Header: magic, width, height, maxval separated by whitespace, then one whitespace byte.
-  const fields: string[] = [];
-  let pos = 0;
-  while (fields.length < 4) {
-    while (/\s/.test(String.fromCharCode(buf[pos]!))) pos++;
-    let s = '';
-    while (!/\s/.test(String.fromCharCode(buf[pos]!))) s += String.fromCharCode(buf[pos++]!);
-    fields.push(s);
-  }
-  pos++;
-  const [magic, w, h, maxval] = fields;
-  expect(maxval).toBe('255');
-  const channels = magic === 'P5' ? 1 : magic === 'P6' ? 3 : 0;
-  expect(channels).toBeGreaterThan(0);
-  const width = Number(w);
-  const height = Number(h);
-  return { width, height, channels, pixels: buf.subarray(pos, pos + width * height * channels) };
-}
-
-function writeTemp(bytes: Uint8Array, ext: string): string {
-  const path = join(tmp, `f${fileNo++}.${ext}`);
-  writeFileSync(path, bytes);
-  return path;
-}
-
-function djpeg(jpeg: Uint8Array): Decoded {
-  const input = writeTemp(jpeg, 'jpg');
-  const output = `${input}.pnm`;
-  const r = spawnSync(DJPEG, ['-pnm', '-outfile', output, input], { encoding: 'utf8' });
-  expect(r.status, r.stderr).toBe(0);
-  return { ...parsePnm(readFileSync(output)), stderr: r.stderr };
-}
-
-function jpegtranOptimize(jpeg: Uint8Array): Uint8Array {
-  const input = writeTemp(jpeg, 'jpg');
-  const output = `${input}.opt.jpg`;
-  const r = spawnSync(JPEGTRAN, ['-optimize', '-copy', 'none', '-outfile', output, input], { encoding: 'utf8' });
-  expect(r.status, r.stderr).toBe(0);
-  expect(r.stderr).toBe('');
-  return new Uint8Array(readFileSync(output));
-}
-
-/** libjpeg's own progressive encoding (jpeg_simple_progression, optimal tables) of the coefficients in `jpeg`. */
-function jpegtranProgressive(jpeg: Uint8Array): Uint8Array {
-  const input = writeTemp(jpeg, 'jpg');
-  const output = `${input}.prog.jpg`;
-  const r = spawnSync(JPEGTRAN, ['-progressive', '-copy', 'none', '-outfile', output, input], { encoding: 'utf8' });
-  expect(r.status, r.stderr).toBe(0);
-  expect(r.stderr).toBe('');
-  return new Uint8Array(readFileSync(output));
-}
-
-/**
- * A JPEG file as a list of strings, one per marker segment, with DQT/DHT
- * segments split into one entry per table (libjpeg writes one table per
- * segment, we group a scan's tables) and each SOS followed by its entropy-coded
- * data. Two files with equal lists carry identical tables and scan bits.
- */
-function canonicalSegments(jpeg: Uint8Array): string[] {
-  const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
-  const out: string[] = [];
-  let pos = 2; // after SOI
-  while (pos < jpeg.length) {
-    const marker = jpeg[pos + 1]!;
-    if (marker === 0xd9) break;
-    const len = (jpeg[pos + 2]! << 8) | jpeg[pos + 3]!;
-    const body = jpeg.subarray(pos + 4, pos + 2 + len);
-    pos += 2 + len;
-    if (marker === 0xdb) {
-      for (let p = 0; p < body.length; p += 65) out.push(`DQT ${hex(body.subarray(p, p + 65))}`);
-    } else if (marker === 0xc4) {
-      for (let p = 0; p < body.length; ) {
-        const n = body.subarray(p + 1, p + 17).reduce((a, b) => a + b, 0);
-        out.push(`DHT ${hex(body.subarray(p, p + 17 + n))}`);
-        p += 17 + n;
-      }
-    } else if (marker === 0xda) {
-      let end = pos;
-      while (!(jpeg[end] === 0xff && jpeg[end + 1] !== 0)) end++; // stuffed FF00 is data
-      out.push(`SOS ${hex(body)} | ${hex(jpeg.subarray(pos, end))}`);
-      pos = end;
-    } else {
-      out.push(`${marker.toString(16)} ${hex(body)}`);
-    }
-  }
-  return out;
-}
 
 function mse(a: Uint8Array, b: Uint8Array): number {
   expect(a.length).toBe(b.length);
@@ -314,7 +190,7 @@ function maxAbsDiff(a: Uint8Array, b: Float64Array): number {
 
 /** Random sparse coefficients, with long zero runs and every magnitude class the refinement passes distinguish. */
 function randomCoefFrame(width: number, height: number, ncomps: number, seed: number, quant: number): Frame {
-  const rnd = mulberry32(seed);
+  const rnd = seededRandom(seed);
   const nBlocks = Math.ceil(width / 8) * Math.ceil(height / 8);
   const components = Array.from({ length: ncomps }, (_, c) => {
     const coefs = new Int16Array(nBlocks * 64);
@@ -335,19 +211,12 @@ function randomCoefFrame(width: number, height: number, ncomps: number, seed: nu
 
 // ---------------------------------------------------------------- tests
 
-beforeAll(async () => {
-  // The oracle is being installed by the environment; give it a little time, never skip.
-  for (let i = 0; i < 12 && !(existsSync(DJPEG) && existsSync(JPEGTRAN)); i++) {
-    await new Promise((r) => setTimeout(r, 5000));
-  }
-  expect(existsSync(DJPEG), `${DJPEG} missing: apt-get install libjpeg-turbo-progs`).toBe(true);
-  expect(existsSync(JPEGTRAN), `${JPEGTRAN} missing: apt-get install libjpeg-turbo-progs`).toBe(true);
-  tmp = mkdtempSync(join(tmpdir(), 'bytelab-jpeg-'));
-}, 70_000);
-
-afterAll(() => {
-  if (tmp) rmSync(tmp, { recursive: true, force: true });
+beforeAll(() => {
+  expect(toolsPresent(), 'djpeg/jpegtran missing: apt-get install libjpeg-turbo-progs').toBe(true);
+  openTemp();
 });
+
+afterAll(closeTemp);
 
 describe('scan script', () => {
   it('has 6 scans for grayscale and 10 for colour', () => {
@@ -440,7 +309,7 @@ describe('decoding with djpeg', () => {
   it('jpegtran -optimize (baseline re-encoding of our coefficients) decodes to identical pixels', () => {
     for (const img of [syntheticImage(28, 28, 1, 21), syntheticImage(37, 21, 3, 22), syntheticImage(64, 48, 3, 23)]) {
       const ours = jpegOfFirst(encodeProgressiveScans(img), scanCount(img.channels));
-      const baseline = jpegtranOptimize(ours);
+      const baseline = jpegtran(ours, ['-optimize']);
       expect(headerSegments(baseline).some((s) => s.marker === 0xc0)).toBe(true); // SOF0, not progressive
       const a = djpeg(ours);
       const b = djpeg(baseline);
@@ -484,14 +353,14 @@ describe('exact coefficients through successive approximation', () => {
     // same simple progression, so every Huffman table and every entropy-coded
     // bit (EOB runs, correction-bit placement, 1-bit padding) must agree.
     const ours = jpegOfFirst(encodeFrame(makeFrame(), script), script.length);
-    expect(canonicalSegments(jpegtranProgressive(ours))).toEqual(canonicalSegments(ours));
+    expect(canonicalSegments(jpegtran(ours, ['-progressive']))).toEqual(canonicalSegments(ours));
   });
 
   it('flushes buffered correction bits when an EOB run holds too many (> 937)', () => {
     // Every block: 30 AC coefficients of magnitude 2..3 and nothing else, so
     // the last refinement scan has no newly non-zero coefficients at all: all
     // blocks join one EOB run and only correction bits accumulate.
-    const rnd = mulberry32(41);
+    const rnd = seededRandom(41);
     const frame = randomCoefFrame(64, 64, 1, 42, 8);
     const coefs = frame.components[0]!.coefs;
     coefs.fill(0);
@@ -502,7 +371,7 @@ describe('exact coefficients through successive approximation', () => {
     const sa = djpeg(ours);
     expect(sa.stderr).toBe('');
     expect(maxAbsDiff(sa.pixels, referenceDecode(frame))).toBeLessThanOrEqual(1);
-    expect(canonicalSegments(jpegtranProgressive(ours))).toEqual(canonicalSegments(ours));
+    expect(canonicalSegments(jpegtran(ours, ['-progressive']))).toEqual(canonicalSegments(ours));
   });
 
   it('splits EOB runs at 32767 blocks', () => {
@@ -511,7 +380,7 @@ describe('exact coefficients through successive approximation', () => {
     const width = 183 * 8;
     const height = 183 * 8;
     const data = new Uint8Array(width * height).fill(100);
-    const rnd = mulberry32(51);
+    const rnd = seededRandom(51);
     for (let y = 0; y < 8; y++) for (let x = 0; x < 16; x++) data[y * width + x] = Math.floor(rnd() * 256);
     for (let y = height - 8; y < height; y++) for (let x = width - 24; x < width; x++) data[y * width + x] = Math.floor(rnd() * 256);
     const frame = frameFromImage({ width, height, channels: 1, data }, 90);
@@ -519,7 +388,7 @@ describe('exact coefficients through successive approximation', () => {
     const sa = djpeg(ours);
     expect(sa.stderr).toBe('');
     expect(maxAbsDiff(sa.pixels, referenceDecode(frame))).toBeLessThanOrEqual(1);
-    expect(canonicalSegments(jpegtranProgressive(ours))).toEqual(canonicalSegments(ours));
+    expect(canonicalSegments(jpegtran(ours, ['-progressive']))).toEqual(canonicalSegments(ours));
   });
 });
 

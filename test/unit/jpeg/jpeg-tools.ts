@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { seededRandom } from '../../../src/pipeline/random.js';
 
 export const CJPEG = '/usr/bin/cjpeg';
 export const DJPEG = '/usr/bin/djpeg';
@@ -28,17 +29,6 @@ function tempPath(ext: string): string {
   return join(tmp, `f${fileNo++}.${ext}`);
 }
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export interface Pixels {
   width: number;
   height: number;
@@ -48,7 +38,7 @@ export interface Pixels {
 
 /** Gradients, a hard-edged disc of another colour and seeded noise: chroma with real detail. */
 export function syntheticPixels(width: number, height: number, channels: 1 | 3, seed: number): Pixels {
-  const rnd = mulberry32(seed);
+  const rnd = seededRandom(seed);
   const data = new Uint8Array(width * height * channels);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {

@@ -1,16 +1,9 @@
 // Seeded test data: random matrices with repeated values/rows, and MNIST-like digits.
 // No vitest import, so scripts and benchmarks can use it too.
+import { seededRandom } from '../../../src/pipeline/random.js';
 
-/** Small seeded PRNG (mulberry32) so failures reproduce. */
-export function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded PRNG (the pipeline's mulberry32) so failures reproduce. */
+export const rng = seededRandom;
 
 export interface RandomMatrixSpec {
   rows: number;
