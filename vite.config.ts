@@ -7,6 +7,8 @@ const isolation = {
 };
 
 export default defineConfig({
+  // A missing file is a 404, not index.html: the page reports a dataset that is not there as missing.
+  appType: 'mpa',
   server: { headers: isolation, port: 5173, strictPort: false },
   preview: { headers: isolation, port: 4173 },
   worker: { format: 'es' },

@@ -1,20 +1,46 @@
 // Datasets the lab offers out of the box. Any other PCR dataset can be opened by
 // the URL of its manifest.json (docs/pcr.md).
+import { fetchManifest } from '../pipeline/base.js';
+import { LOCAL_PREFIX } from '../pipeline/local-store.js';
+import { isReferenceIndexUrl } from '../pipeline/reference-pipeline.js';
 export interface DatasetEntry {
   id: string;
   label: string;
   /** Relative to the page. */
   manifest: string;
   kind: 'image' | 'tabular';
+  /** The command that builds it, for datasets not bundled with the lab. */
+  build?: string;
 }
 
 export const DATASETS: DatasetEntry[] = [
   { id: 'fashion-mnist-mini', label: 'Fashion-MNIST (8,192 + 1,024, bundled)', manifest: 'datasets/fashion-mnist-mini/manifest.json', kind: 'image' },
-  { id: 'fashion-mnist', label: 'Fashion-MNIST (60,000 + 10,000; npm run data:full)', manifest: 'data/fashion-mnist/manifest.json', kind: 'image' },
-  { id: 'synthetic-coarse', label: 'Synthetic coarse: hue x shape, 128x128 colour (4,000 + 800; npm run data:synthetic)', manifest: 'data/synthetic-coarse/manifest.json', kind: 'image' },
-  { id: 'synthetic-fine', label: 'Synthetic fine: 1-3 px textures, 128x128 colour (4,000 + 800; npm run data:synthetic)', manifest: 'data/synthetic-fine/manifest.json', kind: 'image' },
+  { id: 'fashion-mnist', label: 'Fashion-MNIST (60,000 + 10,000)', manifest: 'data/fashion-mnist/manifest.json', build: 'npm run data:full', kind: 'image' },
+  { id: 'synthetic-coarse', label: 'Synthetic coarse: hue x shape, 128x128 colour (4,000 + 800)', manifest: 'data/synthetic-coarse/manifest.json', build: 'npm run data:synthetic', kind: 'image' },
+  { id: 'synthetic-fine', label: 'Synthetic fine: 1-3 px textures, 128x128 colour (4,000 + 800)', manifest: 'data/synthetic-fine/manifest.json', build: 'npm run data:synthetic', kind: 'image' },
   { id: 'flights-250k', label: 'Flights, delay > 15 min (250k rows, TOC, bundled)', manifest: 'datasets/flights-250k-toc/manifest.json', kind: 'tabular' },
   { id: 'birdstrikes', label: 'Bird strikes, damage (10k rows, TOC, bundled)', manifest: 'datasets/birdstrikes-toc/manifest.json', kind: 'tabular' },
-  { id: 'flights-3m', label: 'Flights, all 3 million rows (TOC; npm run data:toc:flights)', manifest: 'data/flights-3m-toc/manifest.json', kind: 'tabular' },
-  { id: 'fashion-mnist-toc', label: 'Fashion-MNIST pixels as a table (TOC; npm run data:toc:fashion)', manifest: 'data/fashion-mnist-toc/manifest.json', kind: 'tabular' },
+  { id: 'flights-3m', label: 'Flights, all 3 million rows (TOC)', manifest: 'data/flights-3m-toc/manifest.json', build: 'npm run data:toc:flights', kind: 'tabular' },
+  { id: 'fashion-mnist-toc', label: 'Fashion-MNIST pixels as a table (TOC)', manifest: 'data/fashion-mnist-toc/manifest.json', build: 'npm run data:toc:fashion', kind: 'tabular' },
 ];
+
+/** What the page learns from a dataset's manifest before a run: whether it is there, and what it holds. */
+export type DatasetProbe = { ok: true; kind: DatasetEntry['kind']; scanGroups?: number; name?: string } | { ok: false; reason: string };
+
+/**
+ * Reads a manifest the way the pipeline will, to list only datasets that exist
+ * and offer only models that can read them. A PCR_index.pb (reference format)
+ * or a dataset built in this browser is taken to be images without a read.
+ */
+export async function probeDataset(url: string, signal?: AbortSignal): Promise<DatasetProbe> {
+  if (isReferenceIndexUrl(url) || url.startsWith(LOCAL_PREFIX)) return { ok: true, kind: 'image' };
+  try {
+    const json = (await fetchManifest(url, signal)) as { format?: unknown; scanGroups?: unknown; name?: unknown };
+    const name = typeof json.name === 'string' ? json.name : undefined;
+    if (json.format === 'bytelab-toc') return { ok: true, kind: 'tabular', scanGroups: 1, name };
+    if (json.format === 'bytelab-pcr') return { ok: true, kind: 'image', scanGroups: typeof json.scanGroups === 'number' ? json.scanGroups : undefined, name };
+    return { ok: false, reason: `${url}: not a bytelab manifest (format ${JSON.stringify(json.format)})` };
+  } catch (err) {
+    return { ok: false, reason: (err as Error).message };
+  }
+}

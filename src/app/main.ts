@@ -1,18 +1,23 @@
-// The page: wires controls, charts and the sample grid to a LabSession.
-// URL parameters preset the controls (dataset, model, batch, group, echo, evalEvery, autostart).
+// The page: wires controls, charts and the sample grid to one LabSession at a
+// time. Every value a person enters (field or URL parameter) is checked where it
+// is entered, and a run starts only when all of them are good. A run's events
+// reach the screen only while that run is the current one.
+// URL parameters: dataset, manifest, model, batch, group, echo, lr, evalEvery, seed, autostart (README).
 import './style.css';
 import * as tf from '@tensorflow/tfjs';
 import { adapterDescription, webgpuBackend } from '../gpu/backend.js';
 import type { DatasetInfo } from '../pipeline/api.js';
-import { MODELS, modelById, modelsFor } from '../train/models/registry.js';
-import { LabSession } from '../train/session.js';
-import type { TrainerState } from '../train/trainer.js';
+import { liveWorkerCount, startPipelineWorker } from '../pipeline/client.js';
 import { localManifestUrl, LOCAL_PREFIX } from '../pipeline/local-store.js';
+import { MODELS, modelsFor } from '../train/models/registry.js';
+import { LIVE_STATES, type RunState } from '../train/run-state.js';
+import { LabSession, type SessionListener } from '../train/session.js';
 import { setupBuildPanel } from './build-panel.js';
 import { LiveChart } from './charts.js';
-import { DATASETS } from './datasets.js';
-import { drawSamples } from './samples.js';
+import { DATASETS, probeDataset, type DatasetProbe } from './datasets.js';
+import { clearSamples, drawSamples } from './samples.js';
 import type { LabSnapshot } from './test-api.js';
+import { checkBatchSize, checkEchoFactor, checkEvalEvery, checkLearningRate, checkManifestUrl, checkScanGroup, checkSeed, unknownParams, type Checked } from './validate.js';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const params = new URLSearchParams(location.search);
@@ -21,13 +26,17 @@ const ui = {
   backend: $('backend'),
   state: $('state'),
   gpuError: $('gpu-error'),
+  paramError: $('param-error'),
   dataset: $<HTMLSelectElement>('dataset'),
   manifestUrl: $<HTMLInputElement>('manifest-url'),
   model: $<HTMLSelectElement>('model'),
   batchSize: $<HTMLInputElement>('batch-size'),
+  learningRate: $<HTMLInputElement>('learning-rate'),
+  evalEvery: $<HTMLInputElement>('eval-every'),
   start: $<HTMLButtonElement>('start'),
   pause: $<HTMLButtonElement>('pause'),
   stop: $<HTMLButtonElement>('stop'),
+  startHint: $('start-hint'),
   fidelity: $<HTMLInputElement>('fidelity'),
   fidelityLabel: $('fidelity-label'),
   fidelityTable: $<HTMLTableElement>('fidelity-table'),
@@ -48,24 +57,57 @@ const charts = {
   bytes: new LiveChart($('chart-bytes'), 'MB fetched', 'step', '#7d3c98'),
 };
 
-/** The served datasets at once, then those built in this browser (IndexedDB) as they are read. */
-async function listDatasets(select?: string): Promise<void> {
-  const served = document.createElement('optgroup');
-  served.label = 'Served';
-  served.append(...DATASETS.map((d) => new Option(d.label, d.manifest)));
-  const show = (local: Awaited<ReturnType<typeof buildPanel.list>>) => {
-    const mine = document.createElement('optgroup');
-    mine.label = 'Built in this browser';
-    mine.append(...local.map((d) => new Option(`${d.name} (${(d.bytes / 1024).toFixed(0)} KiB)`, localManifestUrl(d.id))));
-    const current = ui.dataset.value;
-    ui.dataset.replaceChildren(served, ...(local.length ? [mine] : []));
-    ui.dataset.value = select ?? (current || DATASETS[0]!.manifest);
-    if (!ui.dataset.value) ui.dataset.value = DATASETS[0]!.manifest;
-    listModels(ui.model.value);
-  };
-  show([]);
-  show(await buildPanel.list().catch(() => []));
+// ---------------------------------------------------------------- fields
+
+/** A field and its check; the reason shows beside it and blocks Start while it stands. */
+interface Field {
+  input: HTMLInputElement;
+  error: HTMLElement;
+  check(): Checked<unknown>;
 }
+
+function field(input: HTMLInputElement, check: (text: string) => Checked<unknown>): Field {
+  const error = document.createElement('span');
+  error.className = 'field-error';
+  error.id = `${input.id}-error`;
+  error.setAttribute('role', 'alert');
+  input.setAttribute('aria-describedby', [input.getAttribute('aria-describedby'), error.id].filter(Boolean).join(' '));
+  input.insertAdjacentElement('afterend', error);
+  const f: Field = { input, error, check: () => check(input.value) };
+  input.addEventListener('input', () => {
+    showCheck(f);
+    refreshControls();
+  });
+  return f;
+}
+
+function showCheck(f: Field): boolean {
+  const r = f.input.disabled ? ({ ok: true } as const) : f.check();
+  f.error.textContent = r.ok ? '' : r.reason;
+  f.input.setAttribute('aria-invalid', String(!r.ok));
+  return r.ok;
+}
+
+const fields = {
+  batchSize: field(ui.batchSize, checkBatchSize),
+  learningRate: field(ui.learningRate, checkLearningRate),
+  evalEvery: field(ui.evalEvery, checkEvalEvery),
+  echo: field(ui.echo, checkEchoFactor),
+  manifestUrl: field(ui.manifestUrl, (text) => {
+    const r = checkManifestUrl(text, location.href);
+    if (r.ok && r.value && manifestProbe && !manifestProbe.ok) return { ok: false, reason: manifestProbe.reason };
+    return r;
+  }),
+};
+
+// ---------------------------------------------------------------- datasets and models
+
+/** What each served dataset's manifest said, by its URL (the page probes them all at load). */
+const probes = new Map<string, DatasetProbe>();
+/** The probe of the typed manifest URL, when one is typed. */
+let manifestProbe: DatasetProbe | undefined;
+/** Errors in the URL the page was opened with; they block Start until the person fixes the control. */
+const paramErrors = new Map<string, string>();
 
 const buildPanel = setupBuildPanel({
   selected: () => ui.dataset.value,
@@ -74,31 +116,81 @@ const buildPanel = setupBuildPanel({
   onDeleted: () => void listDatasets(),
 });
 
-/** Lists the models that read the chosen dataset's kind (all of them for a typed-in URL). */
+/** Served datasets that exist, those a script can build (disabled, with its command), and those built in this browser. */
+async function listDatasets(select?: string): Promise<void> {
+  await Promise.all(DATASETS.filter((d) => !probes.has(d.manifest)).map(async (d) => probes.set(d.manifest, await probeDataset(new URL(d.manifest, location.href).href))));
+  const served = document.createElement('optgroup');
+  served.label = 'Served';
+  const unbuilt = document.createElement('optgroup');
+  unbuilt.label = 'Not built yet';
+  for (const d of DATASETS) {
+    const p = probes.get(d.manifest)!;
+    if (p.ok) served.append(new Option(d.label, d.manifest));
+    else {
+      const o = new Option(`${d.label}: ${d.build ? `not built, run ${d.build}` : p.reason}`, d.manifest);
+      o.disabled = true;
+      unbuilt.append(o);
+    }
+  }
+  const local = await buildPanel.list().catch(() => []);
+  const mine = document.createElement('optgroup');
+  mine.label = 'Built in this browser';
+  mine.append(...local.map((d) => new Option(`${d.name} (${(d.bytes / 1024).toFixed(0)} KiB)`, localManifestUrl(d.id))));
+  const current = ui.dataset.value;
+  ui.dataset.replaceChildren(served, ...(local.length ? [mine] : []), ...(unbuilt.children.length ? [unbuilt] : []));
+  const usable = (v: string | undefined) => !!v && [...ui.dataset.options].some((o) => o.value === v && !o.disabled);
+  ui.dataset.value = [select, current, served.querySelector('option')?.value].find(usable) ?? '';
+  listModels(ui.model.value);
+}
+
+/** The kind of the dataset a run would read now, if known. */
+function selectedKind(): DatasetInfo['kind'] | undefined {
+  if (ui.manifestUrl.value.trim()) return manifestProbe?.ok ? manifestProbe.kind : undefined;
+  if (ui.dataset.value.startsWith(LOCAL_PREFIX)) return 'image';
+  const p = probes.get(ui.dataset.value);
+  return p?.ok ? p.kind : DATASETS.find((d) => d.manifest === ui.dataset.value)?.kind;
+}
+
+/** Offers only the models that can read the chosen dataset (all of them while a typed URL is unread). */
 function listModels(preferred?: string): void {
-  const entry = ui.manifestUrl.value.trim() ? undefined : DATASETS.find((d) => d.manifest === ui.dataset.value);
-  const kind = entry?.kind ?? (ui.dataset.value.startsWith(LOCAL_PREFIX) && !ui.manifestUrl.value.trim() ? 'image' : undefined);
+  const kind = selectedKind();
   const models = kind ? modelsFor(kind) : MODELS;
   ui.model.replaceChildren(...models.map((m) => new Option(m.label, m.id)));
   if (preferred && models.some((m) => m.id === preferred)) ui.model.value = preferred;
+  const tabular = kind === 'tabular';
+  ui.batchHint.hidden = !tabular;
+  ui.batchSize.dataset.fixed = String(tabular); // TOC batches are fixed by the dataset
+  refreshControls();
 }
-if (params.get('manifest')) ui.manifestUrl.value = params.get('manifest')!;
-const initialModel = params.get('model') ?? 'cnn';
-void listDatasets(DATASETS.find((d) => d.id === params.get('dataset'))?.manifest);
-listModels(initialModel);
-ui.dataset.addEventListener('change', () => {
+
+let probeSeq = 0;
+async function probeTypedManifest(): Promise<void> {
+  const seq = ++probeSeq;
+  manifestProbe = undefined;
+  const url = checkManifestUrl(ui.manifestUrl.value, location.href);
+  if (url.ok && url.value) {
+    ui.manifestUrl.dataset.probing = 'true';
+    refreshControls();
+    const p = await probeDataset(url.value);
+    if (seq !== probeSeq) return; // the person typed again meanwhile
+    manifestProbe = p;
+    delete ui.manifestUrl.dataset.probing;
+  }
+  showCheck(fields.manifestUrl);
   listModels(ui.model.value);
-  buildPanel.refresh();
-});
-ui.manifestUrl.addEventListener('change', () => listModels(ui.model.value));
-ui.batchSize.value = params.get('batch') ?? ui.batchSize.value;
-ui.echo.value = params.get('echo') ?? ui.echo.value;
+}
+
+// ---------------------------------------------------------------- the run
 
 let session: LabSession | undefined;
+/** From a click on Start until the previous run has ended and the new one exists. */
+let starting = false;
+const openSessions = new Set<LabSession>();
 let backend = 'none';
 let adapter = '';
 let gpuError: string | undefined;
 let info: DatasetInfo | undefined;
+let fidelityTouched = false;
 
 function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
@@ -114,14 +206,55 @@ function log(message: string, kind: 'info' | 'warning' | 'error' = 'info'): void
   ui.log.scrollTop = ui.log.scrollHeight;
 }
 
-function showState(state: TrainerState, detail?: string): void {
-  ui.state.textContent = detail ? `${state}: ${detail}` : state;
-  const live = state === 'running' || state === 'paused' || state === 'loading';
-  ui.start.disabled = live || !!gpuError;
-  ui.pause.disabled = !(state === 'running' || state === 'paused');
+/** Why Start is refused right now, or nothing. */
+function startBlockers(): string[] {
+  const reasons: string[] = [];
+  if (gpuError) reasons.push('WebGPU is unavailable');
+  for (const message of paramErrors.values()) reasons.push(message);
+  for (const f of Object.values(fields)) {
+    const r = f.input.disabled ? { ok: true } : f.check();
+    if (!r.ok) reasons.push((r as { reason: string }).reason);
+  }
+  if (ui.manifestUrl.dataset.probing) reasons.push('reading the manifest…');
+  if (!ui.manifestUrl.value.trim() && !ui.dataset.value) reasons.push('no dataset is available');
+  return reasons;
+}
+
+function refreshControls(): void {
+  const state: RunState = session?.state ?? 'idle';
+  const live = LIVE_STATES.has(state);
+  const busy = starting || live;
+  const blockers = startBlockers();
+  ui.start.disabled = busy || blockers.length > 0;
+  ui.startHint.textContent = busy || !blockers.length ? '' : `Start is off: ${blockers.join('; ')}`;
+  ui.pause.disabled = starting || !(state === 'running' || state === 'paused' || state === 'evaluating');
   ui.pause.textContent = state === 'paused' ? 'Resume' : 'Pause';
-  ui.stop.disabled = !live;
+  ui.stop.disabled = !live || state === 'stopping';
+  // What a run is built from cannot change under it; fidelity and echo stay live.
+  for (const el of [ui.dataset, ui.manifestUrl, ui.model, ui.learningRate, ui.evalEvery]) el.disabled = busy;
+  ui.batchSize.disabled = busy || ui.batchSize.dataset.fixed === 'true';
+}
+
+function showState(state: RunState, detail?: string): void {
+  ui.state.textContent = detail ? `${state}: ${detail}` : state;
+  ui.state.dataset.state = state;
+  refreshControls();
   if (state === 'failed') log(`training failed: ${detail}`, 'error');
+}
+
+/** Clears everything the previous run drew: tiles, charts, dataset info, fidelity table, samples, log. */
+function resetView(): void {
+  for (const c of Object.values(charts)) c.clear();
+  ui.log.replaceChildren();
+  ui.m.step.textContent = '0';
+  ui.m.loss.textContent = ui.m.acc.textContent = ui.m.speed.textContent = ui.m.wait.textContent = '–';
+  ui.m.bytes.textContent = '0 B';
+  ui.datasetInfo.textContent = '';
+  ui.fidelityTable.replaceChildren();
+  ui.features.replaceChildren();
+  ui.samplesCaption.textContent = '';
+  clearSamples(ui.samples);
+  info = undefined;
 }
 
 /** One row per scan group: bytes per image, share of the full record, MS-SSIM. */
@@ -150,96 +283,203 @@ function updateFidelityLabel(): void {
   ui.fidelityLabel.textContent = `scan group ${g} of ${max}: ${(bytes / info.examples).toFixed(0)} bytes/image, ${((100 * bytes) / full).toFixed(0)}% of full${ssim}`;
 }
 
-async function refreshSamples(): Promise<void> {
-  const s = await session?.samples(64)?.catch(() => undefined);
-  if (!s) return;
+async function refreshSamples(run: LabSession): Promise<void> {
+  const s = await run.samples(64)?.catch(() => undefined);
+  if (!s || run !== session || run.ended) return; // a late answer from a run that is no longer shown
   drawSamples(ui.samples, s);
   ui.samplesCaption.textContent = `as decoded at scan group ${s.group}`;
 }
 
+/** Reads every setup control; undefined (with the reasons shown) if one is bad. */
+function readConfig(): LabSession['config'] | undefined {
+  const all = Object.values(fields).map(showCheck);
+  if (!all.every(Boolean) || startBlockers().length) return undefined;
+  const value = <T>(r: Checked<T>) => (r as { value: T }).value;
+  const model = MODELS.find((m) => m.id === ui.model.value);
+  if (!model) return undefined;
+  const typed = value(checkManifestUrl(ui.manifestUrl.value, location.href));
+  return {
+    manifestUrl: typed ?? (ui.dataset.value.startsWith(LOCAL_PREFIX) ? ui.dataset.value : new URL(ui.dataset.value, location.href).href),
+    model,
+    batchSize: value(checkBatchSize(ui.batchSize.value)),
+    learningRate: value(checkLearningRate(ui.learningRate.value)),
+    // Until the person moves the slider, a run starts at the dataset's full fidelity (the pipeline clamps).
+    scanGroup: fidelityTouched ? Number(ui.fidelity.value) : Infinity,
+    echoFactor: value(checkEchoFactor(ui.echo.value)),
+    evalEvery: value(checkEvalEvery(ui.evalEvery.value)),
+    seed: params.has('seed') ? value(checkSeed(params.get('seed')!)) : 1,
+  };
+}
+
 async function start(): Promise<void> {
-  await stop();
-  for (const c of Object.values(charts)) c.clear();
-  ui.log.replaceChildren();
-  const manifestUrl = ui.manifestUrl.value.trim() || ui.dataset.value;
-  info = undefined;
-  session = new LabSession(
-    {
-      manifestUrl,
-      model: modelById(ui.model.value),
-      batchSize: Math.max(1, Number(ui.batchSize.value) || 32),
-      learningRate: Number(params.get('lr') ?? 0.005),
-      // Until the person moves the slider, a run starts at the dataset's full fidelity (the pipeline clamps).
-      scanGroup: fidelityTouched ? Number(ui.fidelity.value) : Number(params.get('group') ?? Infinity),
-      echoFactor: Math.max(1, Number(ui.echo.value) || 1),
-      evalEvery: Number(params.get('evalEvery') ?? 50),
-      seed: Number(params.get('seed') ?? 1),
-    },
-    {
-      state: showState,
-      info(i) {
-        info = i;
-        ui.fidelity.max = String(i.scanGroups);
-        ui.fidelity.value = String(Math.min(session!.config.scanGroup, i.scanGroups));
-        const shape = i.image ? `${i.image.width}x${i.image.height}x${i.image.channels} images, ${i.scanGroups} scan groups` : `${i.inputShape[0]} columns, TOC-compressed`;
-        ui.datasetInfo.textContent = `${i.name}: ${i.examples} training examples, ${shape}, ${i.classes.length} classes.${i.attribution ? ' ' + i.attribution + '.' : ''}`;
-        const tabular = i.kind === 'tabular';
-        ui.fidelity.disabled = ui.batchSize.disabled = tabular;
-        ui.batchHint.hidden = !tabular;
-        ui.samples.hidden = tabular;
-        ui.features.hidden = !tabular;
-        if (tabular) {
-          ui.samplesCaption.textContent = `${i.inputShape[0]} columns`;
-          ui.features.textContent = (i.featureNames ?? []).join(' · ');
-        }
-        drawFidelityTable(i);
-        updateFidelityLabel();
-      },
-      step(m) {
-        ui.m.step.textContent = String(m.step);
-        ui.m.loss.textContent = m.loss.toFixed(3);
-        ui.m.speed.textContent = m.imagesPerSecond.toFixed(1);
-        ui.m.bytes.textContent = formatBytes(m.bytesFetched);
-        ui.m.wait.textContent = `${(100 * m.waitFraction).toFixed(0)}%`;
-        charts.loss.push(m.step, m.loss);
-        charts.speed.push(m.step, m.imagesPerSecond);
-        charts.bytes.push(m.step, m.bytesFetched / 1024 ** 2);
-        if (m.step % 5 === 1) void refreshSamples();
-      },
-      eval(m) {
-        ui.m.acc.textContent = `${(100 * m.accuracy).toFixed(1)}%`;
-        charts.acc.push(m.step, m.accuracy);
-      },
-      fetch() {},
-      warning: (message) => log(message, 'warning'),
-    },
-  );
-  try {
-    await session.start();
-  } catch (err) {
-    log(`could not start: ${(err as Error).message}`, 'error');
-    showState('failed', (err as Error).message);
+  if (starting) return; // a double click, or Start while the previous run still winds down
+  const config = readConfig();
+  if (!config) {
+    refreshControls();
+    return;
   }
+  starting = true;
+  refreshControls();
+  try {
+    await session?.stop(); // the previous run ends completely (bounded) before the next one begins
+    resetView();
+    const run: LabSession = new LabSession(config, listenerFor((): LabSession => run), startPipelineWorker);
+    session = run;
+    openSessions.add(run);
+    void run.start().finally(() => {
+      openSessions.delete(run);
+      refreshControls();
+    });
+  } finally {
+    starting = false;
+    refreshControls();
+  }
+}
+
+/** Events of `run` reach the screen only while it is the current session. */
+function listenerFor(current: () => LabSession): SessionListener {
+  const shown = () => current() === session;
+  return {
+    state: (s, d) => shown() && showState(s, d),
+    info(i) {
+      if (!shown()) return;
+      info = i;
+      ui.fidelity.max = String(i.scanGroups);
+      if (!fidelityTouched) ui.fidelity.value = String(i.scanGroups);
+      const shape = i.image ? `${i.image.width}x${i.image.height}x${i.image.channels} images, ${i.scanGroups} scan groups` : `${i.inputShape[0]} columns, TOC-compressed`;
+      ui.datasetInfo.textContent = `${i.name}: ${i.examples} training examples, ${shape}, ${i.classes.length} classes.${i.attribution ? ' ' + i.attribution + '.' : ''}`;
+      const tabular = i.kind === 'tabular';
+      ui.fidelity.disabled = tabular;
+      ui.samples.hidden = tabular;
+      ui.features.hidden = !tabular;
+      if (tabular) {
+        ui.samplesCaption.textContent = `${i.inputShape[0]} columns`;
+        ui.features.textContent = (i.featureNames ?? []).join(' · ');
+      }
+      drawFidelityTable(i);
+      updateFidelityLabel();
+    },
+    step(m) {
+      if (!shown()) return;
+      ui.m.step.textContent = String(m.step);
+      ui.m.loss.textContent = m.loss.toFixed(3);
+      ui.m.speed.textContent = m.imagesPerSecond.toFixed(1);
+      ui.m.bytes.textContent = formatBytes(m.bytesFetched);
+      ui.m.wait.textContent = `${(100 * m.waitFraction).toFixed(0)}%`;
+      charts.loss.push(m.step, m.loss);
+      charts.speed.push(m.step, m.imagesPerSecond);
+      charts.bytes.push(m.step, m.bytesFetched / 1024 ** 2);
+      if (m.step % 5 === 1 && info?.kind === 'image') void refreshSamples(current());
+    },
+    eval(m) {
+      if (!shown()) return;
+      ui.m.acc.textContent = `${(100 * m.accuracy).toFixed(1)}%`;
+      charts.acc.push(m.step, m.accuracy);
+    },
+    fetch() {},
+    warning: (message) => shown() && log(message, 'warning'),
+  };
 }
 
 async function stop(): Promise<void> {
   await session?.stop();
+  refreshControls();
 }
+
+// ---------------------------------------------------------------- controls
 
 ui.start.addEventListener('click', () => void start());
 ui.pause.addEventListener('click', () => (session?.state === 'paused' ? session.resume() : session?.pause()));
 ui.stop.addEventListener('click', () => void stop());
-let fidelityTouched = false;
 ui.fidelity.addEventListener('input', () => {
   fidelityTouched = true;
   updateFidelityLabel();
-  session?.setScanGroup(Number(ui.fidelity.value));
+  if (session && !session.ended) session.setScanGroup(Number(ui.fidelity.value));
 });
-ui.echo.addEventListener('change', () => {
-  const e = Number(ui.echo.value);
-  if (e >= 1) session?.setEchoFactor(e);
-  else log(`echo factor must be at least 1, got ${ui.echo.value}`, 'warning');
+ui.echo.addEventListener('input', () => {
+  const r = checkEchoFactor(ui.echo.value);
+  if (r.ok && session && !session.ended) session.setEchoFactor(r.value); // a bad value is shown and not applied
 });
+ui.dataset.addEventListener('change', () => {
+  paramErrors.delete('dataset');
+  listModels(ui.model.value);
+  buildPanel.refresh();
+});
+ui.model.addEventListener('change', () => {
+  paramErrors.delete('model');
+  refreshControls();
+});
+ui.manifestUrl.addEventListener('change', () => {
+  paramErrors.delete('manifest');
+  void probeTypedManifest();
+});
+
+// ---------------------------------------------------------------- URL parameters
+
+/** Puts each URL parameter into its control; one that is bad or names nothing is shown, never replaced by a default. */
+async function applyParams(): Promise<void> {
+  for (const k of unknownParams(params)) log(`unknown URL parameter "${k}" ignored (see the README for those the lab reads)`, 'warning');
+  const put = (name: string, f: Field) => {
+    const text = params.get(name);
+    if (text === null) return;
+    f.input.value = text;
+    const r = f.check();
+    if (!r.ok) paramErrors.set(name, `URL parameter ${name}=${text}: ${r.reason}`);
+    showCheck(f);
+  };
+  put('batch', fields.batchSize);
+  put('lr', fields.learningRate);
+  put('evalEvery', fields.evalEvery);
+  put('echo', fields.echo);
+  const seed = params.get('seed');
+  if (seed !== null) {
+    const r = checkSeed(seed);
+    if (!r.ok) paramErrors.set('seed', `URL parameter seed=${seed}: ${r.reason}`);
+  }
+
+  const dataset = params.get('dataset');
+  const entry = dataset === null ? undefined : DATASETS.find((d) => d.id === dataset);
+  if (dataset !== null && !entry) paramErrors.set('dataset', `URL parameter dataset=${dataset} names no dataset (have ${DATASETS.map((d) => d.id).join(', ')})`);
+  await listDatasets(entry?.manifest);
+  if (entry && ui.dataset.value !== entry.manifest) {
+    const p = probes.get(entry.manifest);
+    paramErrors.set('dataset', `URL parameter dataset=${dataset}: ${entry.build ? `not built; run ${entry.build}` : p && !p.ok ? p.reason : 'not available'}`);
+  }
+  const manifest = params.get('manifest');
+  if (manifest !== null) {
+    ui.manifestUrl.value = manifest;
+    await probeTypedManifest();
+    const r = fields.manifestUrl.check();
+    if (!r.ok) paramErrors.set('manifest', `URL parameter manifest=${manifest}: ${r.reason}`);
+  }
+
+  const model = params.get('model');
+  if (model !== null) {
+    const spec = MODELS.find((m) => m.id === model);
+    const kind = selectedKind();
+    if (!spec) paramErrors.set('model', `URL parameter model=${model} names no model (have ${MODELS.map((m) => m.id).join(', ')})`);
+    else if (kind && spec.input !== kind) paramErrors.set('model', `URL parameter model=${model}: ${spec.label} reads ${spec.input} data, the chosen dataset is ${kind}`);
+    else listModels(model);
+  }
+
+  const group = params.get('group');
+  if (group !== null) {
+    const p = probes.get(ui.dataset.value) ?? manifestProbe;
+    const r = checkScanGroup(group, p?.ok ? p.scanGroups : undefined);
+    if (!r.ok) paramErrors.set('group', `URL parameter group=${group}: ${r.reason}`);
+    else {
+      ui.fidelity.max = String(Math.max(r.value, Number(ui.fidelity.max)));
+      ui.fidelity.value = String(r.value);
+      fidelityTouched = true;
+      updateFidelityLabel();
+    }
+  }
+  ui.paramError.hidden = paramErrors.size === 0;
+  ui.paramError.replaceChildren(...[...paramErrors.values()].map((m) => Object.assign(document.createElement('div'), { textContent: m })));
+  refreshControls();
+}
+
+// ---------------------------------------------------------------- test API
 
 window.__lab = {
   snapshot: (): LabSnapshot => ({
@@ -250,23 +490,26 @@ window.__lab = {
     dataset: info,
     scanGroup: Number(ui.fidelity.value),
     echoFactor: Number(ui.echo.value),
-    steps: (session?.steps ?? []).map(({ step, loss, time, imagesPerSecond, bytesFetched }) => ({ step, loss, time, imagesPerSecond, bytesFetched })),
-    evals: [...(session?.evals ?? [])],
-    fetches: [...(session?.fetches ?? [])],
-    warnings: [...(session?.warnings ?? [])],
-    pipeline: session?.steps.at(-1)?.pipeline,
+    steps: (session?.steps.toArray() ?? []).map(({ step, loss, time, imagesPerSecond, bytesFetched }) => ({ step, loss, time, imagesPerSecond, bytesFetched })),
+    evals: session?.evals.toArray() ?? [],
+    fetches: session?.fetches.toArray() ?? [],
+    warnings: session?.warnings.toArray() ?? [],
+    pipeline: session?.steps.last()?.pipeline,
   }),
   progress: () => {
-    const steps = session?.steps ?? [];
-    const lite = (m: (typeof steps)[number] | undefined) => m && { step: m.step, loss: m.loss, time: m.time, imagesPerSecond: m.imagesPerSecond, bytesFetched: m.bytesFetched };
-    return { state: session?.state ?? 'idle', adapter, steps: steps.length, first: lite(steps[0]), last: lite(steps.at(-1)), lastEval: session?.evals.at(-1), warnings: session?.warnings.length ?? 0 };
+    const steps = session?.steps;
+    const lite = (m: ReturnType<NonNullable<typeof steps>['last']>) => m && { step: m.step, loss: m.loss, time: m.time, imagesPerSecond: m.imagesPerSecond, bytesFetched: m.bytesFetched };
+    return { state: session?.state ?? 'idle', adapter, steps: steps?.total ?? 0, first: lite(steps?.first()), last: lite(steps?.last()), lastEval: session?.evals.last(), warnings: session?.warnings.total ?? 0 };
   },
+  runs: () => ({ open: openSessions.size, workers: liveWorkerCount() }),
+  memory: () => ({ tensors: tf.memory().numTensors, bytes: tf.memory().numBytes }),
   start,
   pause: () => session?.pause(),
   resume: () => session?.resume(),
   stop,
 };
 
+const ready = applyParams();
 showState('idle');
 webgpuBackend()
   .then(async (device) => {
@@ -274,7 +517,11 @@ webgpuBackend()
     adapter = await adapterDescription(device);
     ui.backend.textContent = `backend: ${backend} (${adapter})`;
     ui.backend.classList.add('ok');
-    if (params.has('autostart')) void start();
+    await ready;
+    if (params.has('autostart')) {
+      if (paramErrors.size) log('autostart refused: the URL has errors (see above)', 'error');
+      else void start();
+    }
   })
   .catch((err: Error) => {
     gpuError = err.message;
@@ -282,5 +529,5 @@ webgpuBackend()
     ui.backend.classList.add('bad');
     ui.gpuError.hidden = false;
     ui.gpuError.textContent = err.message;
-    showState('idle');
+    refreshControls();
   });

@@ -24,3 +24,8 @@ export function drawSamples(canvas: HTMLCanvasElement, s: SampleImages, columns 
   }
   ctx.putImageData(image, 0, 0);
 }
+
+/** Empties the grid, so a new run never shows the previous run's images. */
+export function clearSamples(canvas: HTMLCanvasElement): void {
+  canvas.getContext('2d')!.clearRect(0, 0, canvas.width, canvas.height);
+}

@@ -1,13 +1,14 @@
 // The small typed API the page exposes as window.__lab, so end-to-end tests read
 // numbers rather than scrape the DOM.
 import type { DatasetInfo, FetchEvent, PipelineStats } from '../pipeline/api.js';
-import type { EvalMetrics, StepMetrics, TrainerState } from '../train/trainer.js';
+import type { RunState } from '../train/run-state.js';
+import type { EvalMetrics, StepMetrics } from '../train/trainer.js';
 
 export interface LabSnapshot {
   backend: string;
   adapter: string;
   gpuError: string | undefined;
-  state: TrainerState;
+  state: RunState;
   dataset: DatasetInfo | undefined;
   scanGroup: number;
   echoFactor: number;
@@ -21,8 +22,9 @@ export interface LabSnapshot {
 
 /** A constant-size view of a run, for polling long runs. */
 export interface LabProgress {
-  state: TrainerState;
+  state: RunState;
   adapter: string;
+  /** Steps taken in the run (the history keeps only the newest). */
   steps: number;
   last: LabSnapshot['steps'][number] | undefined;
   first: LabSnapshot['steps'][number] | undefined;
@@ -33,6 +35,10 @@ export interface LabProgress {
 export interface LabTestApi {
   snapshot(): LabSnapshot;
   progress(): LabProgress;
+  /** Runs not yet ended, and pipeline workers alive: one run at a time holds at most its own. */
+  runs(): { open: number; workers: number };
+  /** tf.memory(): tensors alive on the page, to find leaks across runs. */
+  memory(): { tensors: number; bytes: number };
   start(): Promise<void>;
   pause(): void;
   resume(): void;

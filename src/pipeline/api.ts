@@ -127,5 +127,10 @@ export interface PipelineApi {
   stats(): PipelineStats;
   /** Up to n images of the latest decoded record, at the fidelity they were fetched at. */
   samples(n: number): Promise<SampleImages>;
+  /**
+   * Gives up on whatever is under way: an open in progress rejects, in-flight
+   * fetches abort, a waiting next() resolves null. The run's stop path.
+   */
+  cancel(): void;
   close(): void;
 }

@@ -45,6 +45,7 @@ export abstract class BasePipeline<M> {
 
   /** The next batch, or null after the last epoch. Starts the prefetching loop on first call. */
   async next(): Promise<Batch | null> {
+    if (this.abort.signal.aborted) return null;
     if (!this.queue) {
       this.queue = new BoundedQueue<Batch>(Math.max(1, this.options.prefetch));
       void this.pump(this.queue);
@@ -143,11 +144,23 @@ export async function fetchManifest(url: string, signal?: AbortSignal): Promise<
     if (!bytes) throw new Error(`${url}: not in this browser's storage`);
     return JSON.parse(new TextDecoder().decode(bytes));
   }
-  const res = await fetch(url, signal ? { signal } : {});
-  if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
+  let res: Response;
   try {
-    return await res.json();
-  } catch {
-    throw new Error(`${url}: not valid JSON`);
+    res = await fetch(url, signal ? { signal } : {});
+  } catch (err) {
+    if (signal?.aborted) throw err;
+    throw new Error(`${url}: could not reach the server (${(err as Error).message})`);
+  }
+  if (res.status === 404) throw new Error(`${url}: missing (HTTP 404)`);
+  if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
+  const text = await res.text();
+  // Single-page servers (Vite's dev server among them) answer a missing file with their index.html.
+  if (/^\s*</.test(text) || (res.headers.get('content-type') ?? '').includes('text/html')) {
+    throw new Error(`${url}: missing: the server answered HTML (HTTP ${res.status}), not a manifest`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${url}: not valid JSON (${(err as Error).message})`);
   }
 }

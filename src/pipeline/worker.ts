@@ -10,6 +10,8 @@ import { isReferenceIndexUrl, ReferencePipeline } from './reference-pipeline.js'
 import { TocPipeline } from './toc-pipeline.js';
 
 let pipeline: BasePipeline<unknown> | undefined;
+/** Aborts the open in progress (its manifest fetch and wasm load) when cancel() arrives. */
+let opening: AbortController | undefined;
 
 function current(): BasePipeline<unknown> {
   if (!pipeline) throw new Error('pipeline not opened');
@@ -19,15 +21,27 @@ function current(): BasePipeline<unknown> {
 const api: PipelineApi = {
   async open(options, onEvent) {
     pipeline?.close();
+    pipeline = undefined;
+    const abort = (opening = new AbortController());
+    const cancelled = () => {
+      if (abort.signal.aborted) throw new Error('cancelled while opening');
+    };
     // A PCR_index.pb (the PCR reference implementation's format) is binary: that pipeline reads it itself.
+    let next: BasePipeline<unknown>;
+    let manifest: unknown;
     if (isReferenceIndexUrl(options.manifestUrl)) {
-      pipeline = new ReferencePipeline(await loadTurboJpeg(), onEvent);
-      return pipeline.open(options);
+      next = new ReferencePipeline(await loadTurboJpeg(), onEvent);
+    } else {
+      manifest = await fetchManifest(options.manifestUrl, abort.signal);
+      const format = (manifest as { format?: unknown }).format;
+      next = format === 'bytelab-toc' ? new TocPipeline(onEvent) : new ImagePipeline(await loadTurboJpeg(), onEvent);
     }
-    const manifest = await fetchManifest(options.manifestUrl);
-    const format = (manifest as { format?: unknown }).format;
-    pipeline = format === 'bytelab-toc' ? new TocPipeline(onEvent) : new ImagePipeline(await loadTurboJpeg(), onEvent);
-    return pipeline.open(options, manifest);
+    cancelled();
+    pipeline = next;
+    abort.signal.addEventListener('abort', () => next.close(), { once: true });
+    const info = await next.open(options, manifest);
+    cancelled();
+    return info;
   },
   async next() {
     const batch = await current().next();
@@ -42,7 +56,12 @@ const api: PipelineApi = {
     if (!s) throw new Error('no images decoded yet');
     return Comlink.transfer(s, [s.pixels.buffer]);
   },
+  cancel() {
+    opening?.abort();
+    pipeline?.close();
+  },
   close() {
+    opening?.abort();
     pipeline?.close();
     pipeline = undefined;
   },

@@ -1,24 +1,34 @@
 // One training run: two pipeline workers (train and test split), a Trainer, and
-// the history the page draws and the tests read. No DOM here.
+// the history the page draws and the tests read. The session owns the run's
+// state machine (run-state.ts): every start, pause, stop and phase change goes
+// through it, and once the run is final nothing it started reaches a listener.
+// No DOM here, so the tests drive it in Node with a fake pipeline.
 import * as Comlink from 'comlink';
 import type { DatasetInfo, FetchEvent, PipelineEvent, PipelineOptions } from '../pipeline/api.js';
-import { startPipelineWorker, type PipelineHandle } from '../pipeline/client.js';
+import type { PipelineHandle } from '../pipeline/client.js';
+import { abortable } from './abort.js';
 import type { ModelSpec } from './models/registry.js';
-import { Trainer, type EvalMetrics, type StepMetrics, type TrainerState } from './trainer.js';
+import { RingBuffer } from './ring-buffer.js';
+import { RunStateMachine, type RunState } from './run-state.js';
+import { Trainer, type EvalMetrics, type StepMetrics } from './trainer.js';
 
 export interface SessionConfig {
+  /** Absolute URL of the dataset's manifest (or PCR_index.pb). */
   manifestUrl: string;
   model: ModelSpec;
   batchSize: number;
   learningRate: number;
+  /** Scan group to start at; Infinity means the dataset's full fidelity. */
   scanGroup: number;
   echoFactor: number;
   evalEvery: number;
   seed: number;
+  /** Loss readbacks in flight (see TrainConfig); the benchmark compares 0 with the default. */
+  readbackDepth?: number;
 }
 
 export interface SessionListener {
-  state(state: TrainerState, detail?: string): void;
+  state(state: RunState, detail?: string): void;
   info(train: DatasetInfo): void;
   step(m: StepMetrics): void;
   eval(m: EvalMetrics): void;
@@ -26,100 +36,233 @@ export interface SessionListener {
   warning(message: string): void;
 }
 
+/** Starts one pipeline worker; the page passes startPipelineWorker, tests a fake. */
+export type StartPipeline = (name: string) => PipelineHandle;
+
+/** History kept per run: bounded, so a run of days does not grow the page's memory. */
+export const HISTORY = { steps: 10_000, evals: 2_000, fetches: 2_000, warnings: 500 };
+
+/** How long stop() waits for the run to wind down before it tears the workers down regardless. */
+const STOP_GRACE_MS = 5_000;
+
 export class LabSession {
-  readonly steps: StepMetrics[] = [];
-  readonly evals: EvalMetrics[] = [];
-  readonly fetches: FetchEvent[] = [];
-  readonly warnings: string[] = [];
+  readonly steps = new RingBuffer<StepMetrics>(HISTORY.steps);
+  readonly evals = new RingBuffer<EvalMetrics>(HISTORY.evals);
+  readonly fetches = new RingBuffer<FetchEvent>(HISTORY.fetches);
+  readonly warnings = new RingBuffer<string>(HISTORY.warnings);
+  /** Running totals over every fetch of the run, including those the ring has dropped. */
+  readonly fetchTotals = { records: 0, bytes: 0 };
   info: DatasetInfo | undefined;
-  private trainer: Trainer | undefined;
-  private workers: PipelineHandle[] = [];
+
+  private readonly machine: RunStateMachine;
+  private readonly abort = new AbortController();
+  /** Live controls: what the person chose last, applied as soon as the pipeline is open. */
+  private readonly controls: { scanGroup: number; echoFactor: number };
   private train: PipelineHandle | undefined;
-  private done: Promise<void> | undefined;
+  private workers: PipelineHandle[] = [];
+  private pauseAfterEval = false;
+  private resumeGate: { promise: Promise<void>; release: () => void } | undefined;
+  private finished: Promise<void> | undefined;
 
   constructor(
     readonly config: SessionConfig,
     private readonly listener: SessionListener,
-  ) {}
-
-  get state(): TrainerState {
-    return this.trainer?.current ?? 'idle';
+    private readonly startPipeline: StartPipeline,
+  ) {
+    this.controls = { scanGroup: config.scanGroup, echoFactor: config.echoFactor };
+    this.machine = new RunStateMachine((state, detail) => listener.state(state, detail));
   }
 
-  async start(): Promise<void> {
-    const c = this.config;
-    const base: Omit<PipelineOptions, 'split'> = {
-      manifestUrl: new URL(c.manifestUrl, location.href).href,
-      batchSize: c.batchSize,
-      scanGroup: c.scanGroup,
-      echoFactor: c.echoFactor,
-      seed: c.seed,
-      shuffleBuffer: 512,
-      epochs: Infinity,
-      augment: true,
-      prefetch: 4,
-    };
-    this.train = startPipelineWorker('pipeline-train');
-    this.workers.push(this.train);
-    const onEvent = Comlink.proxy((e: PipelineEvent) => this.onPipelineEvent(e));
-    const info = await this.train.api.open({ ...base, split: 'train' }, onEvent);
-    this.info = info;
-    this.listener.info(info);
+  get state(): RunState {
+    return this.machine.state;
+  }
 
-    // The test split is read once, at full fidelity, in order.
-    let test: PipelineHandle | undefined = startPipelineWorker('pipeline-test');
-    this.workers.push(test);
-    try {
-      await test.api.open({ ...base, split: 'test', batchSize: 256, scanGroup: info.scanGroups, echoFactor: 1, shuffleBuffer: 0, epochs: 1, augment: false }, onEvent);
-    } catch (err) {
-      this.onWarning(`no test split, accuracy will not be shown: ${(err as Error).message}`);
-      test = undefined;
-    }
+  /** True once the run has ended (stopped or failed) and holds nothing. */
+  get ended(): boolean {
+    return this.machine.isFinal;
+  }
 
-    this.trainer = new Trainer(this.train.api, test?.api, info, { model: c.model, learningRate: c.learningRate, evalEvery: c.evalEvery }, {
-      state: (s, d) => this.listener.state(s, d),
-      step: (m) => {
-        this.steps.push(m);
-        this.listener.step(m);
-      },
-      eval: (m) => {
-        this.evals.push(m);
-        this.listener.eval(m);
-      },
-    });
-    this.done = this.trainer.run().finally(() => this.terminateWorkers());
-    this.done.catch((err: Error) => this.onWarning(`training failed: ${err.message}`));
+  /** Starts the run; the promise settles when the run has ended (it never rejects: failures are a state). */
+  start(): Promise<void> {
+    if (this.finished) return this.finished;
+    this.machine.to('loading');
+    this.finished = this.run();
+    return this.finished;
   }
 
   pause(): void {
-    this.trainer?.pause();
+    if (this.state === 'running') {
+      this.closeGate();
+      this.machine.to('paused');
+    } else if (this.state === 'evaluating') {
+      this.pauseAfterEval = true; // the evaluation finishes first, then the run pauses
+    }
   }
 
   resume(): void {
-    this.trainer?.unpause();
+    this.pauseAfterEval = false;
+    if (this.state !== 'paused') return;
+    this.machine.to('running');
+    this.openGate();
   }
 
+  /** Stops the run and resolves once it has ended: within STOP_GRACE_MS whatever it was doing. */
   async stop(): Promise<void> {
-    this.trainer?.stop();
-    await this.done?.catch(() => undefined);
-    this.terminateWorkers();
+    if (this.machine.isFinal) return;
+    if (this.state === 'idle') {
+      this.machine.to('stopped');
+      return;
+    }
+    if (this.state !== 'stopping') {
+      this.machine.to('stopping');
+      this.abort.abort();
+      this.openGate();
+      for (const w of this.workers) void w.api.cancel().catch(() => undefined);
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const grace = new Promise<void>((r) => (timer = setTimeout(r, STOP_GRACE_MS)));
+    await Promise.race([this.finished, grace]);
+    clearTimeout(timer);
+    if (!this.machine.isFinal) {
+      // The run did not wind down in time (a wedged worker): end it regardless.
+      this.terminateWorkers();
+      this.machine.to('stopped', 'forced after a wait');
+    }
   }
 
   setScanGroup(group: number): void {
-    void this.train?.api.setScanGroup(group);
+    this.controls.scanGroup = group;
+    this.sendControl((api) => api.setScanGroup(group));
   }
 
   setEchoFactor(factor: number): void {
-    void this.train?.api.setEchoFactor(factor);
+    this.controls.echoFactor = factor;
+    this.sendControl((api) => api.setEchoFactor(factor));
   }
 
   samples(n: number) {
-    return this.train?.api.samples(n);
+    return this.train && !this.ended ? this.train.api.samples(n) : undefined;
+  }
+
+  private async run(): Promise<void> {
+    const c = this.config;
+    const signal = this.abort.signal;
+    let trainer: Trainer | undefined;
+    try {
+      const base: Omit<PipelineOptions, 'split'> = {
+        manifestUrl: c.manifestUrl,
+        batchSize: c.batchSize,
+        scanGroup: this.controls.scanGroup,
+        echoFactor: this.controls.echoFactor,
+        seed: c.seed,
+        shuffleBuffer: 512,
+        epochs: Infinity,
+        augment: true,
+        prefetch: 4,
+      };
+      const onEvent = Comlink.proxy((e: PipelineEvent) => this.onPipelineEvent(e));
+      const train = this.spawn('pipeline-train');
+      const info = await abortable(train.api.open({ ...base, split: 'train' }, onEvent), signal);
+      this.train = train;
+      // Controls changed while the pipeline was opening are applied now, not lost.
+      await abortable(Promise.all([train.api.setScanGroup(this.controls.scanGroup), train.api.setEchoFactor(this.controls.echoFactor)]), signal);
+      if (info.kind === 'image' && c.batchSize > info.examples) throw new Error(`batch size ${c.batchSize} is larger than the training split (${info.examples} examples)`);
+      this.info = info;
+      this.listener.info(info);
+      trainer = new Trainer(info, { model: c.model, learningRate: c.learningRate, evalEvery: c.evalEvery, readbackDepth: c.readbackDepth });
+
+      // The test split is read once, at full fidelity, in order, then its worker goes.
+      const test = this.spawn('pipeline-test');
+      let testOpen = true;
+      try {
+        await abortable(test.api.open({ ...base, split: 'test', batchSize: 256, scanGroup: info.scanGroups, echoFactor: 1, shuffleBuffer: 0, epochs: 1, augment: false }, onEvent), signal);
+      } catch (err) {
+        if (signal.aborted) throw err;
+        this.onWarning(`no test split, accuracy will not be shown: ${(err as Error).message}`);
+        testOpen = false;
+      }
+      await trainer.prepare(testOpen ? test.api : undefined, signal);
+      this.retire(test);
+
+      this.machine.to('running');
+      const outcome = await trainer.run(train.api, {
+        signal,
+        gate: () => this.resumeGate?.promise ?? Promise.resolve(),
+        phase: (p) => this.onPhase(p),
+        step: (m) => {
+          if (this.machine.isFinal) return;
+          this.steps.push(m);
+          this.listener.step(m);
+        },
+        eval: (m) => {
+          if (this.machine.isFinal) return;
+          this.evals.push(m);
+          this.listener.eval(m);
+        },
+      });
+      if (outcome === 'ended') this.machine.to('stopped', 'the data stream ended');
+    } catch (err) {
+      if (!signal.aborted) {
+        const message = (err as Error).message;
+        this.onWarning(`training failed: ${message}`);
+        if (!this.machine.isFinal) this.machine.to('failed', message);
+      }
+    } finally {
+      trainer?.dispose();
+      this.terminateWorkers();
+      if (signal.aborted && !this.machine.isFinal) this.machine.to('stopped');
+    }
+  }
+
+  private onPhase(phase: 'training' | 'evaluating'): void {
+    if (this.abort.signal.aborted) return;
+    if (phase === 'evaluating') {
+      this.machine.to('evaluating');
+    } else if (this.pauseAfterEval) {
+      this.pauseAfterEval = false;
+      this.closeGate();
+      this.machine.to('paused');
+    } else {
+      this.machine.to('running');
+    }
+  }
+
+  private closeGate(): void {
+    if (this.resumeGate) return;
+    let release!: () => void;
+    const promise = new Promise<void>((r) => (release = r));
+    this.resumeGate = { promise, release };
+  }
+
+  private openGate(): void {
+    this.resumeGate?.release();
+    this.resumeGate = undefined;
+  }
+
+  private sendControl(send: (api: PipelineHandle['api']) => Promise<void>): void {
+    if (!this.train || this.ended) return; // before open: run() applies this.controls once the pipeline is open
+    send(this.train.api).catch((err: Error) => {
+      if (!this.ended) this.onWarning(`could not apply the control: ${err.message}`);
+    });
+  }
+
+  private spawn(name: string): PipelineHandle {
+    const handle = this.startPipeline(name);
+    this.workers.push(handle);
+    return handle;
+  }
+
+  private retire(handle: PipelineHandle): void {
+    handle.terminate();
+    this.workers = this.workers.filter((w) => w !== handle);
   }
 
   private onPipelineEvent(e: PipelineEvent): void {
+    if (this.machine.isFinal) return;
     if (e.type === 'fetch') {
       this.fetches.push(e);
+      this.fetchTotals.records++;
+      this.fetchTotals.bytes += e.received;
       this.listener.fetch(e);
     } else if (e.type === 'warning') {
       this.onWarning(e.message);
@@ -127,6 +270,7 @@ export class LabSession {
   }
 
   private onWarning(message: string): void {
+    if (this.machine.isFinal) return;
     this.warnings.push(message);
     this.listener.warning(message);
   }

@@ -1,17 +1,27 @@
-// The training loop: pulls batches from the pipeline worker, trains a tfjs model
-// on the WebGPU backend, evaluates on the test split now and then, and reports
-// metrics. Start, pause, resume and stop are safe at any time.
+// The training loop: pulls batches from the pipeline, trains a tfjs model, and
+// evaluates on the test split now and then. It owns no run state: the session
+// tells it when to wait (pause) and when to give up (its AbortSignal), and
+// hears which phase it is in (training or evaluating).
+//
+// The loop never waits on the GPU for a value each step: each step's loss is
+// read back asynchronously and reported in order, with at most `readbackDepth`
+// readbacks in flight (which also keeps the CPU from running far ahead of the
+// GPU). Evaluation sums its metrics on the GPU and reads them back once.
 import * as tf from '@tensorflow/tfjs';
-import type { Remote } from 'comlink';
-import type { Batch, DatasetInfo, PipelineApi, PipelineStats } from '../pipeline/api.js';
+import type { Batch, DatasetInfo, PipelineStats } from '../pipeline/api.js';
+import { abortable } from './abort.js';
 import type { Model, ModelInput, ModelSpec } from './models/registry.js';
 
 export interface TrainConfig {
   model: ModelSpec;
   learningRate: number;
-  /** Evaluate on the test split every this many steps (and at stop). */
+  /** Evaluate on the test split every this many steps. */
   evalEvery: number;
+  /** Loss readbacks allowed in flight; 0 reads each step's loss before the next (the old, stalling way). */
+  readbackDepth?: number;
 }
+
+export const DEFAULT_READBACK_DEPTH = 2;
 
 export interface StepMetrics {
   step: number;
@@ -33,10 +43,19 @@ export interface EvalMetrics {
   examples: number;
 }
 
-export type TrainerState = 'idle' | 'loading' | 'running' | 'paused' | 'stopped' | 'failed';
+/** What the trainer reads batches from: the pipeline worker's comlink proxy, or a fake in tests. */
+export interface BatchSource {
+  next(): Promise<Batch | null>;
+  stats(): Promise<PipelineStats> | PipelineStats;
+}
 
-export interface TrainerEvents {
-  state(state: TrainerState, detail?: string): void;
+export interface TrainerHooks {
+  /** Aborted when the run is stopped: the loop returns promptly, mid-wait or mid-evaluation. */
+  signal: AbortSignal;
+  /** Resolves when the next step may run (at once unless paused; also on stop). */
+  gate(): Promise<void>;
+  /** The loop entered or left an evaluation. */
+  phase(phase: 'training' | 'evaluating'): void;
   step(m: StepMetrics): void;
   eval(m: EvalMetrics): void;
 }
@@ -44,136 +63,134 @@ export interface TrainerEvents {
 const SPEED_WINDOW = 8;
 
 export class Trainer {
-  private state: TrainerState = 'idle';
-  private resume: (() => void) | undefined;
   private model: Model | undefined;
   private optimizer: tf.Optimizer | undefined;
   /** The test split, read once and kept on the GPU. */
   private testSet: ModelInput[] = [];
+  private disposed = false;
 
   constructor(
-    private readonly train: Remote<PipelineApi>,
-    private readonly test: Remote<PipelineApi> | undefined,
     private readonly info: DatasetInfo,
     private readonly config: TrainConfig,
-    private readonly on: TrainerEvents,
-  ) {}
-
-  get current(): TrainerState {
-    return this.state;
+  ) {
+    if (config.model.input !== info.kind) throw new Error(`${config.model.label} reads ${config.model.input} data; ${info.name} is ${info.kind}`);
   }
 
-  private set(state: TrainerState, detail?: string): void {
-    this.state = state;
-    this.on.state(state, detail);
-  }
-
-  pause(): void {
-    if (this.state === 'running') this.set('paused');
-  }
-
-  unpause(): void {
-    if (this.state !== 'paused') return;
-    this.set('running');
-    this.resume?.();
-  }
-
-  stop(): void {
-    if (this.state === 'stopped' || this.state === 'failed') return;
-    this.set('stopped');
-    this.resume?.();
-  }
-
-  /** Runs until stopped or the pipeline ends. */
-  async run(): Promise<void> {
-    const { info, config } = this;
-    this.set('loading');
-    try {
-      if (config.model.input !== info.kind) throw new Error(`${config.model.label} reads ${config.model.input} data; ${info.name} is ${info.kind}`);
-      this.model = config.model.create(info);
-      const optimizer = (this.optimizer = tf.train.adam(config.learningRate));
-      if (this.test) await this.loadTestSet(this.test);
-      this.set('running');
-      const times: { t: number; n: number }[] = [];
-      let active = 0; // seconds of running time, pauses excluded
-      let step = 0;
-      while (this.state === 'running' || this.state === 'paused') {
-        if (this.state === 'paused') {
-          await new Promise<void>((r) => (this.resume = r));
-          continue;
-        }
-        const t0 = performance.now();
-        const batch = await this.train.next();
-        const t1 = performance.now();
-        if (!batch || this.state !== 'running') break;
-        const loss = await this.step(batch, optimizer);
-        const t2 = performance.now();
-        active += (t2 - t0) / 1000;
-        step++;
-        times.push({ t: active, n: batch.size });
-        if (times.length > SPEED_WINDOW) times.shift();
-        const span = times.length > 1 ? times[times.length - 1]!.t - times[0]!.t : (t2 - t0) / 1000;
-        const examples = times.length > 1 ? times.slice(1).reduce((s, x) => s + x.n, 0) : batch.size;
-        const stats = await this.train.stats();
-        this.on.step({ step, loss, time: active, imagesPerSecond: examples / span, waitFraction: (t1 - t0) / (t2 - t0), bytesFetched: stats.bytesFetched, pipeline: stats });
-        if (this.test && step % config.evalEvery === 0) this.on.eval(await this.evaluate(step));
-      }
-      if (this.test && step > 0 && step % config.evalEvery !== 0) this.on.eval(await this.evaluate(step));
-      if (this.state === 'running') this.set('stopped', 'the data stream ended');
-    } catch (err) {
-      this.set('failed', (err as Error).message);
-      throw err;
-    } finally {
-      this.dispose();
-    }
-  }
-
-  private async step(batch: Batch, optimizer: tf.Optimizer): Promise<number> {
-    const model = this.model!;
-    const classes = this.info.classes.length;
-    const input = model.prepare(batch);
-    try {
-      const loss = tf.tidy(() => optimizer.minimize(() => model.loss(model.logits(input), input, classes), true)!);
-      const value = (await loss.data())[0]!;
-      loss.dispose();
-      return value;
-    } finally {
-      input.dispose();
-    }
-  }
-
-  /** The test split is read once, at full fidelity, and kept on the GPU. */
-  private async loadTestSet(test: Remote<PipelineApi>): Promise<void> {
-    for (;;) {
-      const batch = await test.next();
+  /** Builds the model and optimizer, and reads the whole test split onto the GPU. */
+  async prepare(test: BatchSource | undefined, signal: AbortSignal): Promise<void> {
+    this.model = this.config.model.create(this.info);
+    this.optimizer = tf.train.adam(this.config.learningRate);
+    while (test) {
+      const batch = await abortable(test.next(), signal);
       if (!batch) break;
-      this.testSet.push(this.model!.prepare(batch));
+      this.testSet.push(this.model.prepare(batch));
     }
   }
 
-  private async evaluate(step: number): Promise<EvalMetrics> {
+  get hasTestSet(): boolean {
+    return this.testSet.length > 0;
+  }
+
+  /**
+   * Trains until the signal aborts (returns 'stopped') or the stream ends
+   * (evaluates once more and returns 'ended'). Throws on a real failure.
+   */
+  async run(train: BatchSource, hooks: TrainerHooks): Promise<'stopped' | 'ended'> {
+    const { signal } = hooks;
+    const model = this.model!;
+    const optimizer = this.optimizer!;
+    const classes = this.info.classes.length;
+    const depth = this.config.readbackDepth ?? DEFAULT_READBACK_DEPTH;
+    const times: { t: number; n: number }[] = [];
+    const inFlight: Promise<void>[] = [];
+    let reported: Promise<void> = Promise.resolve();
+    let active = 0; // seconds of running time, pauses excluded
+    let step = 0;
+
+    for (;;) {
+      await hooks.gate();
+      if (signal.aborted) return 'stopped';
+      const t0 = performance.now();
+      const [batch, stats] = await abortable(Promise.all([train.next(), train.stats()]), signal);
+      const t1 = performance.now();
+      if (!batch) break;
+      await hooks.gate(); // a pause while waiting for data holds this batch until resume
+      if (signal.aborted) return 'stopped';
+      const t1resumed = performance.now();
+
+      const input = model.prepare(batch);
+      let lossTensor: tf.Scalar;
+      try {
+        lossTensor = tf.tidy(() => optimizer.minimize(() => model.loss(model.logits(input), input, classes), true)!);
+      } finally {
+        input.dispose();
+      }
+      const t2 = performance.now();
+      step++;
+      active += (t1 - t0 + (t2 - t1resumed)) / 1000;
+      times.push({ t: active, n: batch.size });
+      if (times.length > SPEED_WINDOW) times.shift();
+      const span = times.length > 1 ? times.at(-1)!.t - times[0]!.t : (t2 - t0) / 1000;
+      const examples = times.length > 1 ? times.slice(1).reduce((s, x) => s + x.n, 0) : batch.size;
+      const partial = { step, time: active, imagesPerSecond: examples / span, waitFraction: (t1 - t0) / (t1 - t0 + (t2 - t1resumed)), bytesFetched: stats.bytesFetched, pipeline: stats };
+
+      // Report in step order once the loss arrives; the loop goes on meanwhile.
+      const value = readScalars(lossTensor);
+      reported = Promise.all([reported, value]).then(([, v]) => {
+        if (!signal.aborted) hooks.step({ ...partial, loss: v[0]! });
+      });
+      reported.catch(() => undefined); // a readback abandoned by a stop may still fail unobserved
+      inFlight.push(reported);
+      while (inFlight.length > depth) await abortable(inFlight.shift()!, signal);
+
+      if (this.hasTestSet && step % this.config.evalEvery === 0) await this.evaluateAndReport(step, hooks);
+    }
+    await abortable(reported, signal);
+    if (this.hasTestSet && step > 0 && step % this.config.evalEvery !== 0) await this.evaluateAndReport(step, hooks);
+    return 'ended';
+  }
+
+  private async evaluateAndReport(step: number, hooks: TrainerHooks): Promise<void> {
+    hooks.phase('evaluating');
+    const m = await this.evaluate(step, hooks.signal);
+    if (hooks.signal.aborted) return;
+    hooks.eval(m);
+    hooks.phase('training');
+  }
+
+  /** Accuracy and mean loss over the test split: summed on the GPU, one readback. */
+  async evaluate(step: number, signal: AbortSignal): Promise<EvalMetrics> {
     const model = this.model!;
     const classes = this.info.classes.length;
-    let correct = 0;
-    let lossSum = 0;
+    let sums = tf.zeros([2]) as tf.Tensor1D; // [correct, loss * examples]
     let n = 0;
     for (const input of this.testSet) {
-      const [hits, loss] = tf.tidy(() => {
+      if (signal.aborted) break;
+      const next = tf.tidy(() => {
         const logits = model.logits(input);
-        return [tf.equal(tf.argMax(logits, 1), input.labels).sum(), model.loss(logits, input, classes).mul(input.size)];
+        const hits = tf.equal(tf.argMax(logits, 1), input.labels).sum().cast('float32');
+        const loss = model.loss(logits, input, classes).mul(input.size);
+        return sums.add(tf.stack([hits, loss])) as tf.Tensor1D;
       });
-      correct += (await hits!.data())[0]!;
-      lossSum += (await loss!.data())[0]!;
-      tf.dispose([hits!, loss!]);
+      sums.dispose();
+      sums = next;
       n += input.size;
     }
-    return { step, accuracy: n ? correct / n : NaN, loss: n ? lossSum / n : NaN, examples: n };
+    const [correct, lossSum] = await abortable(readScalars(sums), signal);
+    return { step, accuracy: n ? correct! / n : NaN, loss: n ? lossSum! / n : NaN, examples: n };
   }
 
-  private dispose(): void {
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
     for (const input of this.testSet) input.dispose();
     this.testSet = [];
     this.model?.dispose();
     this.optimizer?.dispose();
   }
+}
+
+/** Reads a small tensor back and disposes it, whether or not anyone still waits for the values. */
+function readScalars(t: tf.Tensor): Promise<Float32Array> {
+  return (t.data() as Promise<Float32Array>).finally(() => t.dispose());
 }

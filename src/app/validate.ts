@@ -1,0 +1,72 @@
+// Checks for every value a person can enter, in a field or a URL parameter.
+// Each returns the parsed value or a reason written for the person, shown
+// beside the field; a run never starts with a value that failed.
+
+export type Checked<T> = { ok: true; value: T } | { ok: false; reason: string };
+
+const ok = <T>(value: T): Checked<T> => ({ ok: true, value });
+const bad = <T>(reason: string): Checked<T> => ({ ok: false, reason });
+
+/** Limits of the lab's numeric controls. */
+export const LIMITS = {
+  batchSize: { min: 1, max: 1024 },
+  echoFactor: { min: 1, max: 16 },
+  learningRate: { min: 1e-6, max: 1 },
+  evalEvery: { min: 1, max: 100_000 },
+  scanGroup: { min: 1, max: 64 },
+  seed: { min: 0, max: 2 ** 32 - 1 },
+} as const;
+
+/** A plain decimal number: no hex, no blanks, no "1e" halves, nothing after it. */
+function parseNumber(text: string): number | undefined {
+  const t = text.trim();
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(t)) return undefined;
+  const n = Number(t);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+export function integerIn(text: string, what: string, { min, max }: { min: number; max: number }): Checked<number> {
+  const n = parseNumber(text);
+  if (n === undefined || !Number.isInteger(n) || n < min || n > max) return bad(`${what} must be a whole number from ${min} to ${max}${text.trim() ? `, not "${text.trim()}"` : ''}`);
+  return ok(n);
+}
+
+export function numberIn(text: string, what: string, { min, max }: { min: number; max: number }): Checked<number> {
+  const n = parseNumber(text);
+  if (n === undefined || n < min || n > max) return bad(`${what} must be a number from ${min} to ${max}${text.trim() ? `, not "${text.trim()}"` : ''}`);
+  return ok(n);
+}
+
+export const checkBatchSize = (text: string) => integerIn(text, 'batch size', LIMITS.batchSize);
+export const checkEchoFactor = (text: string) => numberIn(text, 'echo factor', LIMITS.echoFactor);
+export const checkLearningRate = (text: string) => numberIn(text, 'learning rate', LIMITS.learningRate);
+export const checkEvalEvery = (text: string) => integerIn(text, 'evaluation interval', LIMITS.evalEvery);
+export const checkSeed = (text: string) => integerIn(text, 'seed', LIMITS.seed);
+
+export function checkScanGroup(text: string, groups: number = LIMITS.scanGroup.max): Checked<number> {
+  return integerIn(text, 'scan group', { min: 1, max: groups });
+}
+
+/**
+ * A manifest URL as typed: empty means "use the dataset list"; otherwise an
+ * http(s) URL, absolute or relative to the page, resolved to absolute.
+ */
+export function checkManifestUrl(text: string, page: string): Checked<string | undefined> {
+  const t = text.trim();
+  if (!t) return ok(undefined);
+  let url: URL;
+  try {
+    url = new URL(t, page);
+  } catch {
+    return bad(`"${t}" is not a URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return bad(`manifest URL must be http or https, not ${url.protocol.replace(':', '')}`);
+  return ok(url.href);
+}
+
+/** URL parameters the page reads; any other is reported, so a typo is not silently ignored. */
+export const URL_PARAMS = ['dataset', 'manifest', 'model', 'batch', 'group', 'echo', 'lr', 'evalEvery', 'seed', 'autostart'] as const;
+
+export function unknownParams(params: URLSearchParams): string[] {
+  return [...new Set(params.keys())].filter((k) => !(URL_PARAMS as readonly string[]).includes(k));
+}

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { checkBatchSize, checkEchoFactor, checkEvalEvery, checkLearningRate, checkManifestUrl, checkScanGroup, checkSeed, unknownParams } from '../../../src/app/validate.js';
+
+const reason = (r: { ok: boolean; reason?: string }) => (r.ok ? undefined : r.reason);
+
+describe('field checks', () => {
+  it('batch size: whole numbers 1..1024', () => {
+    expect(checkBatchSize('32')).toEqual({ ok: true, value: 32 });
+    for (const bad of ['0', '100000', '-1', '2.5', 'abc', '', ' ', '0x10', '1e']) expect(checkBatchSize(bad).ok, bad).toBe(false);
+    expect(reason(checkBatchSize('0'))).toBe('batch size must be a whole number from 1 to 1024, not "0"');
+  });
+
+  it('echo factor: 1..16, fractions allowed', () => {
+    expect(checkEchoFactor('1.5')).toEqual({ ok: true, value: 1.5 });
+    for (const bad of ['0', '0.5', '1000', '17', 'NaN', 'Infinity', '']) expect(checkEchoFactor(bad).ok, bad).toBe(false);
+  });
+
+  it('learning rate: a positive number up to 1', () => {
+    expect(checkLearningRate('0.005')).toEqual({ ok: true, value: 0.005 });
+    expect(checkLearningRate('1e-3')).toEqual({ ok: true, value: 0.001 });
+    for (const bad of ['abc', '0', '-0.1', '2', '', '0.1.2']) expect(checkLearningRate(bad).ok, bad).toBe(false);
+    expect(reason(checkLearningRate('abc'))).toContain('learning rate must be a number');
+  });
+
+  it('evaluation interval, seed and scan group', () => {
+    expect(checkEvalEvery('50').ok).toBe(true);
+    expect(checkEvalEvery('0').ok).toBe(false);
+    expect(checkSeed('0').ok).toBe(true);
+    expect(checkSeed('-1').ok).toBe(false);
+    expect(checkSeed('x').ok).toBe(false);
+    expect(checkScanGroup('3', 6)).toEqual({ ok: true, value: 3 });
+    expect(reason(checkScanGroup('99', 6))).toBe('scan group must be a whole number from 1 to 6, not "99"');
+  });
+
+  it('manifest URL: empty, or http(s) resolved against the page', () => {
+    const page = 'http://localhost:5173/?a=1';
+    expect(checkManifestUrl('', page)).toEqual({ ok: true, value: undefined });
+    expect(checkManifestUrl('data/x/manifest.json', page)).toEqual({ ok: true, value: 'http://localhost:5173/data/x/manifest.json' });
+    expect(reason(checkManifestUrl('ftp://host/manifest.json', page))).toBe('manifest URL must be http or https, not ftp');
+    expect(checkManifestUrl('http://[bad', page).ok).toBe(false);
+  });
+
+  it('names URL parameters the lab does not read', () => {
+    expect(unknownParams(new URLSearchParams('model=mlp&bach=3&autostart'))).toEqual(['bach']);
+  });
+});

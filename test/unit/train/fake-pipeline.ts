@@ -1,0 +1,129 @@
+// A stand-in for the pipeline worker, for driving LabSession and Trainer in
+// Node on the tfjs CPU backend (no worker, no WebGPU there). It serves a tiny
+// learnable image task: 4x4 gray images, label 1 when the image is bright.
+// Delays and hangs are settable, so tests can stop a run mid-open, mid-wait or
+// mid-evaluation. Everything it was asked is recorded.
+import type { Remote } from 'comlink';
+import type { Batch, DatasetInfo, PipelineApi, PipelineEvent, PipelineOptions, PipelineStats } from '../../../src/pipeline/api.js';
+import type { PipelineHandle } from '../../../src/pipeline/client.js';
+import { emptyStats } from '../../../src/pipeline/base.js';
+import { seededRandom } from '../../../src/pipeline/random.js';
+
+export const SIDE = 4;
+
+export const fakeInfo = (examples: number): DatasetInfo => ({
+  kind: 'image',
+  name: 'fake bright/dark',
+  classes: ['dark', 'bright'],
+  inputShape: [SIDE, SIDE, 1],
+  image: { width: SIDE, height: SIDE, channels: 1 },
+  scanGroups: 6,
+  examples,
+  bytesPerGroup: [1, 2, 3, 4, 5, 6].map((g) => g * examples),
+});
+
+export interface FakeBehaviour {
+  /** ms before open() answers; Infinity never answers (until cancel). */
+  openMs?: number;
+  /** ms before each next() answers; Infinity never answers (until cancel). */
+  nextMs?: number;
+  /** Batches the split yields before its stream ends (default: forever for train, 4 for test). */
+  batches?: number;
+  /** open() rejects with this message. */
+  openError?: string;
+  /** next() rejects with this message after this many batches. */
+  failAfter?: { batches: number; message: string };
+}
+
+export interface FakeWorker extends PipelineHandle {
+  name: string;
+  calls: string[];
+  options: PipelineOptions | undefined;
+  terminated: boolean;
+  cancelled: boolean;
+  stats: PipelineStats;
+}
+
+/** Resolves after ms, or never for Infinity; rejects/ends early when `cancelled` resolves. */
+function delay(ms: number, cancelled: Promise<void>): Promise<'done' | 'cancelled'> {
+  const wait = Number.isFinite(ms) ? new Promise<'done'>((r) => setTimeout(() => r('done'), ms)) : new Promise<'done'>(() => undefined);
+  return Promise.race([wait, cancelled.then(() => 'cancelled' as const)]);
+}
+
+export function fakePipelines(behaviour: (name: string) => FakeBehaviour = () => ({})) {
+  const workers: FakeWorker[] = [];
+  const start = (name: string): PipelineHandle => {
+    const b = behaviour(name);
+    let cancel!: () => void;
+    const cancelled = new Promise<void>((r) => (cancel = r));
+    const random = seededRandom(name.length);
+    let served = 0;
+    let onEvent: ((e: PipelineEvent) => void) | undefined;
+    const w: FakeWorker = {
+      name,
+      calls: [],
+      options: undefined,
+      terminated: false,
+      cancelled: false,
+      stats: emptyStats(),
+      terminate() {
+        w.terminated = true;
+        cancel();
+      },
+      api: undefined as unknown as Remote<PipelineApi>,
+    };
+    const api = {
+      async open(options: PipelineOptions, listener: (e: PipelineEvent) => void): Promise<DatasetInfo> {
+        w.calls.push(`open ${options.split}`);
+        w.options = { ...options };
+        onEvent = listener;
+        if ((await delay(b.openMs ?? 0, cancelled)) === 'cancelled') throw new Error('cancelled while opening');
+        if (b.openError) throw new Error(b.openError);
+        return fakeInfo(options.split === 'test' ? 64 : 1024);
+      },
+      async next(): Promise<Batch | null> {
+        const limit = b.batches ?? (w.options?.split === 'test' ? 4 : Infinity);
+        if (b.failAfter && served >= b.failAfter.batches) throw new Error(b.failAfter.message);
+        if (served >= limit) return null;
+        if ((await delay(b.nextMs ?? 0, cancelled)) === 'cancelled' || w.terminated) return null;
+        const size = w.options!.batchSize;
+        const x = new Float32Array(size * SIDE * SIDE);
+        const y = new Int32Array(size);
+        for (let i = 0; i < size; i++) {
+          y[i] = random() < 0.5 ? 0 : 1;
+          for (let p = 0; p < SIDE * SIDE; p++) x[i * SIDE * SIDE + p] = (y[i] ? 0.6 : 0.1) + 0.3 * random();
+        }
+        served++;
+        w.stats.batchesEmitted++;
+        w.stats.examplesEmitted += size;
+        w.stats.bytesFetched += size * 10;
+        onEvent?.({ type: 'fetch', record: `${w.options!.split}-${served}`, group: w.options!.scanGroup, requested: 10 * size, received: 10 * size, status: 206, images: size, ms: 1 });
+        return { kind: 'image', x, y, size, index: served - 1 };
+      },
+      async setScanGroup(g: number) {
+        w.calls.push(`setScanGroup ${g}`);
+      },
+      async setEchoFactor(e: number) {
+        w.calls.push(`setEchoFactor ${e}`);
+      },
+      async stats() {
+        return { ...w.stats };
+      },
+      async samples() {
+        throw new Error('no samples in the fake');
+      },
+      async cancel() {
+        w.calls.push('cancel');
+        w.cancelled = true;
+        cancel();
+      },
+      async close() {
+        w.calls.push('close');
+      },
+    };
+    w.api = api as unknown as Remote<PipelineApi>;
+    workers.push(w);
+    return w;
+  };
+  return { start, workers };
+}

@@ -1,0 +1,248 @@
+// LabSession and Trainer in Node, on the tfjs CPU backend, with a fake pipeline
+// (fake-pipeline.ts: the real worker and WebGPU only exist in the browser; the
+// browser tests in test/e2e/runs.spec.ts cover those). What a person does to a
+// run: start, pause while it waits for data, stop while it loads or evaluates,
+// move controls before the pipeline is open, start again after a stop.
+import * as tf from '@tensorflow/tfjs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { mlp } from '../../../src/train/models/mlp.js';
+import { TRANSITIONS, type RunState } from '../../../src/train/run-state.js';
+import { LabSession, type SessionConfig, type SessionListener } from '../../../src/train/session.js';
+import type { EvalMetrics, StepMetrics } from '../../../src/train/trainer.js';
+import { fakePipelines, type FakeBehaviour } from './fake-pipeline.js';
+
+beforeAll(async () => {
+  await tf.setBackend('cpu');
+  await tf.ready();
+});
+
+const config = (over: Partial<SessionConfig> = {}): SessionConfig => ({
+  manifestUrl: 'http://localhost/fake/manifest.json',
+  model: mlp,
+  batchSize: 16,
+  learningRate: 0.01,
+  scanGroup: Infinity,
+  echoFactor: 1,
+  evalEvery: 10,
+  seed: 1,
+  ...over,
+});
+
+/** A listener that records everything, and checks each state change is one the table allows. */
+function recorder() {
+  const states: { state: RunState; detail?: string }[] = [];
+  const steps: StepMetrics[] = [];
+  const evals: EvalMetrics[] = [];
+  const warnings: string[] = [];
+  let previous: RunState = 'idle';
+  const listener: SessionListener = {
+    state(state, detail) {
+      if (!TRANSITIONS[previous].includes(state)) throw new Error(`illegal ${previous} -> ${state}`);
+      previous = state;
+      states.push({ state, detail });
+    },
+    info() {},
+    step: (m) => steps.push(m),
+    eval: (m) => evals.push(m),
+    fetch() {},
+    warning: (m) => warnings.push(m),
+  };
+  return { listener, states, steps, evals, warnings, names: () => states.map((s) => s.state) };
+}
+
+function session(behaviour?: (name: string) => FakeBehaviour, over?: Partial<SessionConfig>) {
+  const fakes = fakePipelines(behaviour);
+  const rec = recorder();
+  const s = new LabSession(config(over), rec.listener, fakes.start);
+  return { s, rec, fakes };
+}
+
+async function until(what: string, ok: () => boolean, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function timed<T>(p: Promise<T>): Promise<number> {
+  const t0 = Date.now();
+  await p;
+  return Date.now() - t0;
+}
+
+describe('LabSession', () => {
+  it('trains, reports steps in order, evaluates, and stops: every state change legal', async () => {
+    const { s, rec, fakes } = session();
+    const done = s.start();
+    await until('20 steps and an evaluation', () => rec.steps.length >= 20 && rec.evals.length >= 1);
+    expect(rec.steps.map((m) => m.step)).toEqual(rec.steps.map((_, i) => i + 1));
+    expect(rec.steps.every((m) => Number.isFinite(m.loss))).toBe(true);
+    expect(rec.evals[0]).toMatchObject({ step: 10, examples: 4 * 256 }); // the fake's test split: 4 batches of 256
+    expect(rec.evals[0]!.accuracy).toBeGreaterThanOrEqual(0);
+    expect(rec.names().slice(0, 4)).toEqual(['loading', 'running', 'evaluating', 'running']);
+    await s.stop();
+    await done;
+    expect(s.state).toBe('stopped');
+    expect(rec.names().slice(-2)).toEqual(['stopping', 'stopped']);
+    expect(fakes.workers.every((w) => w.terminated)).toBe(true);
+    // The test split's worker goes as soon as the split is on the model's side.
+    expect(fakes.workers.find((w) => w.name === 'pipeline-test')!.calls).toEqual(['open test']);
+  });
+
+  it('a pause while the trainer waits for a batch pauses the run; resume goes on', async () => {
+    const { s, rec } = session((name) => (name === 'pipeline-train' ? { nextMs: 150 } : {}));
+    void s.start();
+    await until('3 steps', () => rec.steps.length >= 3);
+    s.pause(); // the trainer is now waiting in next() for most of its time
+    expect(s.state).toBe('paused');
+    await sleep(600);
+    const paused = rec.steps.length;
+    await sleep(600);
+    expect(s.state).toBe('paused'); // the run did not end
+    expect(rec.steps.length).toBe(paused); // and took no step
+    s.resume();
+    expect(s.state).toBe('running');
+    await until('steps after resume', () => rec.steps.length >= paused + 3);
+    await s.stop();
+    expect(s.state).toBe('stopped');
+  });
+
+  it('stop while the pipeline is opening ends at once and cancels the worker', async () => {
+    const { s, rec, fakes } = session(() => ({ openMs: Infinity }));
+    const done = s.start();
+    await sleep(50);
+    expect(s.state).toBe('loading');
+    expect(await timed(s.stop())).toBeLessThan(1000);
+    await done;
+    expect(rec.names()).toEqual(['loading', 'stopping', 'stopped']);
+    expect(fakes.workers[0]!.calls).toContain('cancel');
+    expect(fakes.workers[0]!.terminated).toBe(true);
+  });
+
+  it('stop while the test split loads is not overwritten by "running"', async () => {
+    const { s, rec } = session((name) => (name === 'pipeline-test' ? { nextMs: 400 } : {}));
+    const done = s.start();
+    await until('the test split to open', () => rec.states.length >= 1 && s.info !== undefined);
+    await sleep(100);
+    expect(await timed(s.stop())).toBeLessThan(1000);
+    await done;
+    await sleep(500); // the abandoned test batch arrives now
+    expect(s.state).toBe('stopped');
+    expect(rec.names()).toEqual(['loading', 'stopping', 'stopped']);
+  });
+
+  it('stop during an evaluation ends within the bound and reports no evaluation after it', async () => {
+    const { s, rec } = session(undefined, { evalEvery: 5 });
+    let stopping: Promise<void> | undefined;
+    const listener = rec.listener.state;
+    rec.listener.state = (state, detail) => {
+      listener(state, detail);
+      if (state === 'evaluating' && !stopping) stopping = s.stop();
+    };
+    const done = s.start();
+    await until('the stop during evaluation', () => stopping !== undefined);
+    expect(await timed(stopping!)).toBeLessThan(1000);
+    await done;
+    expect(rec.evals).toEqual([]);
+    expect(rec.names()).toEqual(['loading', 'running', 'evaluating', 'stopping', 'stopped']);
+  });
+
+  it('a pause during evaluation takes effect when the evaluation ends', async () => {
+    const { s, rec } = session(undefined, { evalEvery: 3 });
+    const listener = rec.listener.state;
+    rec.listener.state = (state, detail) => {
+      listener(state, detail);
+      if (state === 'evaluating' && rec.evals.length === 0) s.pause();
+    };
+    void s.start();
+    await until('the pause', () => s.state === 'paused');
+    expect(rec.evals.length).toBe(1);
+    const steps = rec.steps.length;
+    await sleep(300);
+    expect(rec.steps.length).toBe(steps);
+    s.resume();
+    await until('more steps', () => rec.steps.length > steps + 2);
+    await s.stop();
+  });
+
+  it('controls changed while the pipeline opens are applied once it is open, not lost or thrown', async () => {
+    const { s, rec, fakes } = session((name) => (name === 'pipeline-train' ? { openMs: 200 } : {}));
+    void s.start();
+    await sleep(20);
+    s.setScanGroup(2);
+    s.setEchoFactor(3);
+    await until('running', () => s.state === 'running');
+    const train = fakes.workers.find((w) => w.name === 'pipeline-train')!;
+    expect(train.calls.slice(0, 3)).toEqual(['open train', 'setScanGroup 2', 'setEchoFactor 3']);
+    s.setScanGroup(4); // after open: straight through
+    await until('the live change', () => train.calls.includes('setScanGroup 4'));
+    expect(rec.warnings).toEqual([]);
+    await s.stop();
+  });
+
+  it('start after stop: the old run sends nothing more, the new run starts clean', async () => {
+    const a = session((name) => (name === 'pipeline-train' ? { nextMs: 20 } : {}));
+    void a.s.start();
+    await until('steps in run A', () => a.rec.steps.length >= 5);
+    await a.s.stop();
+    const afterStop = { steps: a.rec.steps.length, states: a.rec.states.length };
+    const b = session();
+    void b.s.start();
+    await until('steps in run B', () => b.rec.steps.length >= 5);
+    await sleep(200);
+    expect(a.rec.steps.length).toBe(afterStop.steps);
+    expect(a.rec.states.length).toBe(afterStop.states);
+    expect(b.rec.steps[0]!.step).toBe(1);
+    await b.s.stop();
+  });
+
+  it('leaks no tensors across runs', async () => {
+    const before = tf.memory().numTensors;
+    for (let run = 0; run < 2; run++) {
+      const { s, rec } = session(undefined, { evalEvery: 4 });
+      void s.start();
+      await until('steps and an evaluation', () => rec.steps.length >= 9 && rec.evals.length >= 2);
+      await s.stop();
+    }
+    await sleep(100); // abandoned readbacks dispose their tensors when they land
+    expect(tf.memory().numTensors).toBe(before);
+  });
+
+  it('a stream that ends evaluates once more and stops by itself', async () => {
+    const { s, rec } = session((name) => (name === 'pipeline-train' ? { batches: 7 } : {}), { evalEvery: 5 });
+    await s.start();
+    expect(s.state).toBe('stopped');
+    expect(rec.states.at(-1)).toEqual({ state: 'stopped', detail: 'the data stream ended' });
+    expect(rec.steps.length).toBe(7);
+    expect(rec.evals.map((e) => e.step)).toEqual([5, 7]);
+  });
+
+  it('a pipeline failure fails the run with its message and frees the workers', async () => {
+    const { s, rec, fakes } = session((name) => (name === 'pipeline-train' ? { failAfter: { batches: 3, message: 'every record failed' } } : {}));
+    await s.start();
+    expect(s.state).toBe('failed');
+    expect(rec.states.at(-1)!.detail).toContain('every record failed');
+    expect(fakes.workers.every((w) => w.terminated)).toBe(true);
+    await s.stop(); // harmless once ended
+    expect(s.state).toBe('failed');
+  });
+
+  it('a batch size larger than the training split is refused with the reason', async () => {
+    const { s, rec } = session(undefined, { batchSize: 2048 });
+    await s.start();
+    expect(s.state).toBe('failed');
+    expect(rec.states.at(-1)!.detail).toMatch(/batch size 2048 .*1024 examples/);
+  });
+
+  it('keeps running totals of what it fetched beside its bounded history', async () => {
+    const { s } = session();
+    void s.start();
+    await until('a few fetches', () => s.fetchTotals.records >= 10);
+    await s.stop();
+    expect(s.fetches.length).toBe(Math.min(s.fetchTotals.records, s.fetches.capacity));
+    expect(s.fetchTotals.bytes).toBe(s.fetches.toArray().reduce((sum, f) => sum + f.received, 0));
+  });
+});
