@@ -66,7 +66,7 @@ interface Field {
   check(): Checked<unknown>;
 }
 
-function field(input: HTMLInputElement, check: (text: string) => Checked<unknown>): Field {
+function field(input: HTMLInputElement, param: string, check: (text: string) => Checked<unknown>): Field {
   const error = document.createElement('span');
   error.className = 'field-error';
   error.id = `${input.id}-error`;
@@ -75,6 +75,7 @@ function field(input: HTMLInputElement, check: (text: string) => Checked<unknown
   input.insertAdjacentElement('afterend', error);
   const f: Field = { input, error, check: () => check(input.value) };
   input.addEventListener('input', () => {
+    clearParamError(param); // the person is fixing it here now
     showCheck(f);
     refreshControls();
   });
@@ -89,11 +90,11 @@ function showCheck(f: Field): boolean {
 }
 
 const fields = {
-  batchSize: field(ui.batchSize, checkBatchSize),
-  learningRate: field(ui.learningRate, checkLearningRate),
-  evalEvery: field(ui.evalEvery, checkEvalEvery),
-  echo: field(ui.echo, checkEchoFactor),
-  manifestUrl: field(ui.manifestUrl, (text) => {
+  batchSize: field(ui.batchSize, 'batch', checkBatchSize),
+  learningRate: field(ui.learningRate, 'lr', checkLearningRate),
+  evalEvery: field(ui.evalEvery, 'evalEvery', checkEvalEvery),
+  echo: field(ui.echo, 'echo', checkEchoFactor),
+  manifestUrl: field(ui.manifestUrl, 'manifest', (text) => {
     const r = checkManifestUrl(text, location.href);
     if (r.ok && r.value && manifestProbe && !manifestProbe.ok) return { ok: false, reason: manifestProbe.reason };
     return r;
@@ -106,8 +107,19 @@ const fields = {
 const probes = new Map<string, DatasetProbe>();
 /** The probe of the typed manifest URL, when one is typed. */
 let manifestProbe: DatasetProbe | undefined;
-/** Errors in the URL the page was opened with; they block Start until the person fixes the control. */
+/** Errors in the URL the page was opened with, shown above the page until the person fixes the control. */
 const paramErrors = new Map<string, string>();
+/** Parameters that name something (no field holds their bad value): they block Start while they stand. */
+const NAMING_PARAMS = new Set(['dataset', 'model', 'manifest', 'group', 'seed']);
+
+function showParamErrors(): void {
+  ui.paramError.hidden = paramErrors.size === 0;
+  ui.paramError.replaceChildren(...[...paramErrors.values()].map((m) => Object.assign(document.createElement('div'), { textContent: m })));
+}
+
+function clearParamError(name: string): void {
+  if (paramErrors.delete(name)) showParamErrors();
+}
 
 const buildPanel = setupBuildPanel({
   selected: () => ui.dataset.value,
@@ -210,13 +222,14 @@ function log(message: string, kind: 'info' | 'warning' | 'error' = 'info'): void
 function startBlockers(): string[] {
   const reasons: string[] = [];
   if (gpuError) reasons.push('WebGPU is unavailable');
-  for (const message of paramErrors.values()) reasons.push(message);
+  if ([...paramErrors.keys()].some((k) => NAMING_PARAMS.has(k))) reasons.push('the URL names something that is not there (see above)');
   for (const f of Object.values(fields)) {
     const r = f.input.disabled ? { ok: true } : f.check();
     if (!r.ok) reasons.push((r as { reason: string }).reason);
   }
   if (ui.manifestUrl.dataset.probing) reasons.push('reading the manifest…');
-  if (!ui.manifestUrl.value.trim() && !ui.dataset.value) reasons.push('no dataset is available');
+  if (!ui.manifestUrl.value.trim() && !ui.dataset.value) reasons.push('choose a dataset');
+  if (!ui.model.value) reasons.push('choose a model');
   return reasons;
 }
 
@@ -393,6 +406,8 @@ ui.pause.addEventListener('click', () => (session?.state === 'paused' ? session.
 ui.stop.addEventListener('click', () => void stop());
 ui.fidelity.addEventListener('input', () => {
   fidelityTouched = true;
+  clearParamError('group');
+  refreshControls();
   updateFidelityLabel();
   if (session && !session.ended) session.setScanGroup(Number(ui.fidelity.value));
 });
@@ -401,16 +416,16 @@ ui.echo.addEventListener('input', () => {
   if (r.ok && session && !session.ended) session.setEchoFactor(r.value); // a bad value is shown and not applied
 });
 ui.dataset.addEventListener('change', () => {
-  paramErrors.delete('dataset');
+  clearParamError('dataset');
   listModels(ui.model.value);
   buildPanel.refresh();
 });
 ui.model.addEventListener('change', () => {
-  paramErrors.delete('model');
+  clearParamError('model');
   refreshControls();
 });
 ui.manifestUrl.addEventListener('change', () => {
-  paramErrors.delete('manifest');
+  clearParamError('manifest');
   void probeTypedManifest();
 });
 
@@ -445,6 +460,10 @@ async function applyParams(): Promise<void> {
     const p = probes.get(entry.manifest);
     paramErrors.set('dataset', `URL parameter dataset=${dataset}: ${entry.build ? `not built; run ${entry.build}` : p && !p.ok ? p.reason : 'not available'}`);
   }
+  if (paramErrors.has('dataset')) {
+    ui.dataset.value = ''; // nothing chosen, rather than a dataset the person did not ask for
+    listModels();
+  }
   const manifest = params.get('manifest');
   if (manifest !== null) {
     ui.manifestUrl.value = manifest;
@@ -460,6 +479,7 @@ async function applyParams(): Promise<void> {
     if (!spec) paramErrors.set('model', `URL parameter model=${model} names no model (have ${MODELS.map((m) => m.id).join(', ')})`);
     else if (kind && spec.input !== kind) paramErrors.set('model', `URL parameter model=${model}: ${spec.label} reads ${spec.input} data, the chosen dataset is ${kind}`);
     else listModels(model);
+    if (paramErrors.has('model')) ui.model.value = '';
   }
 
   const group = params.get('group');
@@ -474,8 +494,7 @@ async function applyParams(): Promise<void> {
       updateFidelityLabel();
     }
   }
-  ui.paramError.hidden = paramErrors.size === 0;
-  ui.paramError.replaceChildren(...[...paramErrors.values()].map((m) => Object.assign(document.createElement('div'), { textContent: m })));
+  showParamErrors();
   refreshControls();
 }
 

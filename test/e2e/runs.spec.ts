@@ -1,0 +1,176 @@
+// One run per Start, controls that never lie, inputs checked where they are
+// entered: what a person meets in the first minute, in headless Chromium on
+// WebGPU (SwiftShader), with the real workers and the bundled dataset.
+import { expect, test, type Page } from '@playwright/test';
+import { snapshot, waitFor } from './helpers.js';
+
+const runs = (page: Page) => page.evaluate(() => window.__lab!.runs());
+const stateText = (page: Page) => page.locator('#state');
+
+/** Records every text the state badge shows, however briefly. */
+async function watchStates(page: Page): Promise<() => Promise<string[]>> {
+  await page.evaluate(() => {
+    const seen: string[] = [];
+    (window as unknown as { __states: string[] }).__states = seen;
+    const el = document.getElementById('state')!;
+    new MutationObserver(() => seen.push(el.textContent ?? '')).observe(el, { childList: true, characterData: true, subtree: true });
+  });
+  return () => page.evaluate(() => (window as unknown as { __states: string[] }).__states);
+}
+
+test('Stop then Start, again and again: exactly one run at a time, and Stop really stops it', async ({ page }) => {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto('/?model=tiny-cnn&batch=32&evalEvery=15');
+  await expect(page.locator('#backend')).toContainText('webgpu');
+  const start = page.locator('#start');
+  const stop = page.locator('#stop');
+
+  await start.dblclick(); // a double click starts one run
+  await waitFor(page, 'the first steps', (s) => s.steps.length >= 3);
+  expect(await runs(page)).toEqual({ open: 1, workers: 1 });
+
+  for (let round = 0; round < 3; round++) {
+    await waitFor(page, 'an evaluation', (s) => s.evals.length > 0);
+    await stop.click();
+    await expect(start).toBeEnabled({ timeout: 10_000 }); // within Stop's bound...
+    expect((await snapshot(page)).state).toBe('stopped'); // ...and only once the run has fully ended
+    await start.click();
+    await start.click({ force: true, timeout: 1000 }).catch(() => undefined); // impatient second click
+    // The new run starts clean: no tile or chart keeps the old run's numbers.
+    await expect(page.locator('#m-acc')).toHaveText('–');
+    const fresh = await waitFor(page, 'steps in the new run', (s) => s.steps.length >= 3);
+    expect(fresh.steps[0]!.step).toBe(1);
+    expect(fresh.steps.map((m) => m.step)).toEqual(fresh.steps.map((_, i) => i + 1)); // no zig-zag from another run
+    expect(fresh.evals.every((e) => e.step <= fresh.steps.at(-1)!.step + 1)).toBe(true);
+    expect(await runs(page)).toEqual({ open: 1, workers: 1 });
+  }
+
+  await stop.click();
+  await expect(stateText(page)).toHaveText('stopped', { timeout: 10_000 });
+  const stopped = (await snapshot(page)).steps.length;
+  await page.waitForTimeout(3000);
+  expect((await snapshot(page)).steps.length).toBe(stopped);
+  expect(await runs(page)).toEqual({ open: 0, workers: 0 });
+  expect(errors).toEqual([]);
+});
+
+test('Stop while the run is loading, and while it evaluates, ends within seconds', async ({ page }) => {
+  await page.goto('/?model=cnn&batch=32&evalEvery=5');
+  await expect(page.locator('#backend')).toContainText('webgpu');
+  const states = await watchStates(page);
+  await page.locator('#start').click();
+  await expect(stateText(page)).toHaveText('loading');
+  let t0 = Date.now();
+  await page.locator('#stop').click();
+  await expect(stateText(page)).toHaveText('stopped', { timeout: 10_000 });
+  expect(Date.now() - t0).toBeLessThan(10_000);
+  expect(await runs(page)).toEqual({ open: 0, workers: 0 });
+
+  await page.locator('#start').click();
+  await expect(stateText(page)).toHaveText('evaluating', { timeout: 120_000 }); // the page says so while it evaluates
+  t0 = Date.now();
+  await page.locator('#stop').click();
+  await expect(stateText(page)).toHaveText('stopped', { timeout: 10_000 });
+  expect(Date.now() - t0).toBeLessThan(10_000);
+  expect(await states()).toEqual(expect.arrayContaining(['loading', 'stopping', 'stopped', 'running', 'evaluating']));
+  expect((await snapshot(page)).evals).toEqual([]); // the abandoned evaluation never lands
+});
+
+test('moving the slider and echo while a run opens is applied, not thrown or reset', async ({ page }) => {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto('/?model=tiny-cnn&batch=32&evalEvery=1000');
+  await expect(page.locator('#backend')).toContainText('webgpu');
+  await page.locator('#start').click();
+  await page.locator('#fidelity').fill('2');
+  await page.locator('#echo').fill('2');
+  expect((await snapshot(page)).state).toBe('loading');
+  const s = await waitFor(page, 'records fetched at scan group 2', (x) => x.fetches.filter((f) => f.record.startsWith('train-')).length >= 2);
+  expect(s.fetches.filter((f) => f.record.startsWith('train-')).every((f) => f.group === 2)).toBe(true);
+  await expect(page.locator('#fidelity')).toHaveValue('2');
+  // Echo 2 from the start: each example read is emitted twice (less what the 512-example shuffle buffer holds).
+  const p = (await waitFor(page, 'echoed examples', (x) => (x.pipeline?.examplesRead ?? 0) >= 2048)).pipeline!;
+  expect(p.examplesEmitted).toBeGreaterThan(1.5 * p.examplesRead);
+  expect(errors).toEqual([]);
+  await page.evaluate(() => window.__lab!.stop());
+});
+
+test('a run leaves no tensors behind', async ({ page }) => {
+  await page.goto('/?model=tiny-cnn&batch=32&evalEvery=10');
+  await expect(page.locator('#backend')).toContainText('webgpu');
+  const before = await page.evaluate(() => window.__lab!.memory());
+  await page.locator('#start').click();
+  await waitFor(page, 'steps and an evaluation', (s) => s.steps.length >= 12 && s.evals.length > 0);
+  await page.evaluate(() => window.__lab!.stop());
+  await expect.poll(() => page.evaluate(() => window.__lab!.memory().tensors)).toBe(before.tensors);
+});
+
+// Each refused field: the reason beside it, Start off, no run.
+const fieldCases: [string, string, RegExp][] = [
+  ['#batch-size', '0', /batch size must be a whole number from 1 to 1024/],
+  ['#batch-size', '100000', /batch size must be a whole number from 1 to 1024/],
+  ['#batch-size', '', /batch size must be a whole number/],
+  ['#echo', '0', /echo factor must be a number from 1 to 16/],
+  ['#echo', '1000', /echo factor must be a number from 1 to 16/],
+  ['#learning-rate', 'abc', /learning rate must be a number/],
+  ['#learning-rate', '-0.1', /learning rate must be a number/],
+  ['#eval-every', '0', /evaluation interval must be a whole number/],
+  ['#manifest-url', 'ftp://example.com/manifest.json', /must be http or https/],
+];
+for (const [selector, value, reason] of fieldCases) {
+  test(`refuses ${selector.slice(1)} = "${value}" with the reason beside the field`, async ({ page }) => {
+    await page.goto('/?model=tiny-cnn');
+    await expect(page.locator('#backend')).toContainText('webgpu');
+    await expect(page.locator('#start')).toBeEnabled();
+    await page.locator(selector).fill(value);
+    await expect(page.locator(`${selector}-error`)).toHaveText(reason);
+    await expect(page.locator(selector)).toHaveAttribute('aria-invalid', 'true');
+    await expect(page.locator('#start')).toBeDisabled();
+    await expect(page.locator('#start-hint')).toContainText(reason);
+    await page.evaluate(() => window.__lab!.start());
+    expect(await runs(page)).toEqual({ open: 0, workers: 0 });
+    expect((await snapshot(page)).state).toBe('idle');
+  });
+}
+
+// Each refused URL parameter: an error on the page, no silent default, no run (autostart too).
+const paramCases: [string, RegExp][] = [
+  ['lr=abc', /URL parameter lr=abc: learning rate must be a number/],
+  ['batch=0', /URL parameter batch=0: batch size must be a whole number/],
+  ['batch=100000', /URL parameter batch=100000: batch size/],
+  ['echo=0', /URL parameter echo=0: echo factor/],
+  ['echo=1000', /URL parameter echo=1000: echo factor/],
+  ['evalEvery=-3', /URL parameter evalEvery=-3: evaluation interval/],
+  ['group=99', /URL parameter group=99: scan group must be a whole number from 1 to 6/],
+  ['seed=x', /URL parameter seed=x: seed must be a whole number/],
+  ['dataset=nope', /URL parameter dataset=nope names no dataset/],
+  ['model=nope', /URL parameter model=nope names no model/],
+  ['model=logreg', /URL parameter model=logreg: .* reads tabular data, the chosen dataset is image/],
+  ['dataset=fashion-mnist', /URL parameter dataset=fashion-mnist: not built; run npm run data:full/],
+  ['manifest=nowhere/manifest.json', /URL parameter manifest=nowhere\/manifest\.json: .*nowhere\/manifest\.json: missing/],
+];
+for (const [param, message] of paramCases) {
+  test(`refuses the URL parameter ${param}`, async ({ page }) => {
+    await page.goto(`/?${param}&autostart=1`);
+    await expect(page.locator('#backend')).toContainText('webgpu');
+    await expect(page.locator('#param-error')).toContainText(message);
+    await expect(page.locator('#start')).toBeDisabled();
+    await page.waitForTimeout(500);
+    expect(await runs(page)).toEqual({ open: 0, workers: 0 });
+    expect((await snapshot(page)).state).toBe('idle');
+  });
+}
+
+test('lists only datasets that exist; the others show the command that builds them', async ({ page }) => {
+  await page.goto('/');
+  await expect(page.locator('#dataset option:not([disabled])')).toHaveCount(3); // the bundled three
+  const unbuilt = page.locator('#dataset option[disabled]');
+  await expect(unbuilt.filter({ hasText: 'Fashion-MNIST (60,000 + 10,000): not built, run npm run data:full' })).toHaveCount(1);
+  await expect(unbuilt.filter({ hasText: 'npm run data:toc:flights' })).toHaveCount(1);
+  // Choosing a tabular dataset offers only the models that read tables.
+  await page.locator('#dataset').selectOption('datasets/birdstrikes-toc/manifest.json');
+  const models = await page.locator('#model option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+  expect(models).toEqual(['logreg', 'svm', 'toc-mlp']);
+  await expect(page.locator('#batch-size')).toBeDisabled();
+});
