@@ -166,7 +166,6 @@ export class LabSession {
       this.train = train;
       // Controls changed while the pipeline was opening are applied now, not lost.
       await abortable(Promise.all([train.api.setScanGroup(this.controls.scanGroup), train.api.setEchoFactor(this.controls.echoFactor)]), signal);
-      if (info.kind === 'image' && c.batchSize > info.examples) throw new Error(`batch size ${c.batchSize} is larger than the training split (${info.examples} examples)`);
       this.info = info;
       this.listener.info(info);
       trainer = new Trainer(info, { model: c.model, learningRate: c.learningRate, evalEvery: c.evalEvery, readbackDepth: c.readbackDepth });

@@ -18,7 +18,7 @@ test('trains on WebGPU, and the fidelity slider cuts the bytes fetched per image
   await expect(page.locator('#backend')).toContainText('webgpu');
   const first = await waitFor(page, '20 training steps', (s) => s.steps.length >= 20);
   expect(first.backend).toBe('webgpu');
-  expect(first.state).toBe('running');
+  expect(['running', 'evaluating']).toContain(first.state);
 
   const losses = first.steps.map((s) => s.loss);
   expect(losses.every(Number.isFinite)).toBe(true);
@@ -53,7 +53,7 @@ test('trains on WebGPU, and the fidelity slider cuts the bytes fetched per image
 
   // Training goes on, on the low-fidelity data.
   const later = await waitFor(page, 'training to continue after the change', (s) => s.steps.length >= Math.max(stepAtDrag, after.steps.length) + 10);
-  expect(later.state).toBe('running');
+  expect(['running', 'evaluating']).toContain(later.state);
   expect(later.steps.slice(-10).every((s) => Number.isFinite(s.loss))).toBe(true);
   await expect(page.locator('#samples-caption')).toContainText('scan group 1', { timeout: 60_000 });
   await waitFor(page, 'a test evaluation', (s) => s.evals.length > 0);
@@ -79,9 +79,10 @@ test('echoing repeats examples, and pause, resume and stop work', async ({ page 
 
   await page.locator('#pause').click();
   await expect(page.locator('#state')).toHaveText('paused');
+  await page.waitForTimeout(1000); // losses of steps taken before the pause may still arrive
   const paused = (await snapshot(page)).steps.length;
   await page.waitForTimeout(2000);
-  expect((await snapshot(page)).steps.length).toBeLessThanOrEqual(paused + 1); // a step already under way may finish
+  expect((await snapshot(page)).steps.length).toBe(paused); // no step is taken while paused
   await page.locator('#pause').click();
   await waitFor(page, 'steps after resume', (s) => s.steps.length > paused + 3);
   await page.locator('#stop').click();
@@ -106,7 +107,7 @@ test('a damaged dataset: the log names each bad record and image, and training g
   const log = s.warnings.join('\n');
   expect(log).toMatch(/record train-00001\.pcr: .*(truncated at byte \d+|shorter than the manifest)/);
   expect(log).toMatch(/record train-00002\.pcr, image 5 \(chunk at byte \d+\): .*image left out/);
-  // Vite's dev server answers a missing file with its index.html page.
+  // A missing record: a 404 here (the dev server runs with appType 'mpa'), an HTML page on single-page hosts.
   expect(log).toMatch(/record train-00003\.pcr: fetch failed: .*(HTTP 404|sent an HTML page).*record skipped/);
   // The run goes on with the good data: more steps, all finite, state running.
   const later = await waitFor(page, 'more steps', (x) => x.steps.length >= s.steps.length + 5);

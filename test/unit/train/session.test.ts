@@ -230,13 +230,6 @@ describe('LabSession', () => {
     expect(s.state).toBe('failed');
   });
 
-  it('a batch size larger than the training split is refused with the reason', async () => {
-    const { s, rec } = session(undefined, { batchSize: 2048 });
-    await s.start();
-    expect(s.state).toBe('failed');
-    expect(rec.states.at(-1)!.detail).toMatch(/batch size 2048 .*1024 examples/);
-  });
-
   it('keeps running totals of what it fetched beside its bounded history', async () => {
     const { s } = session();
     void s.start();
