@@ -125,23 +125,26 @@ export class Trainer {
       } finally {
         input.dispose();
       }
+      // The readback starts now; the loop waits only when `depth` earlier ones are still in flight.
+      const value = readScalars(lossTensor);
+      if (depth === 0) await abortable(value, signal);
+      while (inFlight.length > 0 && inFlight.length >= depth) await abortable(inFlight.shift()!, signal);
       const t2 = performance.now();
+      const stepMs = t2 - t0 - (t1resumed - t1); // a pause while holding the batch does not count
       step++;
-      active += (t1 - t0 + (t2 - t1resumed)) / 1000;
+      active += stepMs / 1000;
       times.push({ t: active, n: batch.size });
       if (times.length > SPEED_WINDOW) times.shift();
-      const span = times.length > 1 ? times.at(-1)!.t - times[0]!.t : (t2 - t0) / 1000;
+      const span = times.length > 1 ? times.at(-1)!.t - times[0]!.t : stepMs / 1000;
       const examples = times.length > 1 ? times.slice(1).reduce((s, x) => s + x.n, 0) : batch.size;
-      const partial = { step, time: active, imagesPerSecond: examples / span, waitFraction: (t1 - t0) / (t1 - t0 + (t2 - t1resumed)), bytesFetched: stats.bytesFetched, pipeline: stats };
+      const partial = { step, time: active, imagesPerSecond: examples / span, waitFraction: (t1 - t0) / stepMs, bytesFetched: stats.bytesFetched, pipeline: stats };
 
-      // Report in step order once the loss arrives; the loop goes on meanwhile.
-      const value = readScalars(lossTensor);
+      // Reported in step order once the loss arrives; the loop goes on meanwhile.
       reported = Promise.all([reported, value]).then(([, v]) => {
         if (!signal.aborted) hooks.step({ ...partial, loss: v[0]! });
       });
       reported.catch(() => undefined); // a readback abandoned by a stop may still fail unobserved
       inFlight.push(reported);
-      while (inFlight.length > depth) await abortable(inFlight.shift()!, signal);
 
       if (this.hasTestSet && step % this.config.evalEvery === 0) await this.evaluateAndReport(step, hooks);
     }
