@@ -6,6 +6,7 @@
 import './style.css';
 import * as tf from '@tensorflow/tfjs';
 import { adapterDescription, webgpuBackend } from '../gpu/backend.js';
+import { tocOutputCount } from '../gpu/toc/tfjs-op.js';
 import type { DatasetInfo } from '../pipeline/api.js';
 import { liveWorkerCount, startPipelineWorker } from '../pipeline/client.js';
 import { localManifestUrl, LOCAL_PREFIX } from '../pipeline/local-store.js';
@@ -521,7 +522,7 @@ window.__lab = {
     return { state: session?.state ?? 'idle', adapter, steps: steps?.total ?? 0, first: lite(steps?.first()), last: lite(steps?.last()), lastEval: session?.evals.last(), warnings: session?.warnings.total ?? 0 };
   },
   runs: () => ({ open: openSessions.size, workers: liveWorkerCount() }),
-  memory: () => ({ tensors: tf.memory().numTensors, bytes: tf.memory().numBytes }),
+  memory: () => ({ tensors: tf.memory().numTensors, bytes: tf.memory().numBytes, tocBuffers: tocOutputCount() }),
   start,
   pause: () => session?.pause(),
   resume: () => session?.resume(),

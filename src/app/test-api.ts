@@ -37,8 +37,8 @@ export interface LabTestApi {
   progress(): LabProgress;
   /** Runs not yet ended, and pipeline workers alive: one run at a time holds at most its own. */
   runs(): { open: number; workers: number };
-  /** tf.memory(): tensors alive on the page, to find leaks across runs. */
-  memory(): { tensors: number; bytes: number };
+  /** tf.memory() (tensors alive on the page) and the TOC op's cached GPU buffers, to find leaks across runs. */
+  memory(): { tensors: number; bytes: number; tocBuffers: number };
   start(): Promise<void>;
   pause(): void;
   resume(): void;

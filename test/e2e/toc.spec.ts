@@ -6,7 +6,10 @@ import { mean, waitFor } from './helpers.js';
 
 for (const model of ['logreg', 'svm', 'toc-mlp']) {
   test(`${model} trains on TOC batches of the flights table`, async ({ page }) => {
-    await page.goto(`/?dataset=flights-250k&model=${model}&evalEvery=15&autostart=1`);
+    await page.goto(`/?dataset=flights-250k&model=${model}&evalEvery=15`);
+    await expect(page.locator('#backend')).toContainText('webgpu');
+    const before = await page.evaluate(() => window.__lab!.memory());
+    await page.evaluate(() => window.__lab!.start());
     const s = await waitFor(page, '30 steps and an evaluation', (x) => x.steps.length >= 30 && x.evals.length > 0);
     expect(s.backend).toBe('webgpu');
     expect(s.dataset).toMatchObject({ kind: 'tabular', inputShape: [487], classes: ['delay<=15', 'delay>15'] });
@@ -22,6 +25,8 @@ for (const model of ['logreg', 'svm', 'toc-mlp']) {
     expect(s.warnings).toEqual([]);
     if (model === 'logreg') await page.screenshot({ path: 'test-results/lab-toc.png' });
     await page.evaluate(() => window.__lab!.stop());
+    // The run leaves nothing on the GPU: no tensor, no cached output buffer of the TOC op.
+    await expect.poll(() => page.evaluate(() => window.__lab!.memory())).toEqual({ ...before, tocBuffers: 0 });
   });
 }
 

@@ -25,6 +25,17 @@ function outputBuffer(device: GPUDevice, label: string, bytes: number): GPUBuffe
   return buffer;
 }
 
+/** Output buffers held now (the tests check a run leaves none). */
+export function tocOutputCount(): number {
+  return outputs.size;
+}
+
+/** Frees the cached output buffers; a model over TOC batches calls it when it is disposed, at the end of its run. */
+export function releaseTocOutputs(): void {
+  for (const buffer of outputs.values()) buffer.destroy();
+  outputs.clear();
+}
+
 /**
  * Runs one of our kernels on a tfjs tensor and returns the result as a tfjs
  * tensor. dataToGPU submits tfjs's pending work first and creating a tensor from

@@ -2,7 +2,7 @@
 // on the compressed batch, and so does the weight gradient A^T * dZ.
 import * as tf from '@tensorflow/tfjs';
 import { TocGpuBatch } from '../../gpu/toc/kernels.js';
-import { tocMatMul } from '../../gpu/toc/tfjs-op.js';
+import { releaseTocOutputs, tocMatMul } from '../../gpu/toc/tfjs-op.js';
 import type { Batch, DatasetInfo } from '../../pipeline/api.js';
 import { softmaxLoss } from './layers.js';
 import type { Model, ModelInput, ModelSpec } from './registry.js';
@@ -31,12 +31,16 @@ function checkTabular(info: DatasetInfo): number {
 function tocDense(cols: number, units: number, name: string) {
   // Glorot-uniform, as tfjs dense layers start.
   const limit = Math.sqrt(6 / (cols + units));
-  const w = tf.variable(tf.randomUniform([cols, units], -limit, limit), true, `${name}.w`) as tf.Variable<tf.Rank.R2>;
-  const b = tf.variable(tf.zeros([units]), true, `${name}.b`);
+  // tidy frees the initial values: a variable keeps its own reference to their data.
+  const w = tf.tidy(() => tf.variable(tf.randomUniform([cols, units], -limit, limit), true, `${name}.w`)) as tf.Variable<tf.Rank.R2>;
+  const b = tf.tidy(() => tf.variable(tf.zeros([units]), true, `${name}.b`));
   return {
     apply: (input: ModelInput) => tocMatMul((input as TocInput).a, w).add(b) as tf.Tensor2D,
     weights: w,
-    dispose: () => tf.dispose([w, b]),
+    dispose: () => {
+      tf.dispose([w, b]);
+      releaseTocOutputs(); // the op's output buffers go with the run's model
+    },
   };
 }
 
