@@ -14,7 +14,7 @@ export class LiveChart {
   constructor(parent: HTMLElement, title: string, xLabel: string, color: string) {
     const opts: uPlot.Options = {
       title,
-      width: Math.max(240, parent.clientWidth || 320),
+      width: parent.clientWidth || 320,
       height: 170,
       scales: { x: { time: false } },
       axes: [{ label: xLabel }, {}],
@@ -22,6 +22,11 @@ export class LiveChart {
       series: [{}, { stroke: color, width: 1.5 }],
     };
     this.plot = new uPlot(opts, [this.xs, this.ys], parent);
+    // Follow the container's width, so the page works from a phone to a wide screen.
+    new ResizeObserver(() => {
+      const width = Math.floor(parent.clientWidth);
+      if (width > 0 && width !== this.plot.width) this.plot.setSize({ width, height: opts.height });
+    }).observe(parent);
   }
 
   push(x: number, y: number): void {

@@ -201,10 +201,10 @@ export class LabSession {
       });
       if (outcome === 'ended') this.machine.to('stopped', 'the data stream ended');
     } catch (err) {
-      if (!signal.aborted) {
+      if (!signal.aborted && !this.machine.isFinal) {
         const message = (err as Error).message;
-        this.onWarning(`training failed: ${message}`);
-        if (!this.machine.isFinal) this.machine.to('failed', message);
+        this.warnings.push(`training failed: ${message}`); // kept for the record; listeners hear it as the failed state
+        this.machine.to('failed', message);
       }
     } finally {
       trainer?.dispose();
