@@ -97,7 +97,7 @@ const fields = {
   echo: field(ui.echo, 'echo', checkEchoFactor),
   manifestUrl: field(ui.manifestUrl, 'manifest', (text) => {
     const r = checkManifestUrl(text, location.href);
-    if (r.ok && r.value && manifestProbe && !manifestProbe.ok) return { ok: false, reason: manifestProbe.reason };
+    if (r.ok && r.value && r.value === manifestProbe?.url && !manifestProbe.result.ok) return { ok: false, reason: manifestProbe.result.reason };
     return r;
   }),
 };
@@ -106,8 +106,8 @@ const fields = {
 
 /** What each served dataset's manifest said, by its URL (the page probes them all at load). */
 const probes = new Map<string, DatasetProbe>();
-/** The probe of the typed manifest URL, when one is typed. */
-let manifestProbe: DatasetProbe | undefined;
+/** The probe of the typed manifest URL, and the URL it read (the person may have typed on since). */
+let manifestProbe: { url: string; result: DatasetProbe } | undefined;
 /** Errors in the URL the page was opened with, shown above the page until the person fixes the control. */
 const paramErrors = new Map<string, string>();
 /** Parameters that name something (no field holds their bad value): they block Start while they stand. */
@@ -158,7 +158,7 @@ async function listDatasets(select?: string): Promise<void> {
 
 /** The kind of the dataset a run would read now, if known. */
 function selectedKind(): DatasetInfo['kind'] | undefined {
-  if (ui.manifestUrl.value.trim()) return manifestProbe?.ok ? manifestProbe.kind : undefined;
+  if (ui.manifestUrl.value.trim()) return manifestProbe?.result.ok ? manifestProbe.result.kind : undefined;
   if (ui.dataset.value.startsWith(LOCAL_PREFIX)) return 'image';
   const p = probes.get(ui.dataset.value);
   return p?.ok ? p.kind : DATASETS.find((d) => d.manifest === ui.dataset.value)?.kind;
@@ -184,9 +184,9 @@ async function probeTypedManifest(): Promise<void> {
   if (url.ok && url.value) {
     ui.manifestUrl.dataset.probing = 'true';
     refreshControls();
-    const p = await probeDataset(url.value);
+    const result = await probeDataset(url.value);
     if (seq !== probeSeq) return; // the person typed again meanwhile
-    manifestProbe = p;
+    manifestProbe = { url: url.value, result };
     delete ui.manifestUrl.dataset.probing;
   }
   showCheck(fields.manifestUrl);
@@ -485,7 +485,7 @@ async function applyParams(): Promise<void> {
 
   const group = params.get('group');
   if (group !== null) {
-    const p = probes.get(ui.dataset.value) ?? manifestProbe;
+    const p = ui.manifestUrl.value.trim() ? manifestProbe?.result : probes.get(ui.dataset.value);
     const r = checkScanGroup(group, p?.ok ? p.scanGroups : undefined);
     if (!r.ok) paramErrors.set('group', `URL parameter group=${group}: ${r.reason}`);
     else {
