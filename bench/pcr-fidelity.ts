@@ -20,7 +20,7 @@ import type { GroupFidelity } from '../src/pcr/fidelity.js';
 import { validateManifest, type PcrManifest } from '../src/pcr/manifest.js';
 import { RecordPrefix } from '../src/pcr/record.js';
 import type { SyntheticTask } from '../src/pcr/synthetic.js';
-import { seededRandom } from '../src/pipeline/random.js';
+import { seededRandom } from '../src/shared/random.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS = join(ROOT, 'bench', 'results', 'pcr-fidelity.md');

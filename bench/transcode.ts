@@ -12,7 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { transcodeToProgressive } from '../src/jpeg/transcode.js';
-import { seededRandom } from '../src/pipeline/random.js';
+import { seededRandom } from '../src/shared/random.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS = join(ROOT, 'bench', 'results', 'transcode.md');

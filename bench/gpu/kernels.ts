@@ -12,7 +12,7 @@ import { webgpuBackend } from '../../src/gpu/backend.js';
 import { CsrGpuBatch } from '../../src/gpu/csr.js';
 import { readBuffer, storageBuffer } from '../../src/gpu/pipelines.js';
 import { columnMajor, rowMajor, TocGpuBatch, type Strides } from '../../src/gpu/toc/kernels.js';
-import { tocGpuLayout, type TocGpuLayout } from '../../src/gpu/toc/layout.js';
+import { tocGpuLayout, type TocGpuLayout } from '../../src/toc/gpu-layout.js';
 import { tocMatMul } from '../../src/gpu/toc/tfjs-op.js';
 import { readTocRecord, validateTocManifest, writeTocRecord, type TocFrame } from '../../src/toc/dataset.js';
 import {

@@ -18,7 +18,7 @@ import {
 import { readCsvTable } from './sources/csv.js';
 import { readIdxPair } from './sources/idx.js';
 import { readParquetTable } from './sources/parquet.js';
-import { seededRandom } from '../pipeline/random.js';
+import { seededRandom } from '../shared/random.js';
 import { computeLabels, parseLabel, planFeatures, rowHash, rowOrder, type Derivation, type RawTable } from './sources/tabular.js';
 
 const FASHION_MNIST_CLASSES = ['T-shirt/top', 'Trouser', 'Pullover', 'Dress', 'Coat', 'Sandal', 'Shirt', 'Sneaker', 'Bag', 'Ankle boot'];

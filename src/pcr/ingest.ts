@@ -4,6 +4,7 @@
 // size, gray is widened into a colour dataset, what only a lossy re-encode can
 // fit (CMYK, RGB-coded, colour into gray) is re-encoded and said so, and what
 // cannot be read throws with the reason.
+import { Fnv1a } from '../shared/hash.js';
 import { decode as decodePng } from 'fast-png';
 import { encodeProgressiveScans, type RawImage } from '../jpeg/encoder.js';
 import { jpegFrameInfo } from '../jpeg/markers.js';
@@ -61,7 +62,5 @@ function pngToRaw(bytes: Uint8Array): RawImage {
 
 /** A stable pseudo-random split: the same file always lands in the same split. */
 export function isTestFile(name: string, testFraction: number): boolean {
-  let h = 2166136261;
-  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 16777619);
-  return (h >>> 0) / 2 ** 32 < testFraction;
+  return new Fnv1a().utf8(name).value / 2 ** 32 < testFraction;
 }

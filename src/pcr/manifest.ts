@@ -1,5 +1,6 @@
 // The JSON manifest of a PCR dataset: which records exist and where each
 // scan group ends inside them. Spec: docs/pcr.md.
+import { ManifestError } from '../shared/errors.js';
 
 export const MANIFEST_FORMAT = 'bytelab-pcr';
 export const MANIFEST_VERSION = 1;
@@ -49,9 +50,6 @@ export interface PcrManifest {
   msssim?: number[];
 }
 
-export class ManifestError extends Error {
-  override name = 'ManifestError';
-}
 
 /** Checks the shape of a parsed manifest; throws a ManifestError naming the first bad field. */
 export function validateManifest(json: unknown, where = 'manifest'): PcrManifest {

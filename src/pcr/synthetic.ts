@@ -1,3 +1,4 @@
+import { Fnv1a } from '../shared/hash.js';
 /**
  * Synthetic colour image datasets for the two kinds of task the PCR paper
  * contrasts (Kuchnik et al., Progressive Compressed Records, section 4.2: "Cars
@@ -125,27 +126,13 @@ export function syntheticLabel(index: number, task: SyntheticTask = 'coarse'): n
 
 /** 32-bit string/integer hash (FNV-1a over the parts, then a murmur3 finaliser). */
 function hash32(...parts: (string | number)[]): number {
-  let h = 0x811c9dc5;
-  const mix = (byte: number) => {
-    h ^= byte & 0xff;
-    h = Math.imul(h, 0x01000193);
-  };
+  const fnv = new Fnv1a();
   for (const part of parts) {
-    if (typeof part === 'string') {
-      for (let i = 0; i < part.length; i++) {
-        const c = part.charCodeAt(i);
-        mix(c);
-        mix(c >>> 8);
-      }
-    } else {
-      const n = part | 0;
-      mix(n);
-      mix(n >>> 8);
-      mix(n >>> 16);
-      mix(n >>> 24);
-    }
-    mix(0x1f); // separator, so ('ab', 'c') and ('a', 'bc') differ
+    if (typeof part === 'string') for (let i = 0; i < part.length; i++) fnv.u16(part.charCodeAt(i));
+    else fnv.u32(part | 0);
+    fnv.byte(0x1f); // separator, so ('ab', 'c') and ('a', 'bc') differ
   }
+  let h = fnv.value;
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;

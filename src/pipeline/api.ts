@@ -1,7 +1,7 @@
 // The typed API of the data pipeline worker. The page imports only these types;
 // the implementations (image-pipeline.ts for PCR images, toc-pipeline.ts for
 // TOC-compressed tables) run inside worker.ts.
-import type { TocGpuLayout } from '../gpu/toc/layout.js';
+import type { TocGpuLayout } from '../toc/gpu-layout.js';
 import type { TocBatch } from '../toc/batch.js';
 
 export interface PipelineOptions {

@@ -5,7 +5,7 @@ import type { Batch, DatasetInfo, PipelineEvent, PipelineOptions, PipelineStats 
 import { fetchPrefix } from './fetch.js';
 import { LOCAL_PREFIX, readLocalFile } from './local-store.js';
 import { BoundedQueue } from './queue.js';
-import { seededRandom, shuffleInPlace, type Random } from './random.js';
+import { seededRandom, shuffleInPlace, type Random } from '../shared/random.js';
 
 export const emptyStats = (): PipelineStats => ({ bytesFetched: 0, recordsFetched: 0, examplesRead: 0, examplesDropped: 0, examplesEmitted: 0, batchesEmitted: 0, fetchMs: 0, decodeMs: 0, epoch: 0 });
 

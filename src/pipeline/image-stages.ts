@@ -5,7 +5,7 @@ import { type DecodedImage, type TurboJpeg } from '../jpeg/turbo.js';
 import type { ImageShape } from '../pcr/manifest.js';
 import { resize } from '../pcr/pixels.js';
 import type { ImageBatch, SampleImages } from './api.js';
-import type { Random } from './random.js';
+import type { Random } from '../shared/random.js';
 import { chunk, echo, shuffleBuffer } from './stages.js';
 
 export interface ImageExample {

@@ -1,5 +1,5 @@
 // Generic pipeline stages over async iterables: echo, shuffle buffer, batch.
-import { shuffleInPlace, type Random } from './random.js';
+import { shuffleInPlace, type Random } from '../shared/random.js';
 
 /**
  * Data echoing (Choi et al. 2019): repeats every upstream item e times so the

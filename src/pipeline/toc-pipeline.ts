@@ -3,7 +3,7 @@
 // batches, shuffle their order, hand them over. Batches stay compressed all the
 // way to the GPU. A corrupt batch is reported (record, batch, byte offset) and
 // skipped; the others train.
-import { tocGpuLayout } from '../gpu/toc/layout.js';
+import { tocGpuLayout } from '../toc/gpu-layout.js';
 import { toBatch } from '../toc/batch.js';
 import { readTocFrame, tocRecordBytes, tocSplitRows, validateTocManifest, type TocManifest, type TocRecordEntry, type TocSplitEntry } from '../toc/dataset.js';
 import { TocFormatError } from '../toc/types.js';

@@ -8,7 +8,7 @@
 //   .. tocBytes of TOC1 (encodeToc, float32 values)
 // Frames follow each other without gaps; a record file ends after its last frame.
 
-import { ManifestError } from '../pcr/manifest.js';
+import { ManifestError } from '../shared/errors.js';
 import { encodeSparse, MINI_BATCH_ROWS } from './encode.js';
 import { decodeToc, encodeToc, TOC_HEADER_BYTES, TOC_MAX_ROWS } from './physical.js';
 import { TocFormatError } from './types.js';

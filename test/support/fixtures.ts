@@ -2,7 +2,7 @@
 // apart (class k = a bright bar at a class-specific place), built with the real encoder.
 import { buildSplit, encodeImages, makeManifest, type LabeledImage } from '../../src/pcr/build.js';
 import type { PcrManifest } from '../../src/pcr/manifest.js';
-import { seededRandom } from '../../src/pipeline/random.js';
+import { seededRandom } from '../../src/shared/random.js';
 
 export function syntheticImages(count: number, size: number, classes: number, seed = 7): LabeledImage[] {
   const random = seededRandom(seed);

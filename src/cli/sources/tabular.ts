@@ -2,7 +2,8 @@
 // specification, and the feature derivations that turn a row into sparse
 // column:value pairs (one-hot, min-max, hour of day, weekday, quantile buckets).
 // Spec: docs/toc.md, "Dataset files".
-import { seededRandom } from '../../pipeline/random.js';
+import { Fnv1a } from '../../shared/hash.js';
+import { seededRandom } from '../../shared/random.js';
 
 /** A column as read from the source. Missing values: NaN (numbers, times) or code -1 (strings). */
 export type RawColumn =
@@ -355,26 +356,19 @@ const hashU32 = new Uint32Array(hashF64.buffer);
 
 /** FNV-1a over the row's values: the same row always lands in the same split. */
 export function rowHash(table: RawTable, row: number): number {
-  let h = 0x811c9dc5;
-  const mix = (x: number) => {
-    h = Math.imul(h ^ (x & 0xff), 0x01000193);
-    h = Math.imul(h ^ ((x >>> 8) & 0xff), 0x01000193);
-    h = Math.imul(h ^ ((x >>> 16) & 0xff), 0x01000193);
-    h = Math.imul(h ^ (x >>> 24), 0x01000193);
-  };
+  const h = new Fnv1a();
   for (const c of table.columns) {
     if (c.kind === 'string') {
       const code = c.codes[row]!;
       const s = code < 0 ? '\u0000missing' : c.levels[code]!;
-      for (let i = 0; i < s.length; i++) mix(s.charCodeAt(i));
-      mix(0xffff);
+      for (let i = 0; i < s.length; i++) h.u32(s.charCodeAt(i));
+      h.u32(0xffff);
     } else {
       hashF64[0] = c.values[row]!;
-      mix(hashU32[0]!);
-      mix(hashU32[1]!);
+      h.u32(hashU32[0]!).u32(hashU32[1]!);
     }
   }
-  return h >>> 0;
+  return h.value;
 }
 
 

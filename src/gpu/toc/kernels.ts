@@ -5,7 +5,7 @@ import tocTimesWgsl from '../../../shaders/toc_times.wgsl?raw';
 import tocTransposeTimesWgsl from '../../../shaders/toc_transpose_times.wgsl?raw';
 import type { TocBatch } from '../../toc/batch.js';
 import { dispatch, storageBuffer, type KernelProgram } from '../pipelines.js';
-import { tocGpuLayout, type TocGpuLayout } from './layout.js';
+import { tocGpuLayout, type TocGpuLayout } from '../../toc/gpu-layout.js';
 
 const programs = {
   nodeValues: { label: 'TocTimes.nodeValues', wgsl: tocTimesWgsl, entryPoint: 'node_values' },

@@ -7,7 +7,7 @@ import { encodeFrame, frameFromImage } from '../../../src/jpeg/encframe.js';
 import type { Frame, ScanSpec } from '../../../src/jpeg/encframe.js';
 import { encodeProgressiveScans, scanCount } from '../../../src/jpeg/encoder.js';
 import type { RawImage } from '../../../src/jpeg/encoder.js';
-import { seededRandom } from '../../../src/pipeline/random.js';
+import { seededRandom } from '../../../src/shared/random.js';
 import { canonicalSegments, closeTemp, concat, djpeg, jpegtran, openTemp, toolsPresent } from './jpeg-tools.js';
 
 

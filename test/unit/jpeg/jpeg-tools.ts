@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { seededRandom } from '../../../src/pipeline/random.js';
+import { seededRandom } from '../../../src/shared/random.js';
 
 export const CJPEG = '/usr/bin/cjpeg';
 export const DJPEG = '/usr/bin/djpeg';

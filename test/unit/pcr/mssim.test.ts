@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { msssim, msssimDetail, msssimScales, msssimWeights, ssim } from '../../../src/pcr/mssim.js';
-import { seededRandom } from '../../../src/pipeline/random.js';
+import { seededRandom } from '../../../src/shared/random.js';
 
 const STANDARD = [0.0448, 0.2856, 0.3001, 0.2363, 0.1333];
 

@@ -3,6 +3,7 @@
 // hand-written feature extractors and a nearest-centroid classifier, so that
 // "the classes are distinguishable" and "a low scan group keeps / loses them"
 // are checked the way a model would meet them.
+import { Fnv1a } from '../../../src/shared/hash.js';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -203,9 +204,9 @@ describe('synthetic images', () => {
     }
     // Pinned: a change to the generator shows up here (FNV-1a over the bytes of images 0..9 of each task).
     const fnv = (task: SyntheticTask) => {
-      let h = 0x811c9dc5;
-      for (const { image } of syntheticImages(task, 'train', 10)) for (const b of image.data) h = Math.imul(h ^ b, 0x01000193);
-      return (h >>> 0).toString(16);
+      const h = new Fnv1a();
+      for (const { image } of syntheticImages(task, 'train', 10)) for (const b of image.data) h.byte(b);
+      return h.value.toString(16);
     };
     expect({ coarse: fnv('coarse'), fine: fnv('fine') }).toEqual(PINNED_HASHES);
   });

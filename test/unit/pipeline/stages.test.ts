@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { seededRandom } from '../../../src/pipeline/random.js';
+import { seededRandom } from '../../../src/shared/random.js';
 import { chunk, echo, shuffleBuffer } from '../../../src/pipeline/stages.js';
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {

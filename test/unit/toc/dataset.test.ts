@@ -1,7 +1,7 @@
 // TOC dataset files: frames and records round trip, and every damaged frame is a
 // TocFormatError naming the record, the batch and the absolute byte offset.
 import { describe, expect, it } from 'vitest';
-import { ManifestError } from '../../../src/pcr/manifest.js';
+import { ManifestError } from '../../../src/shared/errors.js';
 import {
   readTocFrame,
   readTocRecord,

@@ -1,6 +1,6 @@
 // Seeded test data: random matrices with repeated values/rows, and MNIST-like digits.
 // No vitest import, so scripts and benchmarks can use it too.
-import { seededRandom } from '../../../src/pipeline/random.js';
+import { seededRandom } from '../../../src/shared/random.js';
 
 /** Seeded PRNG (the pipeline's mulberry32) so failures reproduce. */
 export const rng = seededRandom;

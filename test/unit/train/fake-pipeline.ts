@@ -7,7 +7,7 @@ import type { Remote } from 'comlink';
 import type { Batch, DatasetInfo, PipelineApi, PipelineEvent, PipelineOptions, PipelineStats } from '../../../src/pipeline/api.js';
 import type { PipelineHandle } from '../../../src/pipeline/client.js';
 import { emptyStats } from '../../../src/pipeline/base.js';
-import { seededRandom } from '../../../src/pipeline/random.js';
+import { seededRandom } from '../../../src/shared/random.js';
 
 export const SIDE = 4;
 

@@ -2,7 +2,7 @@
 // per batch on the CPU (linear time). They let every GPU pass be a gather: no
 // thread ever adds into memory another thread writes, so no float atomics are
 // needed and results are deterministic.
-import type { TocBatch } from '../../toc/batch.js';
+import type { TocBatch } from './batch.js';
 
 export interface TocGpuLayout {
   /** Nodes 1..N-1 sorted by depth; level d is levelNodes[levelOffsets[d-1] .. levelOffsets[d]). */
