@@ -13,7 +13,8 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { generateDataset } from '../src/cli/pcr-generate.js';
-import { fidelityOf, summarise } from '../src/cli/pcr.js';
+import { fidelityOnDisk } from '../src/cli/fidelity.js';
+import { summarise } from '../src/cli/pcr.js';
 import type { TurboJpeg } from '../src/jpeg/turbo.js';
 import { loadTurboJpegNode } from '../src/jpeg/turbo-node.js';
 import type { GroupFidelity } from '../src/pcr/fidelity.js';
@@ -306,7 +307,7 @@ async function main(): Promise<void> {
     const summaries: Summaries = new Map();
     for (const d of sets) {
       log(`${d.key}: MS-SSIM per group over ${SAMPLE} images`);
-      const f = await fidelityOf(d.dir, d.manifest, SAMPLE);
+      const f = await fidelityOnDisk(d.dir, d.manifest, SAMPLE);
       const s = summarise(d.manifest);
       summaries.set(d.key, { s, f });
       const { width, height, channels } = d.manifest.image;

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { buildSplit, DEFAULT_BUILD, encodeImages, makeManifest } from '../pcr/build.js';
 import { imageCount, type PcrManifest } from '../pcr/manifest.js';
 import { MIN_SYNTHETIC_SIZE, SYNTHETIC_CLASSES, syntheticDescription, syntheticImages, SYNTHETIC_TASKS, type SyntheticTask } from '../pcr/synthetic.js';
-import { fidelityOf } from './pcr.js';
+import { fidelityOnDisk } from './fidelity.js';
 
 export const GENERATE_USAGE = 'bytelab pcr generate --task coarse|fine [--size 128] [--train 4000] [--test 800] [--seed 1] [--quality 90] [--record-size 1024] [--name NAME] --out DIR';
 
@@ -91,7 +91,7 @@ export async function generateDataset(opts: GenerateOptions): Promise<PcrManifes
     quality: opts.quality,
     splits,
   });
-  manifest.msssim = (await fidelityOf(opts.out, manifest, opts.msssimSample ?? 256)).map((f) => Number(f.msssim.toFixed(4)));
+  manifest.msssim = (await fidelityOnDisk(opts.out, manifest, opts.msssimSample ?? 256)).map((f) => Number(f.msssim.toFixed(4)));
   await writeFile(join(opts.out, 'manifest.json'), JSON.stringify(manifest, null, 1) + '\n');
   return manifest;
 }

@@ -21,7 +21,7 @@ import {
   writeReferenceRecord,
   type ReferenceIndexEntry,
 } from '../pcr/reference.js';
-import { fidelityOf } from './pcr.js';
+import { fidelityOnDisk } from './fidelity.js';
 
 const FORMATS = ['reference'];
 
@@ -276,7 +276,7 @@ export async function importCommand(argv: string[]): Promise<number> {
     splits: manifestSplits,
     description: `imported from the PCR reference format (${root}); images transcoded losslessly, each at its own size`,
   });
-  manifest.msssim = (await fidelityOf(values.out, manifest, 256)).map((f) => Number(f.msssim.toFixed(4)));
+  manifest.msssim = (await fidelityOnDisk(values.out, manifest, 256)).map((f) => Number(f.msssim.toFixed(4)));
   await writeFile(join(values.out, 'manifest.json'), JSON.stringify(manifest, null, 1) + '\n');
   const counts = Object.keys(manifestSplits).map((s) => `${s}: ${imageCount(manifest, s)} images in ${manifestSplits[s]!.records.length} records`);
   const images = problems.filter((p) => p.image !== undefined).length;

@@ -4,9 +4,10 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildSplit, DEFAULT_BUILD, encodeImages, makeManifest, type LabeledScans } from '../pcr/build.js';
 import { bytesForGroup, imageCount, validateManifest, type ImageShape, type PcrManifest } from '../pcr/manifest.js';
-import { measureFidelity, type GroupFidelity } from '../pcr/fidelity.js';
 import { RecordPrefix } from '../pcr/record.js';
-import { loadTurboJpegNode } from '../jpeg/turbo-node.js';
+import { fidelityOnDisk } from './fidelity.js';
+import { generate } from './pcr-generate.js';
+import { exportCommand, importCommand } from './pcr-reference.js';
 import { readFolder } from './sources/folder.js';
 import { readIdxPair } from './sources/idx.js';
 
@@ -22,13 +23,11 @@ export async function pcrCommand(argv: string[]): Promise<number> {
     case 'extract':
       return extract(rest);
     case 'export':
-      // pcr-reference.ts imports fidelityOf from this module: loaded on demand.
-      return (await import('./pcr-reference.js')).exportCommand(rest);
+      return exportCommand(rest);
     case 'import':
-      return (await import('./pcr-reference.js')).importCommand(rest);
+      return importCommand(rest);
     case 'generate':
-      // Loaded on demand: pcr-generate.ts imports fidelityOf from this module.
-      return (await import('./pcr-generate.js')).generate(rest);
+      return generate(rest);
     default:
       throw new Error(`unknown verb "${verb ?? ''}" (build, generate, inspect, extract, export, import)`);
   }
@@ -109,7 +108,7 @@ async function build(argv: string[]): Promise<number> {
   }
   const manifest = makeManifest({ name: values.name ?? 'dataset', classes, image: shape, quality: opts.quality, splits: manifestSplits, ...(attribution ? { attribution } : {}), ...(variableSize ? { variableSize } : {}) });
   // The lab shows what each step of the fidelity slider gives, so measure it once here.
-  manifest.msssim = (await fidelityOf(values.out, manifest, 256)).map((f) => Number(f.msssim.toFixed(4)));
+  manifest.msssim = (await fidelityOnDisk(values.out, manifest, 256)).map((f) => Number(f.msssim.toFixed(4)));
   await writeFile(join(values.out, 'manifest.json'), JSON.stringify(manifest, null, 1) + '\n');
   const counts = Object.keys(splits).map((s) => `${s}: ${imageCount(manifest, s)} images in ${manifest.splits[s]!.records.length} records`);
   console.log(`wrote ${values.out}: ${counts.join(', ')}`);
@@ -133,25 +132,13 @@ export function summarise(m: PcrManifest) {
   return { name: m.name, images, scanGroups: m.scanGroups, image: m.image, classes: m.classes.length, splits: Object.fromEntries(splits.map((s) => [s, { images: imageCount(m, s), records: m.splits[s]!.records.length }])), groups };
 }
 
-/** MS-SSIM per group over a sample of the first split's images (records read whole, from disk). */
-export async function fidelityOf(dir: string, m: PcrManifest, sample: number): Promise<GroupFidelity[]> {
-  const records: RecordPrefix[] = [];
-  let images = 0;
-  for (const r of Object.values(m.splits)[0]?.records ?? []) {
-    records.push(new RecordPrefix(new Uint8Array(await readFile(join(dir, r.file))), r.file));
-    images += r.images;
-    if (images >= sample * 4) break; // enough to sample from without reading the whole dataset
-  }
-  return measureFidelity(records, await loadTurboJpegNode(), m.image.channels, sample);
-}
-
 async function inspect(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' }, mssim: { type: 'boolean' }, sample: { type: 'string' } } });
   const dir = positionals[0];
   if (!dir) throw new Error('usage: bytelab pcr inspect DIR [--json] [--mssim [--sample N]]');
   const manifest = await loadManifest(dir);
   const summary = summarise(manifest);
-  const fidelity = values.mssim ? await fidelityOf(dir, manifest, int(values.sample, 'sample', 256)) : undefined;
+  const fidelity = values.mssim ? await fidelityOnDisk(dir, manifest, int(values.sample, 'sample', 256)) : undefined;
   const groups = summary.groups.map((g, i) => ({ ...g, ...(fidelity ? { msssim: fidelity[i]!.msssim } : {}) }));
   if (values.json) {
     console.log(JSON.stringify({ ...summary, groups, ...(fidelity ? { msssimSample: fidelity[0]?.sample ?? 0, msssimScales: fidelity[0]?.scales ?? 0 } : {}) }, null, 2));

@@ -1,8 +1,9 @@
 // Fidelity per scan group: MS-SSIM of each group's decode against the full
 // decode, averaged over a sample of images. Shown beside the lab's slider.
 import type { TurboJpeg } from '../jpeg/turbo.js';
+import type { PcrManifest } from './manifest.js';
 import { msssim, msssimScales } from './mssim.js';
-import type { RecordPrefix } from './record.js';
+import { RecordPrefix } from './record.js';
 
 export interface GroupFidelity {
   group: number;
@@ -43,4 +44,19 @@ export function measureFidelity(records: RecordPrefix[], decoder: TurboJpeg, cha
     }
   }
   return Array.from({ length: groups }, (_, g) => ({ group: g + 1, msssim: used ? sums[g + 1]! / used : NaN, sample: used, scales }));
+}
+
+/**
+ * MS-SSIM per group over a sample of the first split's images. Whole records
+ * are read through `read` (from disk in the CLI), only as many as the sample needs.
+ */
+export async function datasetFidelity(m: PcrManifest, read: (file: string) => Promise<Uint8Array>, decoder: TurboJpeg, sample: number): Promise<GroupFidelity[]> {
+  const records: RecordPrefix[] = [];
+  let images = 0;
+  for (const r of Object.values(m.splits)[0]?.records ?? []) {
+    records.push(new RecordPrefix(new Uint8Array(await read(r.file)), r.file));
+    images += r.images;
+    if (images >= sample * 4) break; // enough to sample from without reading the whole dataset
+  }
+  return measureFidelity(records, decoder, m.image.channels, sample);
 }
