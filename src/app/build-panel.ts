@@ -3,7 +3,7 @@
 import * as Comlink from 'comlink';
 import { zipSync } from 'fflate';
 import type { BrowserBuildReport, BuildFile, BuildWorkerApi } from '../pipeline/build-api.js';
-import { deleteLocalDataset, listLocalDatasets, LOCAL_PREFIX, readLocalFile, type LocalDataset } from '../pipeline/local-store.js';
+import { deleteLocalDataset, listLocalDatasets, LOCAL_PREFIX, readLocalFile, type LocalDataset } from '../storage/local-datasets.js';
 
 export interface BuildPanel {
   /** Datasets built in this browser, for the dataset list. */

@@ -1,7 +1,7 @@
 // Datasets the lab offers out of the box. Any other PCR dataset can be opened by
 // the URL of its manifest.json (docs/pcr.md).
 import { fetchManifest } from '../pipeline/base.js';
-import { LOCAL_PREFIX } from '../pipeline/local-store.js';
+import { LOCAL_PREFIX } from '../storage/local-datasets.js';
 import { isReferenceIndexUrl } from '../pipeline/reference-pipeline.js';
 export interface DatasetEntry {
   id: string;

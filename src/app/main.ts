@@ -9,7 +9,7 @@ import { adapterDescription, webgpuBackend } from '../gpu/backend.js';
 import { tocOutputCount } from '../gpu/toc/tfjs-op.js';
 import type { DatasetInfo } from '../pipeline/api.js';
 import { liveWorkerCount, startPipelineWorker } from '../pipeline/client.js';
-import { localManifestUrl, LOCAL_PREFIX } from '../pipeline/local-store.js';
+import { localManifestUrl, LOCAL_PREFIX } from '../storage/local-datasets.js';
 import { MODELS, modelsFor } from '../train/models/registry.js';
 import { LIVE_STATES, type RunState } from '../train/run-state.js';
 import { LabSession, type SessionListener } from '../train/session.js';

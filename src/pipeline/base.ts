@@ -3,7 +3,7 @@
 // Subclasses (image-pipeline.ts, toc-pipeline.ts) say how records become batches.
 import type { Batch, DatasetInfo, PipelineEvent, PipelineOptions, PipelineStats } from './api.js';
 import { fetchPrefix } from './fetch.js';
-import { LOCAL_PREFIX, readLocalFile } from './local-store.js';
+import { LOCAL_PREFIX, readLocalFile } from '../storage/local-datasets.js';
 import { BoundedQueue } from './queue.js';
 import { seededRandom, shuffleInPlace, type Random } from '../shared/random.js';
 

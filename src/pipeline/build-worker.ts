@@ -8,7 +8,7 @@ import { measureFidelity } from '../pcr/fidelity.js';
 import { ingestImage, isColourFile, isImageFile, isTestFile } from '../pcr/ingest.js';
 import { RecordPrefix } from '../pcr/record.js';
 import type { BrowserBuildReport, BuildWorkerApi } from './build-api.js';
-import { localManifestUrl, saveLocalDataset } from './local-store.js';
+import { localManifestUrl, saveLocalDataset } from '../storage/local-datasets.js';
 
 /** CLASS/FILE from a path whose last two parts are the class folder and the file. */
 function classAndFile(path: string): [string, string] | undefined {

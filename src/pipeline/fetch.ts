@@ -1,7 +1,7 @@
 // Reads a prefix of a record with one HTTP Range request, and copes with
 // servers that ignore Range (200 with the whole file) or send too little.
 // Datasets built in the browser (idb://local/...) are read from IndexedDB.
-import { LOCAL_PREFIX, readLocalFile } from './local-store.js';
+import { LOCAL_PREFIX, readLocalFile } from '../storage/local-datasets.js';
 
 export interface PrefixResponse {
   bytes: Uint8Array;
@@ -64,7 +64,7 @@ async function fetchPrefixOnce(url: string, length: number, signal: AbortSignal)
   return { bytes, status: res.status, requested: length, ...(warning ? { warning } : {}) };
 }
 
-/** A prefix of a dataset file stored in this browser (local-store.ts), answered like a Range request. */
+/** A prefix of a dataset file stored in this browser (src/storage/local-datasets.ts), answered like a Range request. */
 async function readLocalPrefix(url: string, length: number): Promise<PrefixResponse> {
   const stored = await readLocalFile(url);
   if (!stored) throw new FetchError(`${url}: not in this browser's storage`);

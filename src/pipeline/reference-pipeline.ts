@@ -20,7 +20,7 @@ import { parseReferenceIndex, readReferenceRecordPrefix, REFERENCE_INDEX_FILE, r
 import type { Batch, DatasetInfo, PipelineEvent, PipelineOptions, SampleImages } from './api.js';
 import { BasePipeline } from './base.js';
 import { fetchPrefix } from './fetch.js';
-import { LOCAL_PREFIX, readLocalFile } from './local-store.js';
+import { LOCAL_PREFIX, readLocalFile } from '../storage/local-datasets.js';
 import { decodeToShape, firstSamples, imageBatches, sampleOf, type ImageExample } from './image-stages.js';
 
 // ---------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-// Datasets built in the browser live in IndexedDB (through idb). The pipeline
+// Datasets built in the browser live in IndexedDB (through idb): the one storage
+// API both the page (listing, download, delete) and the workers use. The pipeline
 // reads them with the same code as datasets on a server: a URL of the form
 // idb://local/<id>/<file> stands for a file in this store, and a "Range read"
 // of it returns a prefix of the stored bytes.
