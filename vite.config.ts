@@ -1,6 +1,7 @@
 import { defineConfig } from 'vite';
 
-// Cross-origin isolation, so workers may share memory (SharedArrayBuffer).
+// Cross-origin isolation: full-resolution timers now, SharedArrayBuffer when a
+// zero-copy batch path needs it (docs/architecture.md says why it is kept).
 const isolation = {
   'Cross-Origin-Opener-Policy': 'same-origin',
   'Cross-Origin-Embedder-Policy': 'require-corp',
