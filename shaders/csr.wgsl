@@ -10,6 +10,8 @@ struct Params {
   r_col: u32,
 }
 
+override WG: u32 = 64u; // invocations per workgroup, set per pipeline from its program's workgroupSize
+
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> row_ptr: array<u32>;
 @group(0) @binding(2) var<storage, read> col_index: array<u32>;
@@ -18,7 +20,7 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;
 
 // out[i][j] = sum over stored entries (i, c, v) of v * M[c][j]
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn csr_times(@builtin(global_invocation_id) id: vec3<u32>) {
   let i = id.x;
   let j = id.y;

@@ -19,7 +19,7 @@ struct Params {
   r_col: u32,
 }
 
-override WORKGROUP_SIZE: u32 = 256u;
+override WG: u32 = 64u; // invocations per workgroup, set per pipeline from its program's workgroupSize
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> node_parent: array<u32>;
@@ -33,7 +33,7 @@ override WORKGROUP_SIZE: u32 = 256u;
 @group(0) @binding(9) var<storage, read> row_offsets: array<u32>;
 @group(0) @binding(10) var<storage, read_write> r: array<f32>;
 
-@compute @workgroup_size(WORKGROUP_SIZE)
+@compute @workgroup_size(WG)
 fn node_values(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let j = wg.x;
   let column = j * params.node_count;
@@ -45,7 +45,7 @@ fn node_values(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
   for (var d = 0u; d < params.levels; d++) {
     let start = level_offsets[d];
     let end = level_offsets[d + 1u];
-    for (var i = start + lid; i < end; i += WORKGROUP_SIZE) {
+    for (var i = start + lid; i < end; i += WG) {
       let n = level_nodes[i];
       h[column + n] = h[column + node_parent[n]] + node_key_val[n] * m[node_key_col[n] * params.m_row + j * params.m_col];
     }
@@ -53,7 +53,7 @@ fn node_values(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
   }
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn row_sums(@builtin(global_invocation_id) id: vec3<u32>) {
   let row = id.x;
   let j = id.y;

@@ -19,7 +19,7 @@ struct Params {
   r_col: u32,
 }
 
-override WORKGROUP_SIZE: u32 = 256u;
+override WG: u32 = 64u; // invocations per workgroup, set per pipeline from its program's workgroupSize
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> occurrence_offsets: array<u32>;
@@ -35,7 +35,7 @@ override WORKGROUP_SIZE: u32 = 256u;
 @group(0) @binding(11) var<storage, read> node_key_val: array<f32>;
 @group(0) @binding(12) var<storage, read_write> out: array<f32>;
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn occurrence_sums(@builtin(global_invocation_id) id: vec3<u32>) {
   let n = id.x;
   let j = id.y;
@@ -49,14 +49,14 @@ fn occurrence_sums(@builtin(global_invocation_id) id: vec3<u32>) {
   g[j * params.node_count + n] = sum;
 }
 
-@compute @workgroup_size(WORKGROUP_SIZE)
+@compute @workgroup_size(WG)
 fn subtree_sums(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let column = wg.x * params.node_count;
   // Children are one level deeper, so they were finished in the round before.
   for (var level = params.levels; level > 0u; level--) {
     let start = level_offsets[level - 1u];
     let end = level_offsets[level];
-    for (var i = start + lid; i < end; i += WORKGROUP_SIZE) {
+    for (var i = start + lid; i < end; i += WG) {
       let n = level_nodes[i];
       var sum = g[column + n];
       for (var c = child_offsets[n]; c < child_offsets[n + 1u]; c++) {
@@ -68,7 +68,7 @@ fn subtree_sums(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_
   }
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn column_sums(@builtin(global_invocation_id) id: vec3<u32>) {
   let c = id.x;
   let j = id.y;

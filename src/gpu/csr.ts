@@ -5,7 +5,8 @@ import type { SparseRows } from '../toc/types.js';
 import { dispatch, storageBuffer, type KernelProgram } from './pipelines.js';
 import { rowMajor, type Strides } from './toc/kernels.js';
 
-const program: KernelProgram = { label: 'Csr.times', wgsl: csrWgsl, entryPoint: 'csr_times' };
+// One invocation per (stored row, column j): a gather, so any workgroup size gives the same bits.
+const program: KernelProgram = { label: 'Csr.times', wgsl: csrWgsl, entryPoint: 'csr_times', workgroupSize: 64, layout: 'grid' };
 
 interface Stored {
   rows: number;
@@ -67,7 +68,7 @@ export class CsrGpuBatch {
       this.paramBuffers.set(key, params);
     }
     const pass = encoder.beginComputePass({ label: program.label });
-    dispatch(this.device, pass, program, { 0: params, 1: stored.rowPtr, 2: stored.colIndex, 3: stored.values, 4: m, 5: out }, [Math.ceil(stored.rows / 64), k]);
+    dispatch(this.device, pass, program, { 0: params, 1: stored.rowPtr, 2: stored.colIndex, 3: stored.values, 4: m, 5: out }, stored.rows, k);
     pass.end();
   }
 

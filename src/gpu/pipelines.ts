@@ -1,60 +1,83 @@
-// Compute pipelines compiled once per (shader, entry point, constants) and cached
-// per device. Set globalThis.BYTELAB_PRINT_SHADER = true to print each WGSL
-// module as it is compiled (like tfjs-backend-webgpu's WEBGPU_PRINT_SHADER).
+// Compute programs in the manner of tfjs-backend-webgpu: a KernelProgram describes
+// one entry point (WGSL, workgroup size, how its workgroups cover the work) and
+// dispatch() binds buffers and records it. Pipelines are cached per device by
+// shader source, entry point and override constants, never by label: a label
+// names objects, it does not identify code. Set globalThis.BYTELAB_PRINT_SHADER =
+// true to print each WGSL module as it is compiled (like WEBGPU_PRINT_SHADER).
 
 export interface KernelProgram {
   /** Label of the pipeline and of the GPU objects made for it, e.g. 'TocTimes.nodeValues'. */
   label: string;
   wgsl: string;
   entryPoint: string;
-  constants?: Record<string, number>;
+  /** Invocations per workgroup: set as the shader's `override WG` (`@workgroup_size(WG)`). */
+  workgroupSize: number;
+  /**
+   * How workgroups cover `items` x k outputs. 'grid': one invocation per (item, column j),
+   * ceil(items / WG) x k workgroups. 'perColumn': one workgroup per column j whose WG
+   * invocations stride over the items (level-by-level passes need one workgroup's barriers).
+   */
+  layout: 'grid' | 'perColumn';
 }
 
-const caches = new WeakMap<GPUDevice, Map<string, GPUComputePipeline>>();
-const modules = new WeakMap<GPUDevice, Map<string, GPUShaderModule>>();
+/** Workgroups to dispatch, derived from the program's layout and workgroup size. */
+export function dispatchShape(program: KernelProgram, items: number, k: number): [number, number] {
+  return program.layout === 'grid' ? [Math.ceil(items / program.workgroupSize), k] : [k, 1];
+}
 
-function cacheKey(p: KernelProgram): string {
-  return `${p.label}|${p.entryPoint}|${JSON.stringify(p.constants ?? {})}`;
+/** Pipeline-overridable constants of a program; part of the pipeline's cache key. */
+function constantsOf(program: KernelProgram): Record<string, number> {
+  return { WG: program.workgroupSize };
+}
+
+/** Shader modules by WGSL source, then pipelines by entry point and constants. */
+const modules = new WeakMap<GPUDevice, Map<string, GPUShaderModule>>();
+const pipelines = new WeakMap<GPUShaderModule, Map<string, GPUComputePipeline>>();
+
+function moduleFor(device: GPUDevice, program: KernelProgram): GPUShaderModule {
+  let mods = modules.get(device);
+  if (!mods) modules.set(device, (mods = new Map()));
+  let module = mods.get(program.wgsl);
+  if (!module) {
+    if ((globalThis as { BYTELAB_PRINT_SHADER?: boolean }).BYTELAB_PRINT_SHADER) console.log(`[${program.label}]\n${program.wgsl}`);
+    module = device.createShaderModule({ label: program.label.split('.')[0], code: program.wgsl });
+    mods.set(program.wgsl, module);
+  }
+  return module;
 }
 
 export function pipelineFor(device: GPUDevice, program: KernelProgram): GPUComputePipeline {
-  let cache = caches.get(device);
-  if (!cache) caches.set(device, (cache = new Map()));
-  const key = cacheKey(program);
+  const module = moduleFor(device, program);
+  let cache = pipelines.get(module);
+  if (!cache) pipelines.set(module, (cache = new Map()));
+  const constants = constantsOf(program);
+  const key = `${program.entryPoint}|${JSON.stringify(constants)}`;
   let pipeline = cache.get(key);
   if (!pipeline) {
-    let mods = modules.get(device);
-    if (!mods) modules.set(device, (mods = new Map()));
-    let module = mods.get(program.wgsl);
-    if (!module) {
-      if ((globalThis as { BYTELAB_PRINT_SHADER?: boolean }).BYTELAB_PRINT_SHADER) console.log(`[${program.label}]\n${program.wgsl}`);
-      module = device.createShaderModule({ label: program.label.split('.')[0], code: program.wgsl });
-      mods.set(program.wgsl, module);
-    }
-    pipeline = device.createComputePipeline({
-      label: program.label,
-      layout: 'auto',
-      compute: { module, entryPoint: program.entryPoint, ...(program.constants ? { constants: program.constants } : {}) },
-    });
+    pipeline = device.createComputePipeline({ label: program.label, layout: 'auto', compute: { module, entryPoint: program.entryPoint, constants } });
     cache.set(key, pipeline);
   }
   return pipeline;
 }
 
-/** Binds buffers to the bindings an entry point uses (layout 'auto' keeps only those) and records one dispatch. */
+/**
+ * Binds buffers to the bindings an entry point uses (layout 'auto' keeps only those)
+ * and records one dispatch over `items` x k outputs (see KernelProgram.layout).
+ */
 export function dispatch(
   device: GPUDevice,
   pass: GPUComputePassEncoder,
   program: KernelProgram,
   bindings: Record<number, GPUBuffer>,
-  workgroups: [number, number?, number?],
+  items: number,
+  k: number,
 ): void {
   const pipeline = pipelineFor(device, program);
   const entries = Object.entries(bindings).map(([binding, buffer]) => ({ binding: Number(binding), resource: { buffer } }));
   const bindGroup = device.createBindGroup({ label: program.label, layout: pipeline.getBindGroupLayout(0), entries });
   pass.setPipeline(pipeline);
   pass.setBindGroup(0, bindGroup);
-  pass.dispatchWorkgroups(workgroups[0], workgroups[1] ?? 1, workgroups[2] ?? 1);
+  pass.dispatchWorkgroups(...dispatchShape(program, items, k));
 }
 
 /** A storage buffer initialised from a typed array (padded to 4 bytes, at least 4 bytes long). */

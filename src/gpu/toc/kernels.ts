@@ -7,12 +7,19 @@ import type { TocBatch } from '../../toc/batch.js';
 import { dispatch, storageBuffer, type KernelProgram } from '../pipelines.js';
 import { tocGpuLayout, type TocGpuLayout } from '../../toc/gpu-layout.js';
 
+// Gathers run one invocation per output in workgroups of 64. The tree passes run
+// one workgroup per column (their barriers order the levels), so they take the
+// widest workgroup the default limits allow, 256. Every output is summed by one
+// invocation in a fixed order, so workgroup sizes never change the bits.
+const GATHER_WG = 64;
+const TREE_WG = 256;
+
 const programs = {
-  nodeValues: { label: 'TocTimes.nodeValues', wgsl: tocTimesWgsl, entryPoint: 'node_values' },
-  rowSums: { label: 'TocTimes.rowSums', wgsl: tocTimesWgsl, entryPoint: 'row_sums' },
-  occurrenceSums: { label: 'TocTransposeTimes.occurrenceSums', wgsl: tocTransposeTimesWgsl, entryPoint: 'occurrence_sums' },
-  subtreeSums: { label: 'TocTransposeTimes.subtreeSums', wgsl: tocTransposeTimesWgsl, entryPoint: 'subtree_sums' },
-  columnSums: { label: 'TocTransposeTimes.columnSums', wgsl: tocTransposeTimesWgsl, entryPoint: 'column_sums' },
+  nodeValues: { label: 'TocTimes.nodeValues', wgsl: tocTimesWgsl, entryPoint: 'node_values', workgroupSize: TREE_WG, layout: 'perColumn' },
+  rowSums: { label: 'TocTimes.rowSums', wgsl: tocTimesWgsl, entryPoint: 'row_sums', workgroupSize: GATHER_WG, layout: 'grid' },
+  occurrenceSums: { label: 'TocTransposeTimes.occurrenceSums', wgsl: tocTransposeTimesWgsl, entryPoint: 'occurrence_sums', workgroupSize: GATHER_WG, layout: 'grid' },
+  subtreeSums: { label: 'TocTransposeTimes.subtreeSums', wgsl: tocTransposeTimesWgsl, entryPoint: 'subtree_sums', workgroupSize: TREE_WG, layout: 'perColumn' },
+  columnSums: { label: 'TocTransposeTimes.columnSums', wgsl: tocTransposeTimesWgsl, entryPoint: 'column_sums', workgroupSize: GATHER_WG, layout: 'grid' },
 } satisfies Record<string, KernelProgram>;
 
 /** How a dense operand or result is laid out: element [i][j] is at i * row + j * col. */
@@ -93,8 +100,8 @@ export class TocGpuBatch {
     const params = this.params('TocTimes.params', k, this.rows, mStrides, outStrides);
     const h = this.scratchFor(k);
     const pass = encoder.beginComputePass({ label: 'TocTimes' });
-    dispatch(this.device, pass, programs.nodeValues, { 0: params, 1: b.nodeParent!, 2: b.nodeKeyCol!, 3: b.nodeKeyVal!, 4: b.levelNodes!, 5: b.levelOffsets!, 6: m, 7: h }, [k]);
-    dispatch(this.device, pass, programs.rowSums, { 0: params, 7: h, 8: b.codes!, 9: b.rowOffsets!, 10: out }, [Math.ceil(this.rows / 64), k]);
+    dispatch(this.device, pass, programs.nodeValues, { 0: params, 1: b.nodeParent!, 2: b.nodeKeyCol!, 3: b.nodeKeyVal!, 4: b.levelNodes!, 5: b.levelOffsets!, 6: m, 7: h }, this.nodeCount, k);
+    dispatch(this.device, pass, programs.rowSums, { 0: params, 7: h, 8: b.codes!, 9: b.rowOffsets!, 10: out }, this.rows, k);
     pass.end();
   }
 
@@ -104,9 +111,9 @@ export class TocGpuBatch {
     const params = this.params('TocTransposeTimes.params', k, this.cols, mStrides, outStrides);
     const g = this.scratchFor(k);
     const pass = encoder.beginComputePass({ label: 'TocTransposeTimes' });
-    dispatch(this.device, pass, programs.occurrenceSums, { 0: params, 1: b.occurrenceOffsets!, 2: b.occurrenceRows!, 3: m, 4: g }, [Math.ceil(this.nodeCount / 64), k]);
-    dispatch(this.device, pass, programs.subtreeSums, { 0: params, 4: g, 5: b.levelNodes!, 6: b.levelOffsets!, 7: b.childOffsets!, 8: b.childNodes! }, [k]);
-    dispatch(this.device, pass, programs.columnSums, { 0: params, 4: g, 9: b.columnOffsets!, 10: b.columnNodes!, 11: b.nodeKeyVal!, 12: out }, [Math.ceil(this.cols / 64), k]);
+    dispatch(this.device, pass, programs.occurrenceSums, { 0: params, 1: b.occurrenceOffsets!, 2: b.occurrenceRows!, 3: m, 4: g }, this.nodeCount, k);
+    dispatch(this.device, pass, programs.subtreeSums, { 0: params, 4: g, 5: b.levelNodes!, 6: b.levelOffsets!, 7: b.childOffsets!, 8: b.childNodes! }, this.nodeCount, k);
+    dispatch(this.device, pass, programs.columnSums, { 0: params, 4: g, 9: b.columnOffsets!, 10: b.columnNodes!, 11: b.nodeKeyVal!, 12: out }, this.cols, k);
     pass.end();
   }
 
