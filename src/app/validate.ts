@@ -8,7 +8,7 @@ const ok = <T>(value: T): Checked<T> => ({ ok: true, value });
 const bad = <T>(reason: string): Checked<T> => ({ ok: false, reason });
 
 /** Limits of the lab's numeric controls. */
-export const LIMITS = {
+const LIMITS = {
   batchSize: { min: 1, max: 1024 },
   echoFactor: { min: 1, max: 16 },
   learningRate: { min: 1e-6, max: 1 },
@@ -25,13 +25,13 @@ function parseNumber(text: string): number | undefined {
   return Number.isFinite(n) ? n : undefined;
 }
 
-export function integerIn(text: string, what: string, { min, max }: { min: number; max: number }): Checked<number> {
+function integerIn(text: string, what: string, { min, max }: { min: number; max: number }): Checked<number> {
   const n = parseNumber(text);
   if (n === undefined || !Number.isInteger(n) || n < min || n > max) return bad(`${what} must be a whole number from ${min} to ${max}${text.trim() ? `, not "${text.trim()}"` : ''}`);
   return ok(n);
 }
 
-export function numberIn(text: string, what: string, { min, max }: { min: number; max: number }): Checked<number> {
+function numberIn(text: string, what: string, { min, max }: { min: number; max: number }): Checked<number> {
   const n = parseNumber(text);
   if (n === undefined || n < min || n > max) return bad(`${what} must be a number from ${min} to ${max}${text.trim() ? `, not "${text.trim()}"` : ''}`);
   return ok(n);
@@ -65,7 +65,7 @@ export function checkManifestUrl(text: string, page: string): Checked<string | u
 }
 
 /** URL parameters the page reads; any other is reported, so a typo is not silently ignored. */
-export const URL_PARAMS = ['dataset', 'manifest', 'model', 'batch', 'group', 'echo', 'lr', 'evalEvery', 'seed', 'autostart'] as const;
+const URL_PARAMS = ['dataset', 'manifest', 'model', 'batch', 'group', 'echo', 'lr', 'evalEvery', 'seed', 'autostart'] as const;
 
 export function unknownParams(params: URLSearchParams): string[] {
   return [...new Set(params.keys())].filter((k) => !(URL_PARAMS as readonly string[]).includes(k));

@@ -9,7 +9,7 @@ import { imageCount, type PcrManifest } from '../pcr/manifest.js';
 import { MIN_SYNTHETIC_SIZE, SYNTHETIC_CLASSES, syntheticDescription, syntheticImages, SYNTHETIC_TASKS, type SyntheticTask } from '../pcr/synthetic.js';
 import { fidelityOnDisk } from './fidelity.js';
 
-export const GENERATE_USAGE = 'bytelab pcr generate --task coarse|fine [--size 128] [--train 4000] [--test 800] [--seed 1] [--quality 90] [--record-size 1024] [--name NAME] --out DIR';
+const GENERATE_USAGE = 'bytelab pcr generate --task coarse|fine [--size 128] [--train 4000] [--test 800] [--seed 1] [--quality 90] [--record-size 1024] [--name NAME] --out DIR';
 
 export interface GenerateOptions {
   task: SyntheticTask;
@@ -33,7 +33,7 @@ function count(value: string | undefined, name: string, fallback: number, min: n
 }
 
 /** Parses the verb's arguments (everything after `generate`). */
-export function parseGenerateArgs(argv: string[]): GenerateOptions {
+function parseGenerateArgs(argv: string[]): GenerateOptions {
   const { values } = parseArgs({
     args: argv,
     options: {

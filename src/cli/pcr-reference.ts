@@ -47,14 +47,14 @@ function splitOrder(names: string[]): string[] {
 // Export
 
 /** Reference file name of the k-th record, as the reference converter names them. */
-export const referenceRecordName = (k: number) => `PCR_${k}.pcr`;
+const referenceRecordName = (k: number) => `PCR_${k}.pcr`;
 
 /**
  * One of our records as a reference record: the same labels and the very same
  * chunks (ours are cut where the reference cuts: chunk 1 = SOI..scan 1, then
  * DHT + SOS + data per scan, no EOI). Throws a RecordError for a bad or truncated record.
  */
-export function recordToReference(bytes: Uint8Array, file: string): { bytes: Uint8Array; offsets: number[] } {
+function recordToReference(bytes: Uint8Array, file: string): { bytes: Uint8Array; offsets: number[] } {
   const prefix = new RecordPrefix(bytes, file);
   const { images, groups, labels } = prefix.header;
   if (prefix.completeGroups < groups) {
@@ -79,7 +79,7 @@ export function splitToReference(records: { file: string; bytes: Uint8Array }[])
 }
 
 /** The query string that tells the lab what the reference format leaves out (docs/pcr.md). */
-export function labQuery(m: Pick<PcrManifest, 'image' | 'classes'>): string {
+function labQuery(m: Pick<PcrManifest, 'image' | 'classes'>): string {
   const q = new URLSearchParams({ size: `${m.image.width}x${m.image.height}`, channels: String(m.image.channels) });
   const numbered = m.classes.every((c, i) => c === String(i));
   q.set('classes', numbered || m.classes.some((c) => c.includes(',')) ? String(m.classes.length) : m.classes.join(','));

@@ -321,7 +321,7 @@ export interface TocInspection {
 }
 
 /** Non-zeros of a batch: sum over codes of the depth of the node. */
-export function batchNonZeros(logical: TocLogical): number {
+function batchNonZeros(logical: TocLogical): number {
   const { parent, nodeCount } = buildPrefixTree(logical);
   const depth = new Uint32Array(nodeCount);
   for (let i = 1; i < nodeCount; i++) depth[i] = depth[parent[i]!]! + 1;
@@ -330,7 +330,7 @@ export function batchNonZeros(logical: TocLogical): number {
   return nnz;
 }
 
-export async function inspectDataset(dir: string, sample?: number): Promise<TocInspection> {
+async function inspectDataset(dir: string, sample?: number): Promise<TocInspection> {
   const path = join(dir, 'manifest.json');
   const m = validateTocManifest(JSON.parse(await readFile(path, 'utf8')), path);
   const records = (['train', 'test'] as const).flatMap((s) => m.splits[s]?.records ?? []);

@@ -37,7 +37,7 @@ export interface CoefImage {
 }
 
 /** Largest image accepted (pixels): bounds the coefficient memory of a bad header. */
-export const MAX_PIXELS = 1 << 26;
+const MAX_PIXELS = 1 << 26;
 
 interface FrameState {
   width: number;

@@ -26,7 +26,7 @@ export interface Ingested {
   converted?: string;
 }
 
-export const isPng = (name: string) => /\.png$/i.test(name);
+const isPng = (name: string) => /\.png$/i.test(name);
 export const isImageFile = (name: string) => /\.(jpe?g|png)$/i.test(name);
 
 /** Whether a file is colour, from its header alone (JPEG component count, PNG colour type). */

@@ -27,13 +27,13 @@
 // for anti-correlated images) are clamped to 0 before the exponent, so the score
 // is always a real number in [0, 1].
 
-export const SSIM_WINDOW = 11;
-export const SSIM_SIGMA = 1.5;
-export const SSIM_K1 = 0.01;
-export const SSIM_K2 = 0.03;
-export const SSIM_L = 255;
+const SSIM_WINDOW = 11;
+const SSIM_SIGMA = 1.5;
+const SSIM_K1 = 0.01;
+const SSIM_K2 = 0.03;
+const SSIM_L = 255;
 /** Exponents of scales 1 (full resolution) to 5. */
-export const MSSSIM_WEIGHTS: readonly number[] = [0.0448, 0.2856, 0.3001, 0.2363, 0.1333];
+const MSSSIM_WEIGHTS: readonly number[] = [0.0448, 0.2856, 0.3001, 0.2363, 0.1333];
 
 export type PixelArray = Uint8Array | Uint8ClampedArray | Float32Array | Float64Array;
 
@@ -87,7 +87,7 @@ export interface MsssimDetail {
 }
 
 /** Luma (or the single channel) as float64, 0..255. */
-export function toLuma(data: PixelArray, width: number, height: number, channels: 1 | 3): Float64Array {
+function toLuma(data: PixelArray, width: number, height: number, channels: 1 | 3): Float64Array {
   checkShape(data, width, height, channels);
   const n = width * height;
   const y = new Float64Array(n);

@@ -8,9 +8,9 @@
 // that many bytes, 5 = 4 bytes; 3 and 4 (groups) are deprecated and refused here.
 
 export const WIRE_VARINT = 0;
-export const WIRE_FIXED64 = 1;
+const WIRE_FIXED64 = 1;
 export const WIRE_LEN = 2;
-export const WIRE_FIXED32 = 5;
+const WIRE_FIXED32 = 5;
 
 const TWO_32 = 4294967296;
 const MAX_VARINT_BYTES = 10;
@@ -33,7 +33,7 @@ export interface FieldKey {
   at: number;
 }
 
-export function wireTypeName(wire: number): string {
+function wireTypeName(wire: number): string {
   switch (wire) {
     case WIRE_VARINT:
       return 'varint';

@@ -1,7 +1,7 @@
 // One PCR record file: a metadata block, then scan group 1 of every image,
 // then scan group 2 of every image, and so on. Byte layout: docs/pcr.md.
 
-export const RECORD_MAGIC = 0x31524350; // 'PCR1' read as little-endian u32
+const RECORD_MAGIC = 0x31524350; // 'PCR1' read as little-endian u32
 const FIXED_HEADER_BYTES = 16;
 const EOI = new Uint8Array([0xff, 0xd9]);
 /** Flag: the JPEG header segments every image shares are stored once, in the metadata. */
@@ -35,7 +35,7 @@ export interface RecordHeader {
   sharedHeader: Uint8Array;
 }
 
-export function metadataBytes(images: number, groups: number, sharedHeader = 0): number {
+function metadataBytes(images: number, groups: number, sharedHeader = 0): number {
   return FIXED_HEADER_BYTES + 2 * images + 4 * images * groups + (sharedHeader ? 4 + sharedHeader : 0);
 }
 

@@ -16,12 +16,10 @@ import { ProtoReader, ProtoWriter, ProtobufError, WIRE_LEN, WIRE_VARINT, type Fi
 import { RecordError } from './record.js';
 
 export const REFERENCE_INDEX_FILE = 'PCR_index.pb';
-/** Images per record in the reference converter (its --batch_size default). */
-export const REFERENCE_RECORD_IMAGES = 1024;
 /** MetadataRecord.version the reference writes when scan groups are ScanGroup messages. */
-export const REFERENCE_VERSION_PROTOBUF = 1;
+const REFERENCE_VERSION_PROTOBUF = 1;
 /** MetadataRecord.version for "raw image bytes" records, whose per-image sizes are not in PCR_index.pb. */
-export const REFERENCE_VERSION_RAW = 2;
+const REFERENCE_VERSION_RAW = 2;
 
 const EOI = new Uint8Array([0xff, 0xd9]);
 const MAX_INT32 = 0x7fffffff;

@@ -118,7 +118,7 @@ export function syntheticDescription(task: SyntheticTask): { name: string; descr
     : { name: 'Synthetic fine (texture)', description: 'Classes differ only in a fine luma grating (1.4 to 3 px periods) on the same scenes: the low scan groups drop it.' };
 }
 
-export function syntheticLabel(index: number, task: SyntheticTask = 'coarse'): number {
+function syntheticLabel(index: number, task: SyntheticTask = 'coarse'): number {
   return index % SYNTHETIC_CLASSES[task].length;
 }
 

@@ -12,12 +12,12 @@ export interface PrefixResponse {
   warning?: string;
 }
 
-export class FetchError extends Error {
+class FetchError extends Error {
   override name = 'FetchError';
 }
 
 /** A record read that makes no progress for this long is abandoned, so a stalled server cannot hang the run. */
-export const DEFAULT_FETCH_TIMEOUT_MS = 30_000;
+const DEFAULT_FETCH_TIMEOUT_MS = 30_000;
 
 /**
  * Fetches bytes [0, length) of `url`. Reads at most `length` bytes off the wire

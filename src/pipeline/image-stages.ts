@@ -39,7 +39,7 @@ export function decodeToShape(decoder: TurboJpeg, jpeg: Uint8Array, shape: Image
 }
 
 /** Random horizontal flips, one draw per example (after echoing, so copies differ). */
-export async function* flipExamples(source: AsyncIterable<ImageExample>, shape: ImageShape, random: Random): AsyncGenerator<ImageExample> {
+async function* flipExamples(source: AsyncIterable<ImageExample>, shape: ImageShape, random: Random): AsyncGenerator<ImageExample> {
   const { width, height, channels } = shape;
   for await (const ex of source) {
     if (random() < 0.5) {
@@ -59,7 +59,7 @@ export async function* flipExamples(source: AsyncIterable<ImageExample>, shape: 
 }
 
 /** Examples as one image batch: x scaled to [0, 1]. */
-export function toImageBatch(examples: ImageExample[], index: number): ImageBatch {
+function toImageBatch(examples: ImageExample[], index: number): ImageBatch {
   const per = examples[0]!.pixels.length;
   const x = new Float32Array(examples.length * per);
   const y = new Int32Array(examples.length);

@@ -29,7 +29,7 @@ import { decodeToShape, firstSamples, imageBatches, sampleOf, type ImageExample 
 /** Query parameters of the index URL that are options, not split names. */
 const OPTION_KEYS = new Set(['size', 'channels', 'classes', 'name']);
 /** Input size when neither the URL nor the first image says. */
-export const REFERENCE_DEFAULT_SIZE = 64;
+const REFERENCE_DEFAULT_SIZE = 64;
 /** Bytes of the first image read at open beyond the metadata, for its frame header (size, colour). */
 const FIRST_IMAGE_HEAD = 2048;
 const IMAGE_WARNINGS_PER_RECORD = 3;

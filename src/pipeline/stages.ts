@@ -17,11 +17,6 @@ export async function* echo<T>(source: AsyncIterable<T>, factor: () => number, r
   }
 }
 
-/** How many copies a stream of n items gets on average: the expected output of echo(). */
-export function expectedEchoCount(n: number, factor: number): number {
-  return n * Math.max(1, factor);
-}
-
 /**
  * A shuffle buffer: holds up to `capacity` items and emits a random one each time
  * a new one arrives, then drains in random order.

@@ -59,8 +59,3 @@ export function toBatch(logical: TocLogical): TocBatch {
     nodeFirstPair: tree.firstPair,
   };
 }
-
-/** Bytes the batch takes in GPU storage buffers (all arrays are 4-byte elements). */
-export function batchGpuBytes(batch: TocBatch): number {
-  return 4 * (2 * batch.firstLayerSize + batch.codes.length + batch.rowOffsets.length + 4 * batch.nodeCount);
-}

@@ -16,7 +16,7 @@ import type { TocLogical } from './types.js';
 
 export const TOC_DATASET_FORMAT = 'bytelab-toc';
 export const TOC_DATASET_VERSION = 1;
-export const TOC_FRAME_MAGIC = 'TOCB';
+const TOC_FRAME_MAGIC = 'TOCB';
 export const TOC_FRAME_HEADER_BYTES = 16;
 export const DEFAULT_BATCHES_PER_RECORD = 40;
 export { MINI_BATCH_ROWS };

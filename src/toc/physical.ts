@@ -17,8 +17,8 @@ import type { Locator, TocSection } from './tree.js';
 import { TocFormatError } from './types.js';
 import type { TocLogical, ValueType } from './types.js';
 
-export const TOC_MAGIC = 'TOC1';
-export const TOC_VERSION = 1;
+const TOC_MAGIC = 'TOC1';
+const TOC_VERSION = 1;
 export const TOC_HEADER_BYTES = 32;
 /** Largest row count accepted: bounds allocations made from header fields. */
 export const TOC_MAX_ROWS = 1 << 20;

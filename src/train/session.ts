@@ -40,7 +40,7 @@ export interface SessionListener {
 export type StartPipeline = (name: string) => PipelineHandle;
 
 /** History kept per run: bounded, so a run of days does not grow the page's memory. */
-export const HISTORY = { steps: 10_000, evals: 2_000, fetches: 2_000, warnings: 500 };
+const HISTORY = { steps: 10_000, evals: 2_000, fetches: 2_000, warnings: 500 };
 
 /** How long stop() waits for the run to wind down before it tears the workers down regardless. */
 const STOP_GRACE_MS = 5_000;

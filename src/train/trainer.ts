@@ -21,7 +21,7 @@ export interface TrainConfig {
   readbackDepth?: number;
 }
 
-export const DEFAULT_READBACK_DEPTH = 2;
+const DEFAULT_READBACK_DEPTH = 2;
 
 export interface StepMetrics {
   step: number;

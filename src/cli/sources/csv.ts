@@ -4,7 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { CategoryBuilder, type RawColumn, type RawTable } from './tabular.js';
 
-export class CsvError extends Error {
+class CsvError extends Error {
   override name = 'CsvError';
 }
 

@@ -34,7 +34,7 @@ export class CategoryBuilder {
   }
 }
 
-export function columnOf(table: RawTable, name: string): RawColumn {
+function columnOf(table: RawTable, name: string): RawColumn {
   const column = table.columns.find((c) => c.name === name);
   if (!column) throw new Error(`no column "${name}" (columns: ${table.columns.map((c) => c.name).join(', ')})`);
   return column;
@@ -156,7 +156,7 @@ export interface FeaturePlan {
   rowPairs(row: number, cols: number[], vals: number[]): number;
 }
 
-export const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 const DAY_MS = 86_400_000;
 
 /**
