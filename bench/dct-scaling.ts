@@ -54,7 +54,8 @@ function rate(target: number, scaled: boolean): number {
 const lines = [
   `# DCT-domain scaling: decode + resize to the model input`,
   '',
-  `${new Date().toISOString().slice(0, 10)}, ${cpus()[0]?.model ?? 'cpu'} (${cpus().length} cores), Node ${process.version}, wasm libjpeg-turbo (@cwasm/jpeg-turbo).`,
+  `${new Date().toISOString().slice(0, 10)}, ${cpus()[0]?.model ?? 'cpu'} (${cpus().length} cores), Node ${process.version}, wasm libjpeg-turbo ` +
+    `(@cwasm/jpeg-turbo).`,
   `${COUNT} progressive ${SIZE}x${SIZE} colour JPEGs (quality 90), median of ${ROUNDS} rounds.`,
   '',
   '| model input | full decode + resize, images/s | scaled decode + resize, images/s | speed-up |',
@@ -65,6 +66,9 @@ for (const target of [128, 64, 32]) {
   const scaled = rate(target, true);
   lines.push(`| ${target}x${target} | ${full.toFixed(0)} | ${scaled.toFixed(0)} | ${(scaled / full).toFixed(2)}x |`);
 }
-lines.push('', 'The scaled decode picks the smallest factor M/8 whose output still covers the input size (1/2, 1/4, 1/8 here), then the box filter finishes the resize.');
+lines.push(
+  '',
+  'The scaled decode picks the smallest factor M/8 whose output still covers the input size (1/2, 1/4, 1/8 here), then the box filter finishes the resize.',
+);
 console.log(lines.join('\n'));
-writeFileSync('bench/results/dct-scaling.md', lines.join('\n') + '\n');
+writeFileSync('bench/results/dct-scaling.md', `${lines.join('\n')}\n`);

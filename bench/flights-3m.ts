@@ -67,13 +67,15 @@ try {
     `| peak JS heap of the page | ${(peakHeap / 2 ** 20).toFixed(0)} MiB |`,
     `| the same rows as a dense float32 matrix | ${(denseF32 / 2 ** 30).toFixed(2)} GiB |`,
     `| training loss, first and last step | ${p.first!.loss.toFixed(4)} → ${last.loss.toFixed(4)} |`,
-    `| test accuracy at the end (${final.lastEval?.examples.toLocaleString('en-US') ?? 0} rows) | ${final.lastEval ? (100 * final.lastEval.accuracy).toFixed(1) + '%' : 'n/a'} |`,
+    `| test accuracy at the end (${final.lastEval?.examples.toLocaleString('en-US') ?? 0} rows) | ` +
+      `${final.lastEval ? `${(100 * final.lastEval.accuracy).toFixed(1)}%` : 'n/a'} |`,
     `| warnings | ${final.warnings} |`,
     '',
-    'The dense matrix of these rows would be larger than what a tab may allocate and than one WebGPU buffer may hold; the TOC records (a few bytes per row) stream through the workers and each 250-row batch stays compressed on the GPU.',
+    'The dense matrix of these rows would be larger than what a tab may allocate and than one WebGPU buffer may hold; the TOC records (a few bytes per row) ' +
+      'stream through the workers and each 250-row batch stays compressed on the GPU.',
   ];
   console.log(lines.join('\n'));
-  writeFileSync(join(ROOT, 'bench/results/flights-3m.md'), lines.join('\n') + '\n');
+  writeFileSync(join(ROOT, 'bench/results/flights-3m.md'), `${lines.join('\n')}\n`);
 } finally {
   await lab.close();
 }

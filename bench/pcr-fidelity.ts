@@ -82,8 +82,24 @@ async function datasets(tmp: string): Promise<Dataset[]> {
     }
     const dir = join(tmp, `synthetic-${task}`);
     log(`${relative(ROOT, built)} is missing: generating ${PROBE_TRAIN} + ${PROBE_TEST} images in ${dir}`);
-    const manifest = await generateDataset({ task, size: 128, train: PROBE_TRAIN, test: PROBE_TEST, seed: 1, quality: 90, recordSize: 250, out: dir, msssimSample: 16 });
-    out.push({ key: `synthetic-${task}`, dir, manifest, origin: `generated for this run (bytelab pcr generate --task ${task} --train ${PROBE_TRAIN} --test ${PROBE_TEST} --seed 1 --record-size 250)`, task });
+    const manifest = await generateDataset({
+      task,
+      size: 128,
+      train: PROBE_TRAIN,
+      test: PROBE_TEST,
+      seed: 1,
+      quality: 90,
+      recordSize: 250,
+      out: dir,
+      msssimSample: 16,
+    });
+    out.push({
+      key: `synthetic-${task}`,
+      dir,
+      manifest,
+      origin: `generated for this run (bytelab pcr generate --task ${task} --train ${PROBE_TRAIN} --test ${PROBE_TEST} --seed 1 --record-size 250)`,
+      task,
+    });
   }
   return out;
 }
@@ -301,7 +317,7 @@ async function main(): Promise<void> {
       `- date: ${new Date().toISOString()}`,
       `- machine: ${os.cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${os.cpus().length} cores, ${os.type()} ${os.release()}`,
       `- node: ${process.version}`,
-      `- command: npx tsx bench/pcr-fidelity.ts${process.argv.slice(2).length ? ' ' + process.argv.slice(2).join(' ') : ''}`,
+      `- command: npx tsx bench/pcr-fidelity.ts${process.argv.slice(2).length ? ` ${process.argv.slice(2).join(' ')}` : ''}`,
       '',
     );
     const summaries: Summaries = new Map();
@@ -313,8 +329,11 @@ async function main(): Promise<void> {
       const { width, height, channels } = d.manifest.image;
       lines.push(`## ${d.manifest.name}`, '');
       lines.push(
-        `${d.origin}: ${int(s.images)} images (${Object.entries(s.splits).map(([k, v]) => `${k} ${int(v.images)}`).join(', ')}), ${width}x${height}x${channels}, ` +
-          `JPEG quality ${d.manifest.quality}, ${d.manifest.scanGroups} scan groups. MS-SSIM: mean over ${f[0]?.sample ?? 0} images of the first split against their full decode, ${f[0]?.scales ?? 0} scales.`,
+        `${d.origin}: ${int(s.images)} images (${Object.entries(s.splits)
+          .map(([k, v]) => `${k} ${int(v.images)}`)
+          .join(', ')}), ${width}x${height}x${channels}, ` +
+          `JPEG quality ${d.manifest.quality}, ${d.manifest.scanGroups} scan groups. MS-SSIM: mean over ${f[0]?.sample ?? 0} images of the first split ` +
+          `against their full decode, ${f[0]?.scales ?? 0} scales.`,
         '',
       );
       lines.push('| group | bytes / image | fraction of full | MS-SSIM |', '| ---: | ---: | ---: | ---: |');
@@ -338,13 +357,20 @@ async function main(): Promise<void> {
         }
         probeRows.push({ key: d.key, name: d.manifest.name, acc });
       }
-      const n = { train: Math.min(PROBE_TRAIN, ...sets.filter((x) => x.task).map((x) => summaries.get(x.key)!.s.splits.train?.images ?? 0)), test: Math.min(PROBE_TEST, ...sets.filter((x) => x.task).map((x) => summaries.get(x.key)!.s.splits.test?.images ?? 0)) };
+      const n = {
+        train: Math.min(PROBE_TRAIN, ...sets.filter((x) => x.task).map((x) => summaries.get(x.key)!.s.splits.train?.images ?? 0)),
+        test: Math.min(PROBE_TEST, ...sets.filter((x) => x.task).map((x) => summaries.get(x.key)!.s.splits.test?.images ?? 0)),
+      };
       lines.push('## Linear probe: test accuracy per scan group', '');
       lines.push(
-        `Softmax regression trained and tested on images decoded at the same scan group (first ${int(n.train)} train and ${int(n.test)} test images; 10 classes, chance 10%). ` +
-          'Features, computed the same way for both tasks (263, standardised): the image average-pooled to 8x8 (RGB, 192 values), log(1 + mean energy) of each of the 64 coefficients of the luma 8x8 block DCT, ' +
-          "and 7 statistics of the strongly coloured region (mean hue as cos and sin, area, 3-, 4- and 5-fold symmetry of its outline, a hole at its centroid), which a linear model cannot get from the pixels of objects at random places and angles; " +
-          `minibatch gradient descent, batch 50, learning rate 0.05, L2 1e-4, ${EPOCHS} epochs, plain JavaScript. Bytes: fraction of the full records read at that group.`,
+        `Softmax regression trained and tested on images decoded at the same scan group (first ${int(n.train)} train and ${int(n.test)} test images; 10 ` +
+          `classes, chance 10%). ` +
+          'Features, computed the same way for both tasks (263, standardised): the image average-pooled to 8x8 (RGB, 192 values), log(1 + mean energy) of ' +
+          'each of the 64 coefficients of the luma 8x8 block DCT, ' +
+          'and 7 statistics of the strongly coloured region (mean hue as cos and sin, area, 3-, 4- and 5-fold symmetry of its outline, a hole at its ' +
+          'centroid), which a linear model cannot get from the pixels of objects at random places and angles; ' +
+          `minibatch gradient descent, batch 50, learning rate 0.05, L2 1e-4, ${EPOCHS} epochs, plain JavaScript. Bytes: fraction of the full records read ` +
+          `at that group.`,
         '',
       );
       lines.push(`| dataset | ${PROBE_GROUPS.map((g) => `group ${g}`).join(' | ')} |`, `| --- | ${PROBE_GROUPS.map(() => '---:').join(' | ')} |`);
@@ -358,7 +384,7 @@ async function main(): Promise<void> {
     lines.push('## Compared with the paper', '', ...comparison(sets, summaries, probeRows), '');
     lines.push(`Whole bench: ${((performance.now() - T0) / 1000).toFixed(1)} s.`);
 
-    const text = lines.join('\n') + '\n';
+    const text = `${lines.join('\n')}\n`;
     mkdirSync(dirname(RESULTS), { recursive: true });
     writeFileSync(RESULTS, text);
     process.stdout.write(text);
@@ -395,9 +421,16 @@ function comparison(sets: Dataset[], summaries: Summaries, probeRows: { key: str
     const x = summaries.get(key);
     return x ? { bytes: x.s.groups[g - 1]!.fractionOfFull, msssim: x.f[g - 1]!.msssim } : undefined;
   };
-  const firstGroup = (key: string, ok: (g: { bytes: number; msssim: number }) => boolean) => summaries.get(key)?.s.groups.find((g) => ok(at(key, g.group)!))?.group;
+  const firstGroup = (key: string, ok: (g: { bytes: number; msssim: number }) => boolean) =>
+    summaries.get(key)?.s.groups.find((g) => ok(at(key, g.group)!))?.group;
   const out: string[] = [];
-  const [c1, c3, c5, f3, f5] = [at('synthetic-coarse', 1), at('synthetic-coarse', 3), at('synthetic-coarse', 5), at('synthetic-fine', 3), at('synthetic-fine', 5)];
+  const [c1, c3, c5, f3, f5] = [
+    at('synthetic-coarse', 1),
+    at('synthetic-coarse', 3),
+    at('synthetic-coarse', 5),
+    at('synthetic-fine', 3),
+    at('synthetic-fine', 5),
+  ];
   const coarseSet = sets.find((d) => d.key === 'synthetic-coarse');
   if (c1 && c3 && c5 && f3 && f5 && coarseSet) {
     const halfC = firstGroup('synthetic-coarse', (g) => g.bytes >= 0.45);
@@ -407,16 +440,25 @@ function comparison(sets: Dataset[], summaries: Summaries, probeRows: { key: str
     const perImage = (g: number) => summaries.get('synthetic-coarse')!.s.groups[g - 1]!.bytesPerImage;
     const fixedOut = (g: number) => perImage(g) - header - meta;
     out.push(
-      'Kuchnik et al. find scan group 5 about half the bytes of the full record and group 1 about a fifth of group 5, across ImageNet, HAM10000, Cars and CelebA-HQ (their Figure 5). ' +
-        `Here group 5 is ${pct(c5.bytes)} of the full bytes on the coarse task and ${pct(f5.bytes)} on the fine one; half the bytes are reached at group ${halfC === halfF ? `${halfC} on both` : `${halfC} (coarse) and ${halfF} (fine)`}. ` +
-        'The last scan (luma AC 1-63, least significant bit) is a larger share than in the paper: our colour JPEGs are 4:4:4 at quality 90, and the synthetic scenes carry per-pixel noise and, on the fine task, full-image gratings, which cost their low bits there. ' +
-        `Group 1 is ${pct(c1.bytes / c5.bytes)} of group 5 on the coarse task, more than the paper's fifth, partly because a 128x128 image is small next to its fixed costs: ` +
-        `${int(header)} bytes of tables and markers before scan 1 (image 0; the segments all images share are stored once per record) and ${int(meta)} bytes of label and chunk lengths in the record, per image; without them group 1 would be ${pct(fixedOut(1) / fixedOut(5))} of group 5. ` +
+      'Kuchnik et al. find scan group 5 about half the bytes of the full record and group 1 about a fifth of group 5, across ImageNet, HAM10000, Cars and ' +
+        'CelebA-HQ (their Figure 5). ' +
+        `Here group 5 is ${pct(c5.bytes)} of the full bytes on the coarse task and ${pct(f5.bytes)} on the fine one; half the bytes are reached at group ` +
+        `${halfC === halfF ? `${halfC} on both` : `${halfC} (coarse) and ${halfF} (fine)`}. ` +
+        'The last scan (luma AC 1-63, least significant bit) is a larger share than in the paper: our colour JPEGs are 4:4:4 at quality 90, and the ' +
+        'synthetic scenes carry per-pixel noise and, on the fine task, full-image gratings, which cost their low bits there. ' +
+        `Group 1 is ${pct(c1.bytes / c5.bytes)} of group 5 on the coarse task, more than the paper's fifth, partly because a 128x128 image is small next to ` +
+        `its fixed costs: ` +
+        `${int(header)} bytes of tables and markers before scan 1 (image 0; the segments all images share are stored once per record) and ${int(meta)} ` +
+        `bytes of label and chunk lengths in the record, per image; without them group 1 would be ${pct(fixedOut(1) / fixedOut(5))} of group 5. ` +
         'The rest is the synthetic scenes: smooth gradients and flat objects have little AC energy for groups 2-5 to carry.',
       '',
-      `Fidelity follows the paper's pattern ("groups 2, 3 and 4 are usually similar, while 5 introduces a difference"): MS-SSIM is computed on luma, so the chroma scans (groups 3 and 4) leave it unchanged, and group 5 (luma AC 6-63) is the next step. ` +
-        `On the coarse task MS-SSIM is already ${c3.msssim.toFixed(3)} at group 3 (${pct(c3.bytes)} of the bytes), like the paper's coarse-grained CelebAHQ-Smile, for which degradation hardly matters; ` +
-        `on the fine task it is ${f3.msssim.toFixed(3)} at group 3 and ${f5.msssim.toFixed(3)} at group 5 and reaches 0.98 at group ${firstGroup('synthetic-fine', (g) => g.msssim >= 0.98)}, like Cars, which the paper calls too fine-grained to degrade: the classes live in coefficients the first groups do not carry.`,
+      `Fidelity follows the paper's pattern ("groups 2, 3 and 4 are usually similar, while 5 introduces a difference"): MS-SSIM is computed on luma, so the ` +
+        `chroma scans (groups 3 and 4) leave it unchanged, and group 5 (luma AC 6-63) is the next step. ` +
+        `On the coarse task MS-SSIM is already ${c3.msssim.toFixed(3)} at group 3 (${pct(c3.bytes)} of the bytes), like the paper's coarse-grained ` +
+        `CelebAHQ-Smile, for which degradation hardly matters; ` +
+        `on the fine task it is ${f3.msssim.toFixed(3)} at group 3 and ${f5.msssim.toFixed(3)} at group 5 and reaches 0.98 at group ` +
+        `${firstGroup('synthetic-fine', (g) => g.msssim >= 0.98)}, like Cars, which the paper calls too fine-grained to degrade: the classes live in ` +
+        `coefficients the first groups do not carry.`,
     );
   }
   const coarse = probeRows.find((r) => r.key === 'synthetic-coarse');
@@ -428,17 +470,22 @@ function comparison(sets: Dataset[], summaries: Summaries, probeRows: { key: str
     out.push(
       '',
       `In accuracy terms the linear probe shows the same trade-off: coarse ${fmt(coarse.acc)}; fine ${fmt(fine.acc)}. ` +
-        'A low group costs the coarse task next to nothing for a fraction of the bytes, and leaves the fine task near chance until group 5 brings the high frequencies ' +
-        '(what it gets above chance before group 5 is most likely the small share of a grating that an 8x8 DCT leaks into its lowest coefficients, sent from group 2 on). ' +
-        `MS-SSIM tracks accuracy within each task, as the paper reports (its section 4.3): on the fine task the jump in accuracy comes with the jump in MS-SSIM from ${f4.msssim.toFixed(3)} at group 4 to ${f5.msssim.toFixed(3)} at group 5, ` +
-        `while on the coarse task MS-SSIM is ${c1.msssim.toFixed(3)} or more from group 1 on and accuracy stays within ${(100 * spread).toFixed(1)} points of its group-${PROBE_GROUPS.at(-1)} value.`,
+        'A low group costs the coarse task next to nothing for a fraction of the bytes, and leaves the fine task near chance until group 5 brings the high ' +
+        'frequencies ' +
+        '(what it gets above chance before group 5 is most likely the small share of a grating that an 8x8 DCT leaks into its lowest coefficients, sent ' +
+        'from group 2 on). ' +
+        `MS-SSIM tracks accuracy within each task, as the paper reports (its section 4.3): on the fine task the jump in accuracy comes with the jump in ` +
+        `MS-SSIM from ${f4.msssim.toFixed(3)} at group 4 to ${f5.msssim.toFixed(3)} at group 5, ` +
+        `while on the coarse task MS-SSIM is ${c1.msssim.toFixed(3)} or more from group 1 on and accuracy stays within ${(100 * spread).toFixed(1)} points ` +
+        `of its group-${PROBE_GROUPS.at(-1)} value.`,
     );
   }
   const mini = at('fashion-mnist-mini', 3);
   if (mini) {
     out.push(
       '',
-      `Fashion-MNIST is grayscale, so its script has 6 scans, not 10, and its groups do not line up with the colour ones; at 28x28 MS-SSIM uses 2 scales. Its group 3 (luma AC 6-63, two bits short) reads ${pct(mini.bytes)} of the bytes at MS-SSIM ${mini.msssim.toFixed(3)}.`,
+      `Fashion-MNIST is grayscale, so its script has 6 scans, not 10, and its groups do not line up with the colour ones; at 28x28 MS-SSIM uses 2 scales. ` +
+        `Its group 3 (luma AC 6-63, two bits short) reads ${pct(mini.bytes)} of the bytes at MS-SSIM ${mini.msssim.toFixed(3)}.`,
     );
   }
   return out;

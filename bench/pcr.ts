@@ -166,6 +166,7 @@ function prepareNative(tmp: string): NativeTools {
   }
 
   if (tools.inProcess) {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's own format syntax
     const pkg = run('dpkg-query', ['-W', '-f', '${Version}', 'libturbojpeg0']);
     if (pkg.status === 0 && pkg.stdout) tools.nativeVersion = `libturbojpeg0 ${pkg.stdout.trim()}`;
     else {
@@ -294,7 +295,8 @@ function pnmPixels(files: string[], imageBytes: number, channels: 1 | 3): Uint8A
   files.forEach((file, i) => {
     const pnm = readFileSync(`${file}.pnm`);
     const magic = pnm.toString('latin1', 0, 2);
-    if (magic !== (channels === 1 ? 'P5' : 'P6') || pnm.byteLength < imageBytes) throw new Error(`${file}.pnm: not the ${channels === 1 ? 'PGM' : 'PPM'} file we expected`);
+    if (magic !== (channels === 1 ? 'P5' : 'P6') || pnm.byteLength < imageBytes)
+      throw new Error(`${file}.pnm: not the ${channels === 1 ? 'PGM' : 'PPM'} file we expected`);
     out.set(pnm.subarray(pnm.byteLength - imageBytes), i * imageBytes);
   });
   return out;
@@ -348,7 +350,7 @@ async function main(): Promise<void> {
       });
     });
     const lists = groups.map((g) => join(tmp, `g${g}.txt`));
-    if (native.djpeg) groups.forEach((g) => writeFileSync(lists[g - 1]!, files[g - 1]!.join('\n') + '\n'));
+    if (native.djpeg) groups.forEach((g) => writeFileSync(lists[g - 1]!, `${files[g - 1]!.join('\n')}\n`));
 
     // Rounds: each times every group with every decoder, so the decoders are compared
     // on the same state of a possibly shared machine. Round 0 is the warm-up; its
@@ -424,7 +426,12 @@ async function main(): Promise<void> {
       for (const res of results) {
         const viaDjpeg = pnmPixels(files[res.group - 1]!, imageBytes, channels);
         if (nativePixels) res.djpegVsNative = compare(viaDjpeg, nativePixels[res.group - 1]!.subarray(0, nDjpeg * imageBytes), nDjpeg).identical;
-        if (res.group === G) fullAgree.push({ agree: compare(ours[G - 1]!.subarray(0, nDjpeg * imageBytes), viaDjpeg, nDjpeg).identical, of: nDjpeg, how: 'wasm vs djpeg -pnm, byte for byte' });
+        if (res.group === G)
+          fullAgree.push({
+            agree: compare(ours[G - 1]!.subarray(0, nDjpeg * imageBytes), viaDjpeg, nDjpeg).identical,
+            of: nDjpeg,
+            how: 'wasm vs djpeg -pnm, byte for byte',
+          });
       }
     }
 
@@ -442,7 +449,11 @@ async function main(): Promise<void> {
     lines.push(`- machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${os.type()} ${os.release()}`);
     lines.push(`- node: ${process.version}`);
     lines.push(`- wasm decoder: ${wasmVersion()}`);
-    lines.push(`- native in-process: ${native.inProcess ? `${native.nativeVersion} (TurboJPEG API, the library's own SIMD code), bench/native/decode.c built with cc -O2` : `skipped: ${native.inProcessSkip}`}`);
+    lines.push(
+      native.inProcess
+        ? `- native in-process: ${native.nativeVersion} (TurboJPEG API, the library's own SIMD code), bench/native/decode.c built with cc -O2`
+        : `- native in-process: skipped: ${native.inProcessSkip}`,
+    );
     lines.push(`- djpeg: ${native.djpeg ? `${DJPEG}, ${native.djpegVersion}` : `skipped: ${native.djpegSkip}`}`);
     lines.push(
       `- dataset: ${manifest.name} (${relative(ROOT, DATASET_DIR) || DATASET_DIR}): ${int(totalImages)} images in ${records.length} records, ` +
@@ -455,20 +466,47 @@ async function main(): Promise<void> {
     row(['---:', '---:', '---:', '---:']);
     for (let g = 1; g <= G; g++) row([g, int(fetched[g]!), (fetched[g]! / totalImages).toFixed(1), `${((100 * fetched[g]!) / full).toFixed(1)}%`]);
     lines.push('');
-    lines.push(`Bytes fetched for group g = sum of groupEnds[g] over the records (the record's metadata block, ${int(fetched[0]!)} bytes in all, is included in every row).`, '');
+    lines.push(
+      `Bytes fetched for group g = sum of groupEnds[g] over the records (the record's metadata block, ${int(fetched[0]!)} bytes in all, is included in ` +
+        `every row).`,
+      '',
+    );
 
     lines.push(`## Decode throughput per scan group, images/s (median of ${RUNS} rounds after a warm-up round)`, '');
     lines.push(
       `Images: the first ${int(n)} of the dataset (${firstFile} .. ${lastFile}), assembled at each group with RecordPrefix.image(i, g); ` +
-        `the same JPEG bytes go to every decoder. Each round times every group with every decoder in turn, so all columns see the same state of the machine; assembly passes shorter than ${MIN_TIMING_MS} ms are repeated within one timing. djpeg runs on the first ${int(nDjpeg)} images, in ${Math.min(DJPEG_RUNS, RUNS) === 1 ? 'round 1' : `rounds 1-${Math.min(DJPEG_RUNS, RUNS)}`}, after ${DJPEG_WARMUP} untimed processes per group.`,
+        `the same JPEG bytes go to every decoder. Each round times every group with every decoder in turn, so all columns see the same state of the ` +
+        `machine; assembly passes shorter than ${MIN_TIMING_MS} ms are repeated within one timing. djpeg runs on the first ${int(nDjpeg)} images, in ` +
+        `${Math.min(DJPEG_RUNS, RUNS) === 1 ? 'round 1' : `rounds 1-${Math.min(DJPEG_RUNS, RUNS)}`}, after ${DJPEG_WARMUP} untimed processes per group.`,
       '',
     );
-    row(['group', 'assembly only', 'wasm (TurboJpeg, Node)', 'native tjDecompress2', 'djpeg, process per image ¹', 'wasm / native', 'wasm / djpeg', 'assembly share ²', 'wasm = native, pixels ³']);
+    row([
+      'group',
+      'assembly only',
+      'wasm (TurboJpeg, Node)',
+      'native tjDecompress2',
+      'djpeg, process per image ¹',
+      'wasm / native',
+      'wasm / djpeg',
+      'assembly share ²',
+      'wasm = native, pixels ³',
+    ]);
     row(['---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:']);
     for (const r of results) {
       const share = 1 / r.assemblyRate / (1 / r.assemblyRate + 1 / r.wasmRate);
-      const same = r.identical === undefined ? '—' : `${int(r.identical)}/${int(n)}${r.identical < n ? ` (mean diff ${r.mae!.toFixed(2)}, max ${r.maxDiff})` : ''}`;
-      row([r.group, rate(r.assemblyRate), rate(r.wasmRate), rate(r.nativeRate), rate(r.djpegRate), times(r.wasmOverNative), times(r.wasmOverDjpeg), `${(100 * share).toFixed(1)}%`, same]);
+      const same =
+        r.identical === undefined ? '—' : `${int(r.identical)}/${int(n)}${r.identical < n ? ` (mean diff ${r.mae!.toFixed(2)}, max ${r.maxDiff})` : ''}`;
+      row([
+        r.group,
+        rate(r.assemblyRate),
+        rate(r.wasmRate),
+        rate(r.nativeRate),
+        rate(r.djpegRate),
+        times(r.wasmOverNative),
+        times(r.wasmOverDjpeg),
+        `${(100 * share).toFixed(1)}%`,
+        same,
+      ]);
     }
     lines.push('');
     lines.push(
@@ -479,7 +517,10 @@ async function main(): Promise<void> {
     const checked = results.filter((r) => r.djpegVsNative !== undefined);
     if (checked.length) {
       const agree = checked.reduce((s, r) => s + r.djpegVsNative!, 0);
-      lines.push(`- native tjDecompress2 vs djpeg -pnm (both ${native.djpegVersion?.replace(/^libjpeg-turbo version /, 'libjpeg-turbo ') ?? 'native'}): ${agree}/${checked.length * nDjpeg} identical (${int(nDjpeg)} images × ${checked.length} groups)`);
+      lines.push(
+        `- native tjDecompress2 vs djpeg -pnm (both ${native.djpegVersion?.replace(/^libjpeg-turbo version /, 'libjpeg-turbo ') ?? 'native'}): ` +
+          `${agree}/${checked.length * nDjpeg} identical (${int(nDjpeg)} images × ${checked.length} groups)`,
+      );
     }
     lines.push('');
     const warned = results.filter((r) => r.nativeWarnings);
@@ -487,7 +528,7 @@ async function main(): Promise<void> {
     lines.push(
       '¹ djpeg: `djpeg -outfile /dev/null FILE` started with posix_spawn and waited for, one process per image, by bench/native/decode.c; ' +
         'the rate includes process start-up, dynamic linking and reading the file, which dwarf the decode of a small image. ' +
-        'Node\'s child_process overhead is not counted.',
+        "Node's child_process overhead is not counted.",
       '',
     );
     lines.push(
@@ -496,17 +537,21 @@ async function main(): Promise<void> {
       '',
     );
     lines.push(
-      '³ Images whose wasm decode equals native tjDecompress2 byte for byte. At partial groups libjpeg fills in the missing coefficients by block smoothing, ' +
-        'which libjpeg-turbo 2.1 changed (2.1 beta1 ChangeLog item 6: smoothing per iMCU row by the scan that produced it, and a 5x5 Gaussian-like kernel for DC-only output); ' +
-        'the wasm build is 2.0, so the differences at partial groups come from the library versions, not from our wrapper. Mean diff is over all pixels, in 8-bit levels.',
+      '³ Images whose wasm decode equals native tjDecompress2 byte for byte. ' +
+        'At partial groups libjpeg fills in the missing coefficients by block smoothing, ' +
+        'which libjpeg-turbo 2.1 changed (2.1 beta1 ChangeLog item 6: smoothing per iMCU row by the scan that produced it, and a 5x5 Gaussian-like kernel ' +
+        'for DC-only output); ' +
+        'the wasm build is 2.0, so the differences at partial groups come from the library versions, not from our wrapper. Mean diff is over all pixels, in ' +
+        '8-bit levels.',
       '',
     );
     lines.push(
-      'wasm / native and wasm / djpeg: the median over the rounds of the ratio of images/s within a round; below 1 the wasm path is slower. The wasm timings call TurboJpeg.decode(jpeg, channels) per image, ' +
+      'wasm / native and wasm / djpeg: the median over the rounds of the ratio of images/s within a round; below 1 the wasm path is slower. The wasm ' +
+        'timings call TurboJpeg.decode(jpeg, channels) per image, ' +
         'as the pipeline worker does (copy in, header, decode, copy out to a new array); native decodes into one reused buffer. Single-threaded throughout.',
     );
 
-    const text = lines.join('\n') + '\n';
+    const text = `${lines.join('\n')}\n`;
     mkdirSync(dirname(RESULTS), { recursive: true });
     writeFileSync(RESULTS, text);
     process.stdout.write(text);

@@ -68,7 +68,10 @@ function fromRows(name: string, source: string, rows: number, cols: number, row:
 }
 
 function tabular(name: string, source: string, table: RawTable, label: string, derivations: Derivation[]): Dataset {
-  const spec = parseLabel(label, table.columns.map((c) => c.name));
+  const spec = parseLabel(
+    label,
+    table.columns.map((c) => c.name),
+  );
   const plan = planFeatures(table, derivations, new Set([spec.column]));
   return fromRows(name, source, table.rows, plan.columns, (r, c, v) => plan.rowPairs(r, c, v));
 }
@@ -120,7 +123,8 @@ async function loadDatasets(): Promise<Dataset[]> {
   const flightsTable = await readParquetTable(join(ROOT, 'node_modules/vega-datasets/data/flights-3m.parquet'), { limit: FLIGHTS_ROWS });
   const flights = tabular(
     'flights',
-    `first ${FLIGHTS_ROWS.toLocaleString('en-US')} rows; label delay>15 left out; origin, destination one-hot, hour (24), weekday (7), distance in 10 quantile buckets`,
+    `first ${FLIGHTS_ROWS.toLocaleString('en-US')} rows; label delay>15 left out; origin, destination one-hot, hour (24), weekday (7), distance in 10 ` +
+      `quantile buckets`,
     flightsTable,
     'delay>15',
     [
@@ -203,18 +207,28 @@ function comparison(r: Map<string, Sizes>, s: Map<string, Speeds>, small: Map<st
   const speed = [...s.entries()].map(([name, x]) => {
     const enc = x.tocEncode / x.gzip;
     const dec = x.tocDecode / x.gunzip;
-    const decoding = dec >= 1.15 ? `decodes ${fix(dec)}x faster than gunzip` : dec <= 0.87 ? `decodes ${fix(1 / dec)}x slower than gunzip` : 'decodes about as fast as gunzip';
+    const decoding =
+      dec >= 1.15 ? `decodes ${fix(dec)}x faster than gunzip` : dec <= 0.87 ? `decodes ${fix(1 / dec)}x slower than gunzip` : 'decodes about as fast as gunzip';
     return `${name}: TOC encodes ${fix(enc)}x ${enc >= 1 ? 'faster' : 'slower'} than gzip and ${decoding} (${fix(x.tocDecode)} vs ${fix(x.gunzip)} MB/s)`;
   });
   return [
-    'The paper (Figure 5) finds TOC ahead of every other format, gzip included, on Census, ImageNet and Kdd99 (31-43% non-zeros; "comparable to gzip" in its abstract),',
-    'but behind gzip on MNIST (25% non-zeros), which has few repeated column:value sequences for the prefix tree; its Figure 12 has TOC compressing faster than gzip and decompressing faster than gzip and Snappy.',
-    `We reproduce the MNIST case: on Fashion-MNIST (50% non-zeros) TOC reaches ${fix(f.toc)}x at 250 rows against gzip's ${fix(f.gzip)}x, and DVI (${fix(f.dvi)}x) beats it too, since 256 distinct pixel values need one-byte indexes.`,
+    'The paper (Figure 5) finds TOC ahead of every other format, gzip included, on Census, ImageNet and Kdd99 (31-43% non-zeros; "comparable to gzip" in ' +
+      'its abstract),',
+    'but behind gzip on MNIST (25% non-zeros), which has few repeated column:value sequences for the prefix tree; its Figure 12 has TOC compressing faster ' +
+      'than gzip and decompressing faster than gzip and Snappy.',
+    `We reproduce the MNIST case: on Fashion-MNIST (50% non-zeros) TOC reaches ${fix(f.toc)}x at 250 rows against gzip's ${fix(f.gzip)}x, and DVI ` +
+      `(${fix(f.dvi)}x) beats it too, since 256 distinct pixel values need one-byte indexes.`,
     `On the one-hot tables TOC leads every format: birdstrikes ${fix(b.toc)}x (${vs(b)}) and flights ${fix(fl.toc)}x (${vs(fl)}).`,
-    "These tables are much sparser than the paper's (1-2.4% non-zeros). gzip compresses DEN bytes, where a one-hot row is 3.3-3.9 KB of mostly zero bytes and deflate's longest match is 258 bytes, so gzip spends a dozen or more match codes per row on zeros alone, while TOC pays only for the 5-10 non-zeros, in a few codes into the batch's prefix tree (origin and destination, for example, recur together).",
-    grows ? 'As in the paper, TOC gains on the other formats as the mini-batch grows (every dataset compresses better at 250 rows than at 50), since more rows share one dictionary.' : 'Unlike the paper, TOC does not gain on every dataset as the mini-batch grows from 50 to 250 rows.',
+    "These tables are much sparser than the paper's (1-2.4% non-zeros). gzip compresses DEN bytes, where a one-hot row is 3.3-3.9 KB of mostly zero bytes " +
+      "and deflate's longest match is 258 bytes, so gzip spends a dozen or more match codes per row on zeros alone, while TOC pays only for the 5-10 " +
+      "non-zeros, in a few codes into the batch's prefix tree (origin and destination, for example, recur together).",
+    grows
+      ? 'As in the paper, TOC gains on the other formats as the mini-batch grows (every dataset compresses better at 250 rows than at 50), since more rows ' +
+        'share one dictionary.'
+      : 'Unlike the paper, TOC does not gain on every dataset as the mini-batch grows from 50 to 250 rows.',
     `Speed at 250 rows, in DEN-equivalent MB/s (JavaScript here, C++ in the paper, so only the comparison carries over): ${speed.join('; ')}.`,
-    'TOC decode stops at the validated in-memory batch that the GPU kernels and ops.ts run on; gunzip yields dense bytes that still need a full pass for any product.',
+    'TOC decode stops at the validated in-memory batch that the GPU kernels and ops.ts run on; gunzip yields dense bytes that still need a full pass for ' +
+      'any product.',
     'The timings come from a shared 2-core machine and move by tens of percent between runs; the ratios are exact.',
   ].join(' ');
 }
@@ -229,14 +243,23 @@ async function main(): Promise<void> {
   };
   out('# TOC compression benchmark');
   out();
-  out(`\`npx tsx bench/toc-compression.ts\` on ${new Date().toISOString().slice(0, 10)}: Node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${os.cpus().length} cores. Single-threaded.`);
-  out('Ratios are DEN bytes / format bytes summed over every mini-batch of the dataset (formats as in `formatSizes`, docs/toc.md: DEN, CSR, CVI, DVI and TOC store float64 values; "TOC f32" is the stored dataset frame payload; gzip is fflate `gzipSync` level 6 of the DEN bytes).');
+  out(
+    `\`npx tsx bench/toc-compression.ts\` on ${new Date().toISOString().slice(0, 10)}: Node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown CPU'}, ` +
+      `${os.cpus().length} cores. Single-threaded.`,
+  );
+  out(
+    'Ratios are DEN bytes / format bytes summed over every mini-batch of the dataset (formats as in `formatSizes`, docs/toc.md: DEN, CSR, CVI, DVI and TOC ' +
+      'store float64 values; "TOC f32" is the stored dataset frame payload; gzip is fflate `gzipSync` level 6 of the DEN bytes).',
+  );
   out();
   out('| dataset | rows | columns | non-zeros | density | source |');
   out('|---|---:|---:|---:|---:|---|');
   for (const d of datasets) {
     const nnz = d.colIndex.length;
-    out(`| ${d.name} | ${d.rows.toLocaleString('en-US')} | ${d.cols} | ${nnz.toLocaleString('en-US')} | ${((100 * nnz) / (d.rows * d.cols)).toFixed(2)}% | ${d.source} |`);
+    out(
+      `| ${d.name} | ${d.rows.toLocaleString('en-US')} | ${d.cols} | ${nnz.toLocaleString('en-US')} | ${((100 * nnz) / (d.rows * d.cols)).toFixed(2)}% | ` +
+        `${d.source} |`,
+    );
   }
   out();
   out('## Compression ratio vs DEN by mini-batch size');
@@ -248,7 +271,8 @@ async function main(): Promise<void> {
     out();
     out(`### ${d.name}`);
     out();
-    if (d.every > 1) out(`Sampled: every ${d.every}th mini-batch (evenly spaced over the ${d.rows.toLocaleString('en-US')} rows), to keep gzip's time in bounds.\n`);
+    if (d.every > 1)
+      out(`Sampled: every ${d.every}th mini-batch (evenly spaced over the ${d.rows.toLocaleString('en-US')} rows), to keep gzip's time in bounds.\n`);
     out('| rows per batch | TOC | TOC f32 | CSR | CVI | DVI | gzip |');
     out('|---:|---:|---:|---:|---:|---:|---:|');
     for (const b of BATCH_SIZES) {
@@ -261,7 +285,11 @@ async function main(): Promise<void> {
   out();
   out(`## Speed at 250 rows per batch (MB/s of DEN bytes; first ${SPEED_BATCHES} batches of each dataset, best of ${RUNS} passes)`);
   out();
-  out('TOC encode = `encodeDense` + `encodeToc` from the dense float32 batch; gzip = `gzipSync` of the DEN bytes. TOC decode = `decodeToc` + `toBatch` (validated, ready for the GPU kernels and `ops.ts`, which never need the dense matrix); TOC to dense = `decodeToc` + `decodeLogical`; gunzip = `gunzipSync` back to DEN bytes.');
+  out(
+    'TOC encode = `encodeDense` + `encodeToc` from the dense float32 batch; gzip = `gzipSync` of the DEN bytes. TOC decode = `decodeToc` + `toBatch` ' +
+      '(validated, ready for the GPU kernels and `ops.ts`, which never need the dense matrix); TOC to dense = `decodeToc` + `decodeLogical`; gunzip = ' +
+      '`gunzipSync` back to DEN bytes.',
+  );
   out();
   out('| dataset | TOC encode | gzip | TOC decode | TOC to dense | gunzip |');
   out('|---|---:|---:|---:|---:|---:|');
@@ -275,7 +303,7 @@ async function main(): Promise<void> {
   out('## Where we stand vs the paper');
   out();
   out(comparison(at250, speedOf, at50));
-  writeFileSync(RESULTS, lines.join('\n') + '\n');
+  writeFileSync(RESULTS, `${lines.join('\n')}\n`);
   log(`wrote ${RESULTS}`);
   log(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
 }

@@ -47,9 +47,9 @@ type Align = 'l' | 'r';
  * as rendered. With `md`, pipes inside cells are escaped (|I| becomes \|I\|).
  */
 function table(md: boolean, head: string[], body: string[][], align: Align[]): string[] {
-  const escape = (cells: string[]) => (md ? cells.map((c) => c.replace(/\|/g, '\\|')) : cells);
-  head = escape(head);
-  const rows = body.map(escape);
+  const escapePipes = (cells: string[]) => (md ? cells.map((c) => c.replace(/\|/g, '\\|')) : cells);
+  head = escapePipes(head);
+  const rows = body.map(escapePipes);
   const widths = head.map((h, c) => Math.max(3, h.length, ...rows.map((r) => r[c]!.length)));
   const pad = (s: string, c: number) => (align[c] === 'r' ? s.padStart(widths[c]!) : s.padEnd(widths[c]!));
   const line = (cells: string[]) => `| ${cells.map(pad).join(' | ')} |`;
@@ -85,10 +85,15 @@ function report(r: BenchResults, browserVersion: string, seconds: number, md: bo
 
   lines.push('# TOC kernels on the tfjs WebGPU device', '');
   lines.push(`- date: ${new Date().toISOString()}`);
-  lines.push(`- adapter: ${r.adapter}${r.adapterDescription ? ` (${r.adapterDescription})` : ''}; timestamp-query ${r.gpuTimes ? 'available, used for GPU-side times' : r.timestampQuery ? 'available, not used' : 'not available'}`);
+  lines.push(
+    `- adapter: ${r.adapter}${r.adapterDescription ? ` (${r.adapterDescription})` : ''}; timestamp-query ` +
+      `${r.gpuTimes ? 'available, used for GPU-side times' : r.timestampQuery ? 'available, not used' : 'not available'}`,
+  );
   lines.push(`- browser: Chromium ${browserVersion}, headless, ${CHROMIUM_ARGS.join(' ')}`);
   lines.push(`- machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${os.type()} ${os.release()}`);
-  lines.push(`- settings: ${r.trials} timed trials per product of about ${r.targetMs} ms each; ${e.epochs} epochs per training run; whole bench ${seconds.toFixed(0)} s`);
+  lines.push(
+    `- settings: ${r.trials} timed trials per product of about ${r.targetMs} ms each; ${e.epochs} epochs per training run; whole bench ${seconds.toFixed(0)} s`,
+  );
   lines.push('');
   if (/swiftshader/i.test(`${r.adapter} ${r.adapterDescription}`)) {
     para(
@@ -101,7 +106,9 @@ function report(r: BenchResults, browserVersion: string, seconds: number, md: bo
   lines.push(
     ...table(
       md,
-      ['batch', 'rows × cols', 'nnz', '|I|', '|D|', 'tree nodes', 'tree levels', 'nnz / |D|', 'terms A·M ²', 'terms Aᵀ·M ²', 'TOC1 bytes', 'dense f32 bytes'],
+      // biome-ignore format: one header row reads best on one line
+      ['batch', 'rows × cols', 'nnz', '|I|', '|D|', 'tree nodes', 'tree levels',
+        'nnz / |D|', 'terms A·M ²', 'terms Aᵀ·M ²', 'TOC1 bytes', 'dense f32 bytes'],
       r.batches.map((b) => [
         b.name,
         `${b.rows} × ${b.cols}`,
@@ -120,9 +127,11 @@ function report(r: BenchResults, browserVersion: string, seconds: number, md: bo
     ),
   );
   para(
-    'Columns: |I| = unique column:value pairs (the first tree layer); |D| = codes, one per matched sequence; tree nodes include the root. Levels = depth of the tree:',
+    'Columns: |I| = unique column:value pairs (the first tree layer); |D| = codes, one per matched sequence; tree nodes include the root. Levels = depth of ' +
+      'the tree:',
     'A*v / A*M push values down the tree level by level, v*A / M*A push sums up it, one storage barrier per level, inside one workgroup per output column.',
-    'flights-like: 5 one-hot pairs per row over 641 columns (origin 300, destination 300, hour 24, weekday 7, distance bucket 10), Zipf-like airports so routes repeat;',
+    'flights-like: 5 one-hot pairs per row over 641 columns (origin 300, destination 300, hour 24, weekday 7, distance bucket 10), Zipf-like airports so ' +
+      'routes repeat;',
     'sparse random: randomMatrix(density 0.05, 4 distinct values) with 1,000 columns. nnz / |D|: mean pairs per code (how much a code saves).',
     '² Terms each output column sums, TOC over CSR: TOC A·M adds one per non-root node (node_values) and one per code (row_sums), TOC Aᵀ·M one per',
     'code (occurrence_sums), one per child edge (subtree_sums) and one per non-root node (column_sums); CSR adds one per non-zero either way.',
@@ -160,10 +169,13 @@ function report(r: BenchResults, browserVersion: string, seconds: number, md: bo
     ...table(
       md,
       ['batch', ...ops],
-      names.map((n) => [n, ...ops.map((op) => {
-        const c = r.checks.find((x) => x.batch === n && x.op === op)!;
-        return `${err(c.tocError)} / ${err(c.csrError)}`;
-      })]),
+      names.map((n) => [
+        n,
+        ...ops.map((op) => {
+          const c = r.checks.find((x) => x.batch === n && x.op === op)!;
+          return `${err(c.tocError)} / ${err(c.csrError)}`;
+        }),
+      ]),
       ['l', 'r', 'r', 'r', 'r'],
     ),
   );
@@ -177,7 +189,18 @@ function report(r: BenchResults, browserVersion: string, seconds: number, md: bo
     return `${ratio(k.toc / k[other])} (${f(lo)}–${f(hi)})`;
   };
   const kernelRow = (k: KernelTiming): string[] => [k.batch, k.op, String(k.k), ms(k.toc), ms(k.csr), ms(k.dense), ratios(k, 'dense'), ratios(k, 'csr')];
-  lines.push(...table(md, ['batch', 'op', 'k', 'TOC', 'CSR', 'dense (tf.matMul)', 'TOC / dense (rounds)', 'TOC / CSR (rounds)'], r.kernels.map(kernelRow), ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r']));
+  lines.push(
+    ...table(md, ['batch', 'op', 'k', 'TOC', 'CSR', 'dense (tf.matMul)', 'TOC / dense (rounds)', 'TOC / CSR (rounds)'], r.kernels.map(kernelRow), [
+      'l',
+      'l',
+      'r',
+      'r',
+      'r',
+      'r',
+      'r',
+      'r',
+    ]),
+  );
   para(
     'A*M: A (250 × cols) times M (cols × 64); M*A: M (64 × 250) times A; A*v and v*A are the k = 1 cases (tf.matMul with a cols × 1 or 1 × 250 operand).',
     'Ratios below 1× mean TOC is faster. Each trial records R operations into one command encoder (TOC, CSR) or issues R tf.matMul calls (dense),',
@@ -189,36 +212,88 @@ function report(r: BenchResults, browserVersion: string, seconds: number, md: bo
     lines.push('## The same trials, GPU side: ms per operation between two timestamp-query marks', '');
     const gpuRow = (k: KernelTiming): string[] => {
       const g = k.gpu!;
-      return [k.batch, k.op, String(k.k), ms(g.toc), ms(g.csr), ms(g.dense), ratio(g.toc / g.dense), ratio(g.toc / g.csr), `${Math.round((100 * g.toc) / k.toc)}%`];
+      return [
+        k.batch,
+        k.op,
+        String(k.k),
+        ms(g.toc),
+        ms(g.csr),
+        ms(g.dense),
+        ratio(g.toc / g.dense),
+        ratio(g.toc / g.csr),
+        `${Math.round((100 * g.toc) / k.toc)}%`,
+      ];
     };
-    lines.push(...table(md, ['batch', 'op', 'k', 'TOC', 'CSR', 'dense (tf.matMul)', 'TOC / dense', 'TOC / CSR', 'TOC GPU / wall'], r.kernels.map(gpuRow), ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r']));
+    lines.push(
+      ...table(md, ['batch', 'op', 'k', 'TOC', 'CSR', 'dense (tf.matMul)', 'TOC / dense', 'TOC / CSR', 'TOC GPU / wall'], r.kernels.map(gpuRow), [
+        'l',
+        'l',
+        'r',
+        'r',
+        'r',
+        'r',
+        'r',
+        'r',
+        'r',
+      ]),
+    );
     para(
-      'An empty compute pass writes a timestamp before the R operations and another after them. For TOC and CSR both sit in the trial\'s one command',
+      "An empty compute pass writes a timestamp before the R operations and another after them. For TOC and CSR both sit in the trial's one command",
       'encoder, so the span is GPU work alone; the rest of the wall-clock time is recording the passes (a bind group per dispatch) and the submission.',
       'tfjs records into its own encoder, so its marks are separate submissions around its work and its span also holds any time the GPU waited for',
       'tfjs to submit. Chrome rounds timestamps (to 100 µs without developer features), which is small against a trial of about the target time.',
     );
   }
 
-  lines.push(`## End to end: logistic regression on ${e.batches} batches of real flights (${int(e.rows)} rows × ${e.cols} columns, the first record of the bundled flights-250k TOC dataset)`, '');
+  lines.push(
+    `## End to end: logistic regression on ${e.batches} batches of real flights (${int(e.rows)} rows × ${e.cols} columns, the first record of the bundled ` +
+      `flights-250k TOC dataset)`,
+    '',
+  );
   para(
     `Softmax over ${e.classes} classes (delay > 15 min or not; ${(100 * e.positiveRate).toFixed(1)}% delayed), Adam, lr ${e.learningRate},`,
-    `the same starting weights and batch order for all three; the first layer X·W is tocMatMul on TocGpuBatch, tocMatMul on CsrGpuBatch, or tf.matMul on a dense`,
+    `the same starting weights and batch order for all three; the first layer X·W is tocMatMul on TocGpuBatch, tocMatMul on CsrGpuBatch, or tf.matMul on a ` +
+      `dense`,
     `tensor uploaded once per batch. ${e.epochs} epochs each, the three taking turns epoch by epoch; ms/epoch is the median of epochs 2..${e.epochs}`,
     '(epoch 1 compiles pipelines and is shown apart). One loss read-back per epoch.',
   );
-  const stat = (label: string, xs: number[], total = true): string[] => [label, int(Math.min(...xs)), int(median(xs)), int(Math.max(...xs)), total ? int(xs.reduce((a, b) => a + b, 0)) : '—'];
+  const stat = (label: string, xs: number[], total = true): string[] => [
+    label,
+    int(Math.min(...xs)),
+    int(median(xs)),
+    int(Math.max(...xs)),
+    total ? int(xs.reduce((a, b) => a + b, 0)) : '—',
+  ];
   lines.push(
     ...table(
       md,
       ['TOC batches', 'min', 'median', 'max', 'total'],
       [
-        stat('nnz', e.toc.map((t) => t.nnz)),
-        stat('|I|', e.toc.map((t) => t.firstLayer)),
-        stat('|D|', e.toc.map((t) => t.codes)),
-        stat('tree nodes', e.toc.map((t) => t.nodes)),
-        stat('tree levels', e.toc.map((t) => t.levels), false),
-        stat('TOC1 bytes', e.toc.map((t) => t.tocFileBytes)),
+        stat(
+          'nnz',
+          e.toc.map((t) => t.nnz),
+        ),
+        stat(
+          '|I|',
+          e.toc.map((t) => t.firstLayer),
+        ),
+        stat(
+          '|D|',
+          e.toc.map((t) => t.codes),
+        ),
+        stat(
+          'tree nodes',
+          e.toc.map((t) => t.nodes),
+        ),
+        stat(
+          'tree levels',
+          e.toc.map((t) => t.levels),
+          false,
+        ),
+        stat(
+          'TOC1 bytes',
+          e.toc.map((t) => t.tocFileBytes),
+        ),
       ],
       ['l', 'r', 'r', 'r', 'r'],
     ),
@@ -246,11 +321,17 @@ function report(r: BenchResults, browserVersion: string, seconds: number, md: bo
   );
   const finals = e.runs.map((x) => x.losses[x.losses.length - 1]!);
   const spread = (Math.max(...finals) - Math.min(...finals)) / Math.abs(finals[0]!);
-  const weightErrors = e.runs.filter((x) => x.name !== 'dense').map((x) => `${x.name} ${err(x.weightError)}`).join(', ');
+  const weightErrors = e.runs
+    .filter((x) => x.name !== 'dense')
+    .map((x) => `${x.name} ${err(x.weightError)}`)
+    .join(', ');
   para(
-    `Final losses ${spread === 0 ? 'are identical' : `agree to ${spread.toExponential(1)} relative`}, and the trained weights agree to max |W − W_dense| / (1 + |W_dense|) = ${weightErrors}:`,
-    `all three compute the same function; only the float summation order differs${e.runs.some((x) => x.name !== 'dense' && x.weightError === 0) ? ' (0 = bit for bit the same weights)' : ''}.`,
-    `GPU bytes: TOC = sum of TocGpuBatch.uploadBytes (the TOC kernels also keep a node × ${e.classes} scratch buffer per batch: ${bytes(e.tocScratchBytes)} for all ${e.batches});`,
+    `Final losses ${spread === 0 ? 'are identical' : `agree to ${spread.toExponential(1)} relative`}, and the trained weights agree to max |W − W_dense| / ` +
+      `(1 + |W_dense|) = ${weightErrors}:`,
+    `all three compute the same function; only the float summation order ` +
+      `differs${e.runs.some((x) => x.name !== 'dense' && x.weightError === 0) ? ' (0 = bit for bit the same weights)' : ''}.`,
+    `GPU bytes: TOC = sum of TocGpuBatch.uploadBytes (the TOC kernels also keep a node × ${e.classes} scratch buffer per batch: ${bytes(e.tocScratchBytes)} ` +
+      `for all ${e.batches});`,
     `CSR = sum of CsrGpuBatch.uploadBytes; dense = ${e.batches} × 250 × ${e.cols} × 4 bytes. Labels (the same for all three) are not counted.`,
   );
   lines.push(
@@ -335,7 +416,9 @@ async function main(): Promise<void> {
       if (attempt === 1) await page.goto(url);
       try {
         await page.waitForFunction(() => window.__bench !== undefined, undefined, { timeout: 120_000 });
-        const timeout = new Promise<never>((_, fail) => setTimeout(() => fail(new Error(`the page gave no results within ${PAGE_TIMEOUT_MS / 1000} s`)), PAGE_TIMEOUT_MS).unref());
+        const timeout = new Promise<never>((_, fail) =>
+          setTimeout(() => fail(new Error(`the page gave no results within ${PAGE_TIMEOUT_MS / 1000} s`)), PAGE_TIMEOUT_MS).unref(),
+        );
         results = await Promise.race([page.evaluate(() => window.__bench!), timeout]);
       } catch (e) {
         const message = (e as Error).message;

@@ -60,7 +60,6 @@ function median(xs: readonly number[]): number {
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
-
 // ---------------------------------------------------------------- inputs
 
 interface Input {
@@ -138,7 +137,15 @@ function makeInputs(dir: string): Input[] {
     const header = `${channels === 1 ? 'P5' : 'P6'}\n${width} ${height}\n255\n`;
     writeFileSync(pnm, Buffer.concat([Buffer.from(header), photoLike(width, height, channels, rnd)]));
     const path = join(dir, `in${String(i).padStart(4, '0')}.jpg`);
-    const args = ['-quality', String(quality), ...(channels === 3 ? sampleArgs : ['-grayscale']), ...(progressive ? ['-progressive'] : []), '-outfile', path, pnm];
+    const args = [
+      '-quality',
+      String(quality),
+      ...(channels === 3 ? sampleArgs : ['-grayscale']),
+      ...(progressive ? ['-progressive'] : []),
+      '-outfile',
+      path,
+      pnm,
+    ];
     check(run(CJPEG, args), `cjpeg ${args.join(' ')}`);
     rmSync(pnm);
     inputs.push({ path, bytes: new Uint8Array(readFileSync(path)), label: `${width}x${height} ${sampling} q${quality}`, progressive });
@@ -327,7 +334,7 @@ function main(): void {
     log(`making ${IMAGES} JPEGs with cjpeg`);
     const inputs = makeInputs(inDir);
     const listFile = join(tmp, 'list.txt');
-    writeFileSync(listFile, inputs.map((i) => i.path).join('\n') + '\n');
+    writeFileSync(listFile, `${inputs.map((i) => i.path).join('\n')}\n`);
     const tiny = join(tmp, 'tiny.jpg');
     writeFileSync(join(tmp, 'tiny.pgm'), Buffer.concat([Buffer.from('P5\n1 1\n255\n'), Buffer.from([128])]));
     check(run(CJPEG, ['-outfile', tiny, join(tmp, 'tiny.pgm')]), 'cjpeg tiny');
@@ -346,7 +353,14 @@ function main(): void {
     const theirBytes = jpegtranBytes(inputs, outDir);
     const nativeBytes = typeof native === 'string' ? nativeOnce(native, inputs).bytes : undefined;
     const jpegtranLoop = `${JPEGTRAN} -progressive -copy none -outfile /dev/null "$f"`;
-    const t = { ours: [] as Timing[], spawned: [] as Timing[], loop: [] as Timing[], native: [] as Timing[], tinyLoop: [] as Timing[], trueLoop: [] as Timing[] };
+    const t = {
+      ours: [] as Timing[],
+      spawned: [] as Timing[],
+      loop: [] as Timing[],
+      native: [] as Timing[],
+      tinyLoop: [] as Timing[],
+      trueLoop: [] as Timing[],
+    };
     for (let r = 0; r < RUNS; r++) {
       log(`round ${r + 1}/${RUNS}`);
       t.ours.push(timed(() => oursOnce(inputs)));
@@ -367,7 +381,11 @@ function main(): void {
       ['ours: transcodeToProgressive (TypeScript, Node, in-process, memory to memory)', ours, ''],
       ['jpegtran -progressive, spawned per file from Node (spawnSync)', med(t.spawned), ''],
       ['jpegtran -progressive, per file inside one timed `sh` loop', med(t.loop), ''],
-      ["libjpeg in-process (jpegtran's calls, C, memory to memory)", t.native.length ? med(t.native) : undefined, typeof native === 'string' ? '' : native.skip],
+      [
+        "libjpeg in-process (jpegtran's calls, C, memory to memory)",
+        t.native.length ? med(t.native) : undefined,
+        typeof native === 'string' ? '' : native.skip,
+      ],
     ];
     const spawnTiny = med(t.tinyLoop);
     const spawnTrue = med(t.trueLoop);
@@ -393,8 +411,10 @@ function main(): void {
       `- date: ${new Date().toISOString()}`,
       `- machine: ${cpu}, ${os.cpus().length} cores, load average at start ${os.loadavg()[0]!.toFixed(2)} (a shared machine: other work was running)`,
       `- node: ${process.version}; jpegtran: ${JPEGTRAN}, ${jtVersion}`,
-      `- inputs: ${n} JPEGs made by cjpeg from synthetic photo-like images (seed ${SEED}): sizes 64..512 x 64..512, quality ${QUALITIES.join('/')}, ${SUBSAMPLINGS.map(([s]) => s).join(' / ')} in turn, baseline and progressive (optimal tables) alternating; ${int(inBytes)} bytes in all`,
-      `- check: ${verified}/${VERIFY} transcoded files decode (djpeg) to pixels identical to the originals'; the unit tests check the entropy-coded bits against jpegtran -progressive`,
+      `- inputs: ${n} JPEGs made by cjpeg from synthetic photo-like images (seed ${SEED}): sizes 64..512 x 64..512, quality ${QUALITIES.join('/')}, ` +
+        `${SUBSAMPLINGS.map(([s]) => s).join(' / ')} in turn, baseline and progressive (optimal tables) alternating; ${int(inBytes)} bytes in all`,
+      `- check: ${verified}/${VERIFY} transcoded files decode (djpeg) to pixels identical to the originals'; the unit tests check the entropy-coded bits ` +
+        `against jpegtran -progressive`,
       `- timing: median of ${RUNS} rounds after a warm-up round; each round runs every contestant once over all ${n} files, in turn`,
       `- whole bench: ${((performance.now() - started) / 1000).toFixed(1)} s`,
       '',
@@ -405,21 +425,33 @@ function main(): void {
       ...rows.map(([name, x, skip]) =>
         x === undefined
           ? `| ${name} | — | — | — | skipped: ${skip} | — |`
-          : `| ${name} | ${sig3(ips(x.ms))} | ${perImage(x.ms)} | ${perImage(x.cpuMs)} | ${(x.ms / ours.ms).toFixed(2)}× | ${(x.cpuMs / ours.cpuMs).toFixed(2)}× |`,
+          : `| ${name} | ${sig3(ips(x.ms))} | ${perImage(x.ms)} | ${perImage(x.cpuMs)} | ${(x.ms / ours.ms).toFixed(2)}× | ` +
+            `${(x.cpuMs / ours.cpuMs).toFixed(2)}× |`,
       ),
       '',
-      'A speed ratio > 1 means ours is faster. CPU time counts every process involved (Node, sh, jpegtran), so it shows the work done independently of what else ran on the machine.',
+      'A speed ratio > 1 means ours is faster. CPU time counts every process involved (Node, sh, jpegtran), so it shows the work done independently of what ' +
+        'else ran on the machine.',
       '',
-      `Spawn overhead, from the same \`sh\` loop: starting jpegtran on a 1x1 JPEG costs ${perImage(spawnTiny.ms)} ms wall (${perImage(spawnTiny.cpuMs)} ms CPU) per process; fork+exec of a program that does nothing (/bin/true) costs ${perImage(spawnTrue.ms)} ms wall (${perImage(spawnTrue.cpuMs)} ms CPU); spawning from Node instead of sh adds ${((med(t.spawned).ms - loop.ms) / n).toFixed(2)} ms wall per file.`,
-      ...(natMs !== undefined ? [`jpegtran's own work per file, without any process start: ${(natMs / n).toFixed(2)} ms (in-process row); the shell loop minus the 1x1 startup cost gives ${((loop.ms - spawnTiny.ms) / n).toFixed(2)} ms.`] : []),
+      `Spawn overhead, from the same \`sh\` loop: starting jpegtran on a 1x1 JPEG costs ${perImage(spawnTiny.ms)} ms wall (${perImage(spawnTiny.cpuMs)} ms ` +
+        `CPU) per process; fork+exec of a program that does nothing (/bin/true) costs ${perImage(spawnTrue.ms)} ms wall (${perImage(spawnTrue.cpuMs)} ms ` +
+        `CPU); spawning from Node instead of sh adds ${((med(t.spawned).ms - loop.ms) / n).toFixed(2)} ms wall per file.`,
+      ...(natMs !== undefined
+        ? [
+            `jpegtran's own work per file, without any process start: ${(natMs / n).toFixed(2)} ms (in-process row); the shell loop minus the 1x1 startup ` +
+              `cost gives ${((loop.ms - spawnTiny.ms) / n).toFixed(2)} ms.`,
+          ]
+        : []),
       '',
       '## Output size',
       '',
-      `Ours (chunks + EOI) vs jpegtran -progressive -copy none of the same files; both use the same scan script and optimal Huffman tables per scan, so only header layout differs (we group a scan's tables in one DHT and write no restart or APPn segments beyond JFIF).`,
+      `Ours (chunks + EOI) vs jpegtran -progressive -copy none of the same files; both use the same scan script and optimal Huffman tables per scan, so ` +
+        `only header layout differs (we group a scan's tables in one DHT and write no restart or APPn segments beyond JFIF).`,
       '',
       '| inputs | files | ours, bytes | jpegtran, bytes | ours / jpegtran | ours / input |',
       '| --- | ---: | ---: | ---: | ---: | ---: |',
-      ...[...byKind.entries()].sort().map(([kind, k]) => `| ${kind} | ${k.n} | ${int(k.ours)} | ${int(k.theirs)} | ${(k.ours / k.theirs).toFixed(4)} | ${(k.ours / k.input).toFixed(4)} |`),
+      ...[...byKind.entries()]
+        .sort()
+        .map(([kind, k]) => `| ${kind} | ${k.n} | ${int(k.ours)} | ${int(k.theirs)} | ${(k.ours / k.theirs).toFixed(4)} | ${(k.ours / k.input).toFixed(4)} |`),
       `| all | ${n} | ${int(ourBytes)} | ${int(jtBytes)} | ${(ourBytes / jtBytes).toFixed(4)} | ${(ourBytes / inBytes).toFixed(4)} |`,
       ...(nativeBytes !== undefined ? ['', `In-process libjpeg wrote ${int(nativeBytes)} bytes (ours / that: ${(ourBytes / nativeBytes).toFixed(4)}).`] : []),
       '',

@@ -36,6 +36,7 @@ if (!existsSync(`${SRC}/train-images-idx3-ubyte.gz`)) {
 }
 run(
   `node bin/bytelab.mjs pcr build --idx ${SRC}/train-images-idx3-ubyte.gz --labels ${SRC}/train-labels-idx1-ubyte.gz ` +
-    `--test-idx ${SRC}/t10k-images-idx3-ubyte.gz --test-labels ${SRC}/t10k-labels-idx1-ubyte.gz ${preset.args} --quality 90 --name "${preset.name}" --out ${preset.out}`,
+    `--test-idx ${SRC}/t10k-images-idx3-ubyte.gz --test-labels ${SRC}/t10k-labels-idx1-ubyte.gz ${preset.args} --quality 90 --name "${preset.name}" --out ` +
+    `${preset.out}`,
 );
 run(`node bin/bytelab.mjs pcr inspect ${preset.out}`);

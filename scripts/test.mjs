@@ -26,6 +26,9 @@ let crashed = false;
 // Types first: a type error fails the run even if every test passes.
 const typesOk = run('npm', ['run', '-s', 'typecheck']) === 0;
 if (!typesOk) console.log('typecheck failed (see above)');
+// Format and lint (Biome): `npm run format` fixes what it can.
+const lintOk = run('npm', ['run', '-s', 'lint']) === 0;
+if (!lintOk) console.log('lint failed (see above; `npm run format` fixes formatting)');
 
 // Unit tests.
 const unitStatus = run('npx', ['vitest', 'run', '--reporter=default', '--reporter=json', '--outputFile=test-results/unit.json']);
@@ -47,9 +50,9 @@ if (e2e?.stats) {
   if (e2eStatus !== 0 && e2e.stats.unexpected === 0) crashed = true;
 } else if (e2eStatus !== 0) crashed = true;
 
-if (!typesOk) crashed = true;
+if (!typesOk || !lintOk) crashed = true;
 if (crashed) {
-  console.log('\nthe typecheck or a test runner failed outside the counted tests (see above)');
+  console.log('\nthe typecheck, the lint or a test runner failed outside the counted tests (see above)');
   totals.failed = Math.max(1, totals.failed);
 }
 console.log(`\n${totals.passed} passed, ${totals.failed} failed${totals.skipped ? `, ${totals.skipped} skipped` : ''}`);

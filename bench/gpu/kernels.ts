@@ -277,7 +277,7 @@ function denseTensor(data: Float32Array, shape: [number, number]): tf.Tensor2D {
 function zipf(random: () => number, n: number, s: number, order?: number[]): () => number {
   const cdf = new Float64Array(n);
   let total = 0;
-  for (let i = 0; i < n; i++) cdf[i] = total += 1 / Math.pow(i + 1, s);
+  for (let i = 0; i < n; i++) cdf[i] = total += 1 / (i + 1) ** s;
   return () => {
     const x = random() * total;
     let lo = 0;
@@ -360,7 +360,15 @@ function subjects(flightRows: ColumnValuePair[][]): Subject[] {
   const randomCols = 1000;
   const random = Float32Array.from(randomMatrix(rng(21), { rows: ROWS, cols: randomCols, density: 0.05, distinctValues: 4 }, 'f32'));
   return [
-    { name: 'mnist-like', rows: ROWS, cols: 784, dense: mnist, sparse: sparseFromDense(mnist, ROWS, 784), encodeWith: 'encodeDense', encode: () => encodeDense(mnist, ROWS, 784) },
+    {
+      name: 'mnist-like',
+      rows: ROWS,
+      cols: 784,
+      dense: mnist,
+      sparse: sparseFromDense(mnist, ROWS, 784),
+      encodeWith: 'encodeDense',
+      encode: () => encodeDense(mnist, ROWS, 784),
+    },
     {
       name: 'flights-like',
       rows: ROWS,
@@ -503,7 +511,11 @@ async function timeUpload<T>(device: GPUDevice, make: () => T, destroy: (x: T) =
   return median(times);
 }
 
-async function kernelBench(device: GPUDevice, timer: SpanTimer | undefined, s: Subject): Promise<{ info: BatchInfo; oneTime: OneTimeCosts; checks: CheckResult[]; timings: KernelTiming[] }> {
+async function kernelBench(
+  device: GPUDevice,
+  timer: SpanTimer | undefined,
+  s: Subject,
+): Promise<{ info: BatchInfo; oneTime: OneTimeCosts; checks: CheckResult[]; timings: KernelTiming[] }> {
   log(`${s.name}: encoding`);
   const logical = s.encode();
   const encodeMs = cpuMedian(CPU_RUNS, s.encode);
@@ -514,9 +526,21 @@ async function kernelBench(device: GPUDevice, timer: SpanTimer | undefined, s: S
   if (info.nnz !== s.sparse.colIndex.length) throw new Error(`${s.name}: TOC batch holds ${info.nnz} non-zeros, the sparse rows ${s.sparse.colIndex.length}`);
 
   log(`${s.name}: uploads`);
-  const tocUploadMs = await timeUpload(device, () => new TocGpuBatch(device, batch, layout), (x) => x.destroy());
-  const csrUploadMs = await timeUpload(device, () => new CsrGpuBatch(device, s.sparse), (x) => x.destroy());
-  const denseUploadMs = await timeUpload(device, () => denseTensor(s.dense, [s.rows, s.cols]), (x) => x.dispose());
+  const tocUploadMs = await timeUpload(
+    device,
+    () => new TocGpuBatch(device, batch, layout),
+    (x) => x.destroy(),
+  );
+  const csrUploadMs = await timeUpload(
+    device,
+    () => new CsrGpuBatch(device, s.sparse),
+    (x) => x.destroy(),
+  );
+  const denseUploadMs = await timeUpload(
+    device,
+    () => denseTensor(s.dense, [s.rows, s.cols]),
+    (x) => x.dispose(),
+  );
   const toc = new TocGpuBatch(device, batch, layout);
   const csr = new CsrGpuBatch(device, s.sparse);
   const dense = denseTensor(s.dense, [s.rows, s.cols]);
@@ -561,7 +585,9 @@ async function kernelBench(device: GPUDevice, timer: SpanTimer | undefined, s: S
     }
     checks.push({ batch: s.name, op: p.o.op, tocError: errors[0]!, csrError: errors[1]! });
     if (errors.some((e) => !(e <= MAX_REL_ERROR))) {
-      throw new Error(`${s.name} ${p.o.op}: TOC error ${errors[0]!.toExponential(2)}, CSR error ${errors[1]!.toExponential(2)} against tf.matMul (limit ${MAX_REL_ERROR})`);
+      throw new Error(
+        `${s.name} ${p.o.op}: TOC error ${errors[0]!.toExponential(2)}, CSR error ${errors[1]!.toExponential(2)} against tf.matMul (limit ${MAX_REL_ERROR})`,
+      );
     }
   }
 

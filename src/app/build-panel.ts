@@ -14,7 +14,12 @@ export interface BuildPanel {
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
-export function setupBuildPanel(opts: { selected: () => string; onBuilt: (r: BrowserBuildReport) => void; onDeleted: () => void; log: (m: string, kind?: 'info' | 'warning' | 'error') => void }): BuildPanel {
+export function setupBuildPanel(opts: {
+  selected: () => string;
+  onBuilt: (r: BrowserBuildReport) => void;
+  onDeleted: () => void;
+  log: (m: string, kind?: 'info' | 'warning' | 'error') => void;
+}): BuildPanel {
   const folder = $<HTMLInputElement>('build-folder');
   const size = $<HTMLInputElement>('build-size');
   const status = $('build-status');
@@ -41,11 +46,17 @@ export function setupBuildPanel(opts: { selected: () => string; onBuilt: (r: Bro
     try {
       const inputs: BuildFile[] = await Promise.all(files.map(async (f) => ({ path: f.webkitRelativePath || f.name, bytes: await f.arrayBuffer() })));
       const report = await api.build(
-        Comlink.transfer(inputs, inputs.map((f) => f.bytes)),
+        Comlink.transfer(
+          inputs,
+          inputs.map((f) => f.bytes),
+        ),
         { name: root, width: Number(m[1]), height: Number(m[2]), quality: 90, recordSize: 256, testFraction: 0.1 },
         Comlink.proxy((p) => (status.textContent = `building: ${p.done} / ${p.total} (${p.file})`)),
       );
-      status.textContent = `built "${root}": ${report.images.train} + ${report.images.test} images, ${report.classes.length} classes, ${report.channels === 3 ? 'colour' : 'grayscale'}, ${(report.bytes / 1024).toFixed(0)} KiB; ${report.converted.length} converted, ${report.skipped.length} left out`;
+      status.textContent =
+        `built "${root}": ${report.images.train} + ${report.images.test} images, ${report.classes.length} classes, ` +
+        `${report.channels === 3 ? 'colour' : 'grayscale'}, ${(report.bytes / 1024).toFixed(0)} KiB; ${report.converted.length} converted, ` +
+        `${report.skipped.length} left out`;
       for (const c of report.converted) opts.log(`${c.file}: ${c.what}`, 'info');
       for (const s of report.skipped) opts.log(`${s.file} left out: ${s.reason}`, 'warning');
       opts.onBuilt(report);

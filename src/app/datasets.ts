@@ -16,12 +16,36 @@ export interface DatasetEntry {
 export const DATASETS: DatasetEntry[] = [
   { id: 'fashion-mnist-mini', label: 'Fashion-MNIST (8,192 + 1,024, bundled)', manifest: 'datasets/fashion-mnist-mini/manifest.json', kind: 'image' },
   { id: 'fashion-mnist', label: 'Fashion-MNIST (60,000 + 10,000)', manifest: 'data/fashion-mnist/manifest.json', build: 'npm run data:full', kind: 'image' },
-  { id: 'synthetic-coarse', label: 'Synthetic coarse: hue x shape, 128x128 colour (4,000 + 800)', manifest: 'data/synthetic-coarse/manifest.json', build: 'npm run data:synthetic', kind: 'image' },
-  { id: 'synthetic-fine', label: 'Synthetic fine: 1-3 px textures, 128x128 colour (4,000 + 800)', manifest: 'data/synthetic-fine/manifest.json', build: 'npm run data:synthetic', kind: 'image' },
+  {
+    id: 'synthetic-coarse',
+    label: 'Synthetic coarse: hue x shape, 128x128 colour (4,000 + 800)',
+    manifest: 'data/synthetic-coarse/manifest.json',
+    build: 'npm run data:synthetic',
+    kind: 'image',
+  },
+  {
+    id: 'synthetic-fine',
+    label: 'Synthetic fine: 1-3 px textures, 128x128 colour (4,000 + 800)',
+    manifest: 'data/synthetic-fine/manifest.json',
+    build: 'npm run data:synthetic',
+    kind: 'image',
+  },
   { id: 'flights-250k', label: 'Flights, delay > 15 min (250k rows, TOC, bundled)', manifest: 'datasets/flights-250k-toc/manifest.json', kind: 'tabular' },
   { id: 'birdstrikes', label: 'Bird strikes, damage (10k rows, TOC, bundled)', manifest: 'datasets/birdstrikes-toc/manifest.json', kind: 'tabular' },
-  { id: 'flights-3m', label: 'Flights, all 3 million rows (TOC)', manifest: 'data/flights-3m-toc/manifest.json', build: 'npm run data:toc:flights', kind: 'tabular' },
-  { id: 'fashion-mnist-toc', label: 'Fashion-MNIST pixels as a table (TOC)', manifest: 'data/fashion-mnist-toc/manifest.json', build: 'npm run data:toc:fashion', kind: 'tabular' },
+  {
+    id: 'flights-3m',
+    label: 'Flights, all 3 million rows (TOC)',
+    manifest: 'data/flights-3m-toc/manifest.json',
+    build: 'npm run data:toc:flights',
+    kind: 'tabular',
+  },
+  {
+    id: 'fashion-mnist-toc',
+    label: 'Fashion-MNIST pixels as a table (TOC)',
+    manifest: 'data/fashion-mnist-toc/manifest.json',
+    build: 'npm run data:toc:fashion',
+    kind: 'tabular',
+  },
 ];
 
 /** What the page learns from a dataset's manifest before a run: whether it is there, and what it holds. */

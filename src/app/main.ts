@@ -18,7 +18,17 @@ import { LiveChart } from './charts.js';
 import { DATASETS, probeDataset, type DatasetProbe } from './datasets.js';
 import { clearSamples, drawSamples } from './samples.js';
 import type { LabSnapshot } from './test-api.js';
-import { checkBatchSize, checkEchoFactor, checkEvalEvery, checkLearningRate, checkManifestUrl, checkScanGroup, checkSeed, unknownParams, type Checked } from './validate.js';
+import {
+  checkBatchSize,
+  checkEchoFactor,
+  checkEvalEvery,
+  checkLearningRate,
+  checkManifestUrl,
+  checkScanGroup,
+  checkSeed,
+  unknownParams,
+  type Checked,
+} from './validate.js';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const params = new URLSearchParams(location.search);
@@ -131,7 +141,9 @@ const buildPanel = setupBuildPanel({
 
 /** Served datasets that exist, those a script can build (disabled, with its command), and those built in this browser. */
 async function listDatasets(select?: string): Promise<void> {
-  await Promise.all(DATASETS.filter((d) => !probes.has(d.manifest)).map(async (d) => probes.set(d.manifest, await probeDataset(new URL(d.manifest, location.href).href))));
+  await Promise.all(
+    DATASETS.filter((d) => !probes.has(d.manifest)).map(async (d) => probes.set(d.manifest, await probeDataset(new URL(d.manifest, location.href).href))),
+  );
   const served = document.createElement('optgroup');
   served.label = 'Served';
   const unbuilt = document.createElement('optgroup');
@@ -275,12 +287,16 @@ function resetView(): void {
 function drawFidelityTable(i: DatasetInfo): void {
   const full = i.bytesPerGroup[i.scanGroups - 1]!;
   const head = `<tr><th>group</th><th>B/image</th><th>bytes</th>${i.msssim ? '<th>MS-SSIM</th>' : ''}</tr>`;
-  const rows = i.bytesPerGroup.map((b, g) => `<tr data-group="${g + 1}"><td>${g + 1}</td><td>${(b / i.examples).toFixed(0)}</td><td>${((100 * b) / full).toFixed(0)}%</td>${i.msssim ? `<td>${i.msssim[g]!.toFixed(3)}</td>` : ''}</tr>`);
+  const rows = i.bytesPerGroup.map((b, g) => {
+    const cells = [g + 1, (b / i.examples).toFixed(0), `${((100 * b) / full).toFixed(0)}%`, ...(i.msssim ? [i.msssim[g]!.toFixed(3)] : [])];
+    return `<tr data-group="${g + 1}">${cells.map((c) => `<td>${c}</td>`).join('')}</tr>`;
+  });
   ui.fidelityTable.innerHTML = i.kind === 'image' ? head + rows.join('') : '';
 }
 
 function updateFidelityLabel(): void {
-  for (const row of ui.fidelityTable.querySelectorAll('tr[data-group]')) row.classList.toggle('current', (row as HTMLElement).dataset.group === ui.fidelity.value);
+  for (const row of ui.fidelityTable.querySelectorAll('tr[data-group]'))
+    row.classList.toggle('current', (row as HTMLElement).dataset.group === ui.fidelity.value);
   const g = Number(ui.fidelity.value);
   const max = Number(ui.fidelity.max);
   if (!info) {
@@ -294,7 +310,8 @@ function updateFidelityLabel(): void {
   const bytes = info.bytesPerGroup[g - 1]!;
   const full = info.bytesPerGroup[max - 1]!;
   const ssim = info.msssim ? `, MS-SSIM ${info.msssim[g - 1]!.toFixed(3)}` : '';
-  ui.fidelityLabel.textContent = `scan group ${g} of ${max}: ${(bytes / info.examples).toFixed(0)} bytes/image, ${((100 * bytes) / full).toFixed(0)}% of full${ssim}`;
+  ui.fidelityLabel.textContent =
+    `scan group ${g} of ${max}: ${(bytes / info.examples).toFixed(0)} bytes/image, ${((100 * bytes) / full).toFixed(0)}% of ` + `full${ssim}`;
 }
 
 async function refreshSamples(run: LabSession): Promise<void> {
@@ -337,7 +354,11 @@ async function start(): Promise<void> {
   try {
     await session?.stop(); // the previous run ends completely (bounded) before the next one begins
     resetView();
-    const run: LabSession = new LabSession(config, listenerFor((): LabSession => run), startPipelineWorker);
+    const run: LabSession = new LabSession(
+      config,
+      listenerFor((): LabSession => run),
+      startPipelineWorker,
+    );
     session = run;
     openSessions.add(run);
     void run.start().finally(() => {
@@ -360,8 +381,11 @@ function listenerFor(current: () => LabSession): SessionListener {
       info = i;
       ui.fidelity.max = String(i.scanGroups);
       if (!fidelityTouched) ui.fidelity.value = String(i.scanGroups);
-      const shape = i.image ? `${i.image.width}x${i.image.height}x${i.image.channels} images, ${i.scanGroups} scan groups` : `${i.inputShape[0]} columns, TOC-compressed`;
-      ui.datasetInfo.textContent = `${i.name}: ${i.examples} training examples, ${shape}, ${i.classes.length} classes.${i.attribution ? ' ' + i.attribution + '.' : ''}`;
+      const shape = i.image
+        ? `${i.image.width}x${i.image.height}x${i.image.channels} images, ${i.scanGroups} scan groups`
+        : `${i.inputShape[0]} columns, TOC-compressed`;
+      ui.datasetInfo.textContent =
+        `${i.name}: ${i.examples} training examples, ${shape}, ${i.classes.length} ` + `classes.${i.attribution ? ` ${i.attribution}.` : ''}`;
       const tabular = i.kind === 'tabular';
       ui.fidelity.disabled = tabular;
       ui.samples.hidden = tabular;
@@ -455,7 +479,8 @@ async function applyParams(): Promise<void> {
 
   const dataset = params.get('dataset');
   const entry = dataset === null ? undefined : DATASETS.find((d) => d.id === dataset);
-  if (dataset !== null && !entry) paramErrors.set('dataset', `URL parameter dataset=${dataset} names no dataset (have ${DATASETS.map((d) => d.id).join(', ')})`);
+  if (dataset !== null && !entry)
+    paramErrors.set('dataset', `URL parameter dataset=${dataset} names no dataset (have ${DATASETS.map((d) => d.id).join(', ')})`);
   await listDatasets(entry?.manifest);
   if (entry && ui.dataset.value !== entry.manifest) {
     const p = probes.get(entry.manifest);
@@ -478,7 +503,8 @@ async function applyParams(): Promise<void> {
     const spec = MODELS.find((m) => m.id === model);
     const kind = selectedKind();
     if (!spec) paramErrors.set('model', `URL parameter model=${model} names no model (have ${MODELS.map((m) => m.id).join(', ')})`);
-    else if (kind && spec.input !== kind) paramErrors.set('model', `URL parameter model=${model}: ${spec.label} reads ${spec.input} data, the chosen dataset is ${kind}`);
+    else if (kind && spec.input !== kind)
+      paramErrors.set('model', `URL parameter model=${model}: ${spec.label} reads ${spec.input} data, the chosen dataset is ${kind}`);
     else listModels(model);
     if (paramErrors.has('model')) ui.model.value = '';
   }
@@ -518,8 +544,17 @@ window.__lab = {
   }),
   progress: () => {
     const steps = session?.steps;
-    const lite = (m: ReturnType<NonNullable<typeof steps>['last']>) => m && { step: m.step, loss: m.loss, time: m.time, imagesPerSecond: m.imagesPerSecond, bytesFetched: m.bytesFetched };
-    return { state: session?.state ?? 'idle', adapter, steps: steps?.total ?? 0, first: lite(steps?.first()), last: lite(steps?.last()), lastEval: session?.evals.last(), warnings: session?.warnings.total ?? 0 };
+    const lite = (m: ReturnType<NonNullable<typeof steps>['last']>) =>
+      m && { step: m.step, loss: m.loss, time: m.time, imagesPerSecond: m.imagesPerSecond, bytesFetched: m.bytesFetched };
+    return {
+      state: session?.state ?? 'idle',
+      adapter,
+      steps: steps?.total ?? 0,
+      first: lite(steps?.first()),
+      last: lite(steps?.last()),
+      lastEval: session?.evals.last(),
+      warnings: session?.warnings.total ?? 0,
+    };
   },
   runs: () => ({ open: openSessions.size, workers: liveWorkerCount() }),
   memory: () => ({ tensors: tf.memory().numTensors, bytes: tf.memory().numBytes, tocBuffers: tocOutputCount() }),

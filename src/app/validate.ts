@@ -27,7 +27,8 @@ function parseNumber(text: string): number | undefined {
 
 function integerIn(text: string, what: string, { min, max }: { min: number; max: number }): Checked<number> {
   const n = parseNumber(text);
-  if (n === undefined || !Number.isInteger(n) || n < min || n > max) return bad(`${what} must be a whole number from ${min} to ${max}${text.trim() ? `, not "${text.trim()}"` : ''}`);
+  if (n === undefined || !Number.isInteger(n) || n < min || n > max)
+    return bad(`${what} must be a whole number from ${min} to ${max}${text.trim() ? `, not "${text.trim()}"` : ''}`);
   return ok(n);
 }
 

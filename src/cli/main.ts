@@ -13,7 +13,8 @@ const USAGE = `bytelab: build and inspect datasets for the bytelab training lab
   bytelab pcr import DIR --format reference [--size WxH] [--channels 1|3|auto] [--classes a,b,c] --out DIR
   bytelab toc build --idx IMAGES.gz --labels LABELS.gz [--test-idx .. --test-labels ..] [--limit N] [--test-limit N] --out DIR
   bytelab toc build --csv FILE --label COLUMN [--drop COL,..] [--test-fraction F] [--limit N] --out DIR
-  bytelab toc build --parquet FILE --label 'COLUMN>NUMBER' [--onehot COL,..] [--hour COL] [--weekday COL] [--bucket COL:K] [--numeric COL,..] [--limit N] --out DIR
+  bytelab toc build --parquet FILE --label 'COLUMN>NUMBER' [--onehot COL,..] [--hour COL] [--weekday COL]
+      [--bucket COL:K] [--numeric COL,..] [--limit N] --out DIR
       (all builds: [--batch-size 250] [--batches-per-record 40] [--shuffle SEED] [--name NAME])
   bytelab toc inspect DIR [--json] [--sample N|all]
 

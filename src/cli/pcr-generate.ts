@@ -9,7 +9,8 @@ import { imageCount, type PcrManifest } from '../pcr/manifest.js';
 import { MIN_SYNTHETIC_SIZE, SYNTHETIC_CLASSES, syntheticDescription, syntheticImages, SYNTHETIC_TASKS, type SyntheticTask } from '../pcr/synthetic.js';
 import { fidelityOnDisk } from './fidelity.js';
 
-const GENERATE_USAGE = 'bytelab pcr generate --task coarse|fine [--size 128] [--train 4000] [--test 800] [--seed 1] [--quality 90] [--record-size 1024] [--name NAME] --out DIR';
+const GENERATE_USAGE =
+  'bytelab pcr generate --task coarse|fine [--size 128] [--train 4000] [--test 800] [--seed 1] [--quality 90] [--record-size 1024] [--name NAME] --out DIR';
 
 export interface GenerateOptions {
   task: SyntheticTask;
@@ -50,7 +51,8 @@ function parseGenerateArgs(argv: string[]): GenerateOptions {
   });
   if (!values.out) throw new Error(`--out DIR is required\nusage: ${GENERATE_USAGE}`);
   const task = values.task as SyntheticTask | undefined;
-  if (!task || !SYNTHETIC_TASKS.includes(task)) throw new Error(`--task must be ${SYNTHETIC_TASKS.join(' or ')}, got "${values.task ?? ''}"\nusage: ${GENERATE_USAGE}`);
+  if (!task || !SYNTHETIC_TASKS.includes(task))
+    throw new Error(`--task must be ${SYNTHETIC_TASKS.join(' or ')}, got "${values.task ?? ''}"\nusage: ${GENERATE_USAGE}`);
   const seed = values.seed === undefined ? 1 : Number(values.seed);
   if (!Number.isInteger(seed) || Math.abs(seed) > 2 ** 31) throw new Error(`--seed must be a 32-bit integer, got "${values.seed}"`);
   const quality = count(values.quality, 'quality', DEFAULT_BUILD.quality, 1);
@@ -76,7 +78,10 @@ export async function generateDataset(opts: GenerateOptions): Promise<PcrManifes
   const write = (name: string, bytes: Uint8Array) => writeFile(join(opts.out, name), bytes);
   const gen = { size: opts.size, seed: opts.seed };
   const splits: PcrManifest['splits'] = {};
-  const counts: [string, number][] = [['train', opts.train], ['test', opts.test]];
+  const counts: [string, number][] = [
+    ['train', opts.train],
+    ['test', opts.test],
+  ];
   for (const [split, n] of counts) {
     if (n === 0) continue;
     splits[split] = { records: await buildSplit(split, encodeImages(syntheticImages(opts.task, split, n, gen), opts.quality), 3, opts.recordSize, write) };
@@ -92,7 +97,7 @@ export async function generateDataset(opts: GenerateOptions): Promise<PcrManifes
     splits,
   });
   manifest.msssim = (await fidelityOnDisk(opts.out, manifest, opts.msssimSample ?? 256)).map((f) => Number(f.msssim.toFixed(4)));
-  await writeFile(join(opts.out, 'manifest.json'), JSON.stringify(manifest, null, 1) + '\n');
+  await writeFile(join(opts.out, 'manifest.json'), `${JSON.stringify(manifest, null, 1)}\n`);
   return manifest;
 }
 
@@ -101,7 +106,9 @@ export async function generate(argv: string[]): Promise<number> {
   const t0 = performance.now();
   const manifest = await generateDataset(opts);
   const counts = Object.keys(manifest.splits).map((s) => `${s}: ${imageCount(manifest, s)} images in ${manifest.splits[s]!.records.length} records`);
-  console.log(`wrote ${opts.out} (${opts.task}, ${opts.size}x${opts.size}, seed ${opts.seed}) in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${counts.join(', ')}`);
+  console.log(
+    `wrote ${opts.out} (${opts.task}, ${opts.size}x${opts.size}, seed ${opts.seed}) in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${counts.join(', ')}`,
+  );
   console.log(`MS-SSIM per scan group: ${manifest.msssim!.map((v) => v.toFixed(3)).join(' ')}`);
   return 0;
 }

@@ -58,7 +58,11 @@ function recordToReference(bytes: Uint8Array, file: string): { bytes: Uint8Array
   const prefix = new RecordPrefix(bytes, file);
   const { images, groups, labels } = prefix.header;
   if (prefix.completeGroups < groups) {
-    throw new RecordError(file, bytes.byteLength, `truncated: scan group ${prefix.completeGroups + 1} ends at byte ${prefix.header.groupEnds[prefix.completeGroups + 1]}`);
+    throw new RecordError(
+      file,
+      bytes.byteLength,
+      `truncated: scan group ${prefix.completeGroups + 1} ends at byte ${prefix.header.groupEnds[prefix.completeGroups + 1]}`,
+    );
   }
   const scans = Array.from({ length: images }, (_, i) => Array.from({ length: groups }, (_, g) => prefix.chunk(i, g + 1)));
   return writeReferenceRecord(labels, scans);
@@ -110,7 +114,10 @@ export async function exportCommand(argv: string[]): Promise<number> {
     counts.push(`${split}: ${imageCount(m, split)} images in ${records.length} records`);
   }
   console.log(`wrote ${values.out} (PCR reference format): ${counts.join(', ')}`);
-  console.log(`the format keeps no class names, image size or colour: serve ${values.out} over HTTP and give the lab the URL of ${splitOrder(Object.keys(m.splits))[0]!}/${REFERENCE_INDEX_FILE}?${labQuery(m)}`);
+  console.log(
+    `the format keeps no class names, image size or colour: serve ${values.out} over HTTP and give the lab the URL of ` +
+      `${splitOrder(Object.keys(m.splits))[0]!}/${REFERENCE_INDEX_FILE}?${labQuery(m)}`,
+  );
   return 0;
 }
 
@@ -184,7 +191,10 @@ export async function importCommand(argv: string[]): Promise<number> {
     },
   });
   const root = positionals[0];
-  if (!root || !values.out) throw new Error('usage: bytelab pcr import DIR2 --format reference [--size WxH] [--channels 1|3|auto] [--classes a,b,c] [--record-size N] [--name NAME] --out DIR');
+  if (!root || !values.out)
+    throw new Error(
+      'usage: bytelab pcr import DIR2 --format reference [--size WxH] [--channels 1|3|auto] [--classes a,b,c] [--record-size N] [--name NAME] --out DIR',
+    );
   checkFormat(values.format, 'import');
   const sizeMatch = /^(\d+)x(\d+)$/.exec(values.size ?? '64x64');
   const [width, height] = sizeMatch ? [Number(sizeMatch[1]), Number(sizeMatch[2])] : [0, 0];
@@ -233,11 +243,16 @@ export async function importCommand(argv: string[]): Promise<number> {
     for (const e of s.entries) {
       const where = `${s.name}/${e.name}`;
       if (!readable.has(where)) continue;
-      let rec;
+      let rec: ReturnType<typeof readReferenceRecordPrefix>;
       try {
         rec = readReferenceRecordPrefix(new Uint8Array(readFileSync(join(s.dir, e.name))), e.offsets, e.name);
         const levels = e.offsets.length - 1;
-        if (rec.completeGroups < levels) throw new RecordError(e.name, rec.bytes.byteLength, `truncated: scan group ${rec.completeGroups + 1} of ${levels} ends at byte ${rec.groupEnds[rec.completeGroups + 1]}`);
+        if (rec.completeGroups < levels)
+          throw new RecordError(
+            e.name,
+            rec.bytes.byteLength,
+            `truncated: scan group ${rec.completeGroups + 1} of ${levels} ends at byte ${rec.groupEnds[rec.completeGroups + 1]}`,
+          );
       } catch (err) {
         if (!(err instanceof RecordError) && (err as NodeJS.ErrnoException).code === undefined) throw err;
         report({ record: where, reason: reasonOf(err) });
@@ -277,10 +292,13 @@ export async function importCommand(argv: string[]): Promise<number> {
     description: `imported from the PCR reference format (${root}); images transcoded losslessly, each at its own size`,
   });
   manifest.msssim = (await fidelityOnDisk(values.out, manifest, 256)).map((f) => Number(f.msssim.toFixed(4)));
-  await writeFile(join(values.out, 'manifest.json'), JSON.stringify(manifest, null, 1) + '\n');
+  await writeFile(join(values.out, 'manifest.json'), `${JSON.stringify(manifest, null, 1)}\n`);
   const counts = Object.keys(manifestSplits).map((s) => `${s}: ${imageCount(manifest, s)} images in ${manifestSplits[s]!.records.length} records`);
   const images = problems.filter((p) => p.image !== undefined).length;
   const records = problems.length - images;
-  console.log(`wrote ${values.out}: ${counts.join(', ')}; ${channels === 3 ? 'YCbCr (10 scan groups)' : 'grayscale (6 scan groups)'}, ${classes.length} classes; ${images} image(s) and ${records} record(s) left out`);
+  console.log(
+    `wrote ${values.out}: ${counts.join(', ')}; ${channels === 3 ? 'YCbCr (10 scan groups)' : 'grayscale (6 scan groups)'}, ${classes.length} classes; ` +
+      `${images} image(s) and ${records} record(s) left out`,
+  );
   return 0;
 }

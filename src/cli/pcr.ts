@@ -61,7 +61,10 @@ async function build(argv: string[]): Promise<number> {
     },
   });
   if (!values.out) throw new Error('--out DIR is required');
-  const opts = { recordSize: int(values['record-size'], 'record-size', DEFAULT_BUILD.recordSize), quality: int(values.quality, 'quality', DEFAULT_BUILD.quality) };
+  const opts = {
+    recordSize: int(values['record-size'], 'record-size', DEFAULT_BUILD.recordSize),
+    quality: int(values.quality, 'quality', DEFAULT_BUILD.quality),
+  };
   if (opts.quality > 100) throw new Error('--quality must be 1..100');
   const limit = values.limit === undefined ? Infinity : int(values.limit, 'limit', 0);
 
@@ -86,12 +89,16 @@ async function build(argv: string[]): Promise<number> {
   } else if (values.folder) {
     const [w, h] = (values.size ?? '64x64').split('x').map(Number) as [number, number];
     if (!(w > 0 && h > 0)) throw new Error(`--size must look like 64x64, got "${values.size}"`);
-    const channels = values.channels === '1' ? 1 : values.channels === '3' ? 3 : values.channels === undefined || values.channels === 'auto' ? 'auto' : undefined;
+    const channels =
+      values.channels === '1' ? 1 : values.channels === '3' ? 3 : values.channels === undefined || values.channels === 'auto' ? 'auto' : undefined;
     if (!channels) throw new Error(`--channels must be 1, 3 or auto, got "${values.channels}"`);
     const folder = await readFolder(values.folder, { channels, quality: opts.quality, testFraction: Number(values['test-fraction'] ?? 0.1), limit });
     for (const c of folder.converted) console.error(`converted ${c.file}: ${c.what}`);
     for (const s of folder.skipped) console.error(`skipped ${s.file}: ${s.reason}`);
-    console.error(`colour mode: ${folder.channels === 3 ? 'YCbCr (10 scan groups)' : 'grayscale (6 scan groups)'}; ${folder.converted.length} file(s) converted, ${folder.skipped.length} file(s) left out`);
+    console.error(
+      `colour mode: ${folder.channels === 3 ? 'YCbCr (10 scan groups)' : 'grayscale (6 scan groups)'}; ${folder.converted.length} file(s) converted, ` +
+        `${folder.skipped.length} file(s) left out`,
+    );
     shape = { width: w, height: h, channels: folder.channels };
     classes = folder.classes;
     variableSize = true;
@@ -106,10 +113,18 @@ async function build(argv: string[]): Promise<number> {
   for (const [split, items] of Object.entries(splits)) {
     manifestSplits[split] = { records: await buildSplit(split, items, shape.channels, opts.recordSize, write) };
   }
-  const manifest = makeManifest({ name: values.name ?? 'dataset', classes, image: shape, quality: opts.quality, splits: manifestSplits, ...(attribution ? { attribution } : {}), ...(variableSize ? { variableSize } : {}) });
+  const manifest = makeManifest({
+    name: values.name ?? 'dataset',
+    classes,
+    image: shape,
+    quality: opts.quality,
+    splits: manifestSplits,
+    ...(attribution ? { attribution } : {}),
+    ...(variableSize ? { variableSize } : {}),
+  });
   // The lab shows what each step of the fidelity slider gives, so measure it once here.
   manifest.msssim = (await fidelityOnDisk(values.out, manifest, 256)).map((f) => Number(f.msssim.toFixed(4)));
-  await writeFile(join(values.out, 'manifest.json'), JSON.stringify(manifest, null, 1) + '\n');
+  await writeFile(join(values.out, 'manifest.json'), `${JSON.stringify(manifest, null, 1)}\n`);
   const counts = Object.keys(splits).map((s) => `${s}: ${imageCount(manifest, s)} images in ${manifest.splits[s]!.records.length} records`);
   console.log(`wrote ${values.out}: ${counts.join(', ')}`);
   return 0;
@@ -129,11 +144,23 @@ export function summarise(m: PcrManifest) {
     const bytes = splits.reduce((n, s) => n + bytesForGroup(m, s, i + 1), 0);
     return { group: i + 1, bytes, bytesPerImage: bytes / images, fractionOfFull: bytes / full };
   });
-  return { name: m.name, images, scanGroups: m.scanGroups, image: m.image, classes: m.classes.length, splits: Object.fromEntries(splits.map((s) => [s, { images: imageCount(m, s), records: m.splits[s]!.records.length }])), groups };
+  return {
+    name: m.name,
+    images,
+    scanGroups: m.scanGroups,
+    image: m.image,
+    classes: m.classes.length,
+    splits: Object.fromEntries(splits.map((s) => [s, { images: imageCount(m, s), records: m.splits[s]!.records.length }])),
+    groups,
+  };
 }
 
 async function inspect(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' }, mssim: { type: 'boolean' }, sample: { type: 'string' } } });
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { json: { type: 'boolean' }, mssim: { type: 'boolean' }, sample: { type: 'string' } },
+  });
   const dir = positionals[0];
   if (!dir) throw new Error('usage: bytelab pcr inspect DIR [--json] [--mssim [--sample N]]');
   const manifest = await loadManifest(dir);
@@ -141,21 +168,32 @@ async function inspect(argv: string[]): Promise<number> {
   const fidelity = values.mssim ? await fidelityOnDisk(dir, manifest, int(values.sample, 'sample', 256)) : undefined;
   const groups = summary.groups.map((g, i) => ({ ...g, ...(fidelity ? { msssim: fidelity[i]!.msssim } : {}) }));
   if (values.json) {
-    console.log(JSON.stringify({ ...summary, groups, ...(fidelity ? { msssimSample: fidelity[0]?.sample ?? 0, msssimScales: fidelity[0]?.scales ?? 0 } : {}) }, null, 2));
+    console.log(
+      JSON.stringify({ ...summary, groups, ...(fidelity ? { msssimSample: fidelity[0]?.sample ?? 0, msssimScales: fidelity[0]?.scales ?? 0 } : {}) }, null, 2),
+    );
     return 0;
   }
-  console.log(`${summary.name}: ${summary.images} images ${summary.image.width}x${summary.image.height}x${summary.image.channels}, ${summary.scanGroups} scan groups`);
+  console.log(
+    `${summary.name}: ${summary.images} images ${summary.image.width}x${summary.image.height}x${summary.image.channels}, ${summary.scanGroups} scan groups`,
+  );
   console.log(`group  bytes        per image  of full${fidelity ? '   MS-SSIM' : ''}`);
   for (const g of groups) {
     const ms = g.msssim === undefined ? '' : `  ${g.msssim.toFixed(4).padStart(8)}`;
-    console.log(`${String(g.group).padStart(5)}  ${String(g.bytes).padStart(11)}  ${g.bytesPerImage.toFixed(1).padStart(9)}  ${(100 * g.fractionOfFull).toFixed(1).padStart(6)}%${ms}`);
+    console.log(
+      `${String(g.group).padStart(5)}  ${String(g.bytes).padStart(11)}  ${g.bytesPerImage.toFixed(1).padStart(9)}  ` +
+        `${(100 * g.fractionOfFull).toFixed(1).padStart(6)}%${ms}`,
+    );
   }
   if (fidelity) console.log(`MS-SSIM against the full decode, mean over ${fidelity[0]?.sample} images, ${fidelity[0]?.scales} scales`);
   return 0;
 }
 
 async function extract(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { group: { type: 'string' }, split: { type: 'string' }, out: { type: 'string' } } });
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { group: { type: 'string' }, split: { type: 'string' }, out: { type: 'string' } },
+  });
   const dir = positionals[0];
   if (!dir || !values.out || !values.group) throw new Error('usage: bytelab pcr extract DIR --group G [--split NAME] --out DIR');
   const m = await loadManifest(dir);

@@ -48,7 +48,10 @@ function positiveInt(value: string | undefined, name: string, fallback: number):
 
 /** Repeatable, comma-separated list flags: --onehot a,b --onehot c. */
 function list(values: string[] | undefined): string[] {
-  return (values ?? []).flatMap((v) => v.split(',')).map((s) => s.trim()).filter(Boolean);
+  return (values ?? [])
+    .flatMap((v) => v.split(','))
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
@@ -131,8 +134,8 @@ async function build(argv: string[]): Promise<number> {
     format: TOC_DATASET_FORMAT,
     version: TOC_DATASET_VERSION,
     name: values.name ?? basename(values.out),
-    ...(values.description ?? built.description ? { description: values.description ?? built.description } : {}),
-    ...(values.attribution ?? built.attribution ? { attribution: values.attribution ?? built.attribution } : {}),
+    ...((values.description ?? built.description) ? { description: values.description ?? built.description } : {}),
+    ...((values.attribution ?? built.attribution) ? { attribution: values.attribution ?? built.attribution } : {}),
     classes: built.classes,
     columns: built.featureNames.length,
     featureNames: built.featureNames,
@@ -140,11 +143,14 @@ async function build(argv: string[]): Promise<number> {
     splits: { train: built.writers.train.finish(), ...(built.writers.test ? { test: built.writers.test.finish() } : {}) },
   };
   validateTocManifest(manifest, 'built manifest');
-  await writeFile(join(values.out, 'manifest.json'), JSON.stringify(manifest, null, 1) + '\n');
+  await writeFile(join(values.out, 'manifest.json'), `${JSON.stringify(manifest, null, 1)}\n`);
   const counts = (['train', 'test'] as const)
     .filter((s) => manifest.splits[s])
     .map((s) => `${s}: ${manifest.rows[s]} rows in ${manifest.splits[s]!.records.length} records`);
-  console.log(`wrote ${values.out}: ${counts.join(', ')}; ${manifest.columns} columns, ${manifest.classes.length} classes (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+  console.log(
+    `wrote ${values.out}: ${counts.join(', ')}; ${manifest.columns} columns, ${manifest.classes.length} classes ` +
+      `(${((performance.now() - started) / 1000).toFixed(1)} s)`,
+  );
   return 0;
 }
 
@@ -395,10 +401,13 @@ async function inspect(argv: string[]): Promise<number> {
   const int = (n: number) => n.toLocaleString('en-US');
   console.log(`${s.name}: ${int(s.rows.total)} rows (train ${int(s.rows.train)}, test ${int(s.rows.test)}), ${int(s.columns)} columns, ${s.classes} classes`);
   console.log(`  ${int(s.batches)} batches in ${s.records} record files, ${int(s.fileBytes)} bytes on disk`);
-  console.log(`  non-zeros ${int(s.nonZeros)} (density ${(100 * s.density).toFixed(2)}%), first-layer pairs |I| ${int(s.firstLayerPairs)}, codes |D| ${int(s.codes)}`);
+  console.log(
+    `  non-zeros ${int(s.nonZeros)} (density ${(100 * s.density).toFixed(2)}%), first-layer pairs |I| ${int(s.firstLayerPairs)}, codes |D| ${int(s.codes)}`,
+  );
   console.log(
     s.measured.sampled
-      ? `  SAMPLED: the sizes below are for ${int(s.measured.batches)} of ${int(s.batches)} batches (${int(s.measured.rows)} of ${int(s.rows.total)} rows, evenly spaced; --sample all measures every batch)`
+      ? `  SAMPLED: the sizes below are for ${int(s.measured.batches)} of ${int(s.batches)} batches (${int(s.measured.rows)} of ${int(s.rows.total)} rows, ` +
+          `evenly spaced; --sample all measures every batch)`
       : `  sizes of all ${int(s.batches)} batches in each format:`,
   );
   const rows: Array<[string, keyof FormatSizes]> = [

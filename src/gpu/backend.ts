@@ -7,14 +7,16 @@ export class WebGpuUnavailableError extends Error {
 }
 
 const HOW_TO_ENABLE =
-  'Use Chrome or Edge 113+ on a page served over https or http://localhost. On Linux, or without a supported GPU, start Chrome with --enable-unsafe-webgpu (and --enable-features=Vulkan), or enable chrome://flags/#enable-unsafe-webgpu.';
+  'Use Chrome or Edge 113+ on a page served over https or http://localhost. On Linux, or without a supported GPU, start Chrome with --enable-unsafe-webgpu ' +
+  '(and --enable-features=Vulkan), or enable chrome://flags/#enable-unsafe-webgpu.';
 
 let ready: Promise<GPUDevice> | undefined;
 
 /** Selects the tfjs webgpu backend once and returns the GPUDevice it uses (shared with our own kernels). */
 export function webgpuBackend(): Promise<GPUDevice> {
   ready ??= (async () => {
-    if (!('gpu' in navigator) || !navigator.gpu) throw new WebGpuUnavailableError(`This browser exposes no WebGPU (navigator.gpu is missing). ${HOW_TO_ENABLE}`);
+    if (!('gpu' in navigator) || !navigator.gpu)
+      throw new WebGpuUnavailableError(`This browser exposes no WebGPU (navigator.gpu is missing). ${HOW_TO_ENABLE}`);
     const adapter = await navigator.gpu.requestAdapter();
     if (!adapter) throw new WebGpuUnavailableError(`WebGPU is present but no GPU adapter was offered. ${HOW_TO_ENABLE}`);
     await import('@tensorflow/tfjs-backend-webgpu');

@@ -20,26 +20,14 @@ export const ZIGZAG: Uint8Array = (() => {
 
 /** T.81 Annex K.1 luminance quantisation table, natural order. */
 export const LUMA_QUANT: readonly number[] = [
-  16, 11, 10, 16, 24, 40, 51, 61,
-  12, 12, 14, 19, 26, 58, 60, 55,
-  14, 13, 16, 24, 40, 57, 69, 56,
-  14, 17, 22, 29, 51, 87, 80, 62,
-  18, 22, 37, 56, 68, 109, 103, 77,
-  24, 35, 55, 64, 81, 104, 113, 92,
-  49, 64, 78, 87, 103, 121, 120, 101,
-  72, 92, 95, 98, 112, 100, 103, 99,
+  16, 11, 10, 16, 24, 40, 51, 61, 12, 12, 14, 19, 26, 58, 60, 55, 14, 13, 16, 24, 40, 57, 69, 56, 14, 17, 22, 29, 51, 87, 80, 62, 18, 22, 37, 56, 68, 109, 103,
+  77, 24, 35, 55, 64, 81, 104, 113, 92, 49, 64, 78, 87, 103, 121, 120, 101, 72, 92, 95, 98, 112, 100, 103, 99,
 ];
 
 /** T.81 Annex K.1 chrominance quantisation table, natural order. */
 export const CHROMA_QUANT: readonly number[] = [
-  17, 18, 24, 47, 99, 99, 99, 99,
-  18, 21, 26, 66, 99, 99, 99, 99,
-  24, 26, 56, 99, 99, 99, 99, 99,
-  47, 66, 99, 99, 99, 99, 99, 99,
-  99, 99, 99, 99, 99, 99, 99, 99,
-  99, 99, 99, 99, 99, 99, 99, 99,
-  99, 99, 99, 99, 99, 99, 99, 99,
-  99, 99, 99, 99, 99, 99, 99, 99,
+  17, 18, 24, 47, 99, 99, 99, 99, 18, 21, 26, 66, 99, 99, 99, 99, 24, 26, 56, 99, 99, 99, 99, 99, 47, 66, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99,
+  99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99,
 ];
 
 /**
@@ -54,7 +42,7 @@ export function scaleQuantTable(base: readonly number[], quality: number): Uint1
   const out = new Uint16Array(64);
   for (let i = 0; i < 64; i++) {
     const v = Math.floor((base[i]! * scale + 50) / 100);
-    out[i] = v < 1 ? 1 : v > 255 ? 255 : v;
+    out[i] = v < 1 ? 1 : Math.min(v, 255);
   }
   return out;
 }
@@ -105,10 +93,22 @@ const DCT_MATRIX = (() => {
 function dct8(src: Float64Array, srcOff: number, srcStride: number, dst: Float64Array, dstOff: number, dstStride: number): void {
   const m = DCT_MATRIX;
   const st = srcStride;
-  const x0 = src[srcOff]!, x1 = src[srcOff + st]!, x2 = src[srcOff + 2 * st]!, x3 = src[srcOff + 3 * st]!;
-  const x4 = src[srcOff + 4 * st]!, x5 = src[srcOff + 5 * st]!, x6 = src[srcOff + 6 * st]!, x7 = src[srcOff + 7 * st]!;
-  const s0 = x0 + x7, s1 = x1 + x6, s2 = x2 + x5, s3 = x3 + x4;
-  const d0 = x0 - x7, d1 = x1 - x6, d2 = x2 - x5, d3 = x3 - x4;
+  const x0 = src[srcOff]!,
+    x1 = src[srcOff + st]!,
+    x2 = src[srcOff + 2 * st]!,
+    x3 = src[srcOff + 3 * st]!;
+  const x4 = src[srcOff + 4 * st]!,
+    x5 = src[srcOff + 5 * st]!,
+    x6 = src[srcOff + 6 * st]!,
+    x7 = src[srcOff + 7 * st]!;
+  const s0 = x0 + x7,
+    s1 = x1 + x6,
+    s2 = x2 + x5,
+    s3 = x3 + x4;
+  const d0 = x0 - x7,
+    d1 = x1 - x6,
+    d2 = x2 - x5,
+    d3 = x3 - x4;
   for (let u = 0; u < 8; u += 2) {
     const e = u * 8;
     const o = e + 8;

@@ -44,7 +44,7 @@ export function decodeSequential(r: BitReader, comps: readonly ScanComponent[], 
       for (let j = m * n, end = j + n; j < end; j++) {
         const off = offs[j]!;
         const coefs = off >= 0 ? comps[c]!.coefs : padding;
-        const base = off >= 0 ? off : 0;
+        const base = Math.max(off, 0);
         pred[c] = pred[c]! + dcDiff(r, dc!, label);
         coefs[base] = pred[c]!;
         for (let k = 1; k < 64; k++) {
@@ -105,7 +105,16 @@ export function decodeDcRefine(r: BitReader, comps: readonly ScanComponent[], or
 }
 
 /** Progressive AC first scan (G.1.2.2) of one component's band ss..se, with EOB runs. */
-export function decodeAcFirst(r: BitReader, comp: ScanComponent, nBlocks: number, ss: number, se: number, al: number, restartInterval: number, label: string): void {
+export function decodeAcFirst(
+  r: BitReader,
+  comp: ScanComponent,
+  nBlocks: number,
+  ss: number,
+  se: number,
+  al: number,
+  restartInterval: number,
+  label: string,
+): void {
   const { coefs } = comp;
   const ac = comp.ac!;
   let eobrun = 0;
@@ -145,7 +154,16 @@ export function decodeAcFirst(r: BitReader, comp: ScanComponent, nBlocks: number
  * as run/size-1 symbols plus a sign bit; every coefficient that was already
  * non-zero and is passed over gets one correction bit.
  */
-export function decodeAcRefine(r: BitReader, comp: ScanComponent, nBlocks: number, ss: number, se: number, al: number, restartInterval: number, label: string): void {
+export function decodeAcRefine(
+  r: BitReader,
+  comp: ScanComponent,
+  nBlocks: number,
+  ss: number,
+  se: number,
+  al: number,
+  restartInterval: number,
+  label: string,
+): void {
   const { coefs } = comp;
   const ac = comp.ac!;
   const p1 = 1 << al;

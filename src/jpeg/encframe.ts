@@ -103,7 +103,9 @@ export function encodeFrame(frame: Frame, script: readonly ScanSpec[]): Uint8Arr
       scan.comps.length >= 1 &&
       scan.comps.every((i) => frame.components[i] !== undefined) &&
       (scan.ss === 0 ? scan.se === 0 && scan.comps.length <= 4 : scan.comps.length === 1 && scan.ss <= scan.se && scan.se <= 63) &&
-      scan.al >= 0 && scan.al <= 13 && (scan.ah === 0 || scan.ah === scan.al + 1) &&
+      scan.al >= 0 &&
+      scan.al <= 13 &&
+      (scan.ah === 0 || scan.ah === scan.al + 1) &&
       // T.81 B.2.3: at most 10 blocks in an interleaved MCU
       (scan.comps.length === 1 || scan.comps.reduce((n, i) => n + sampling[i]!.h * sampling[i]!.v, 0) <= 10);
     if (!ok) throw new Error(`invalid progressive scan ${JSON.stringify(scan)}`);

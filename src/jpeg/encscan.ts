@@ -36,13 +36,7 @@ function outOfRange(what: string, v: number): RangeError {
  * padding blocks (offset -1) repeat the DC of the block before them, as
  * libjpeg does, so their difference codes as a single 0 symbol.
  */
-export function encodeDcFirst(
-  comps: readonly Int16Array[],
-  tables: readonly number[],
-  order: ScanOrder,
-  al: number,
-  out: SymbolStream,
-): void {
+export function encodeDcFirst(comps: readonly Int16Array[], tables: readonly number[], order: ScanOrder, al: number, out: SymbolStream): void {
   const pred = new Int32Array(comps.length); // DC predictors start at 0
   const last = new Int32Array(comps.length); // offset of the last real block seen
   for (let m = 0; m < order.mcus; m++) {

@@ -90,7 +90,9 @@ function frameOf(img: CoefImage): Frame {
   const blocksPerMcu = img.components.reduce((n, c) => n + (c.h / gh) * (c.v / gv), 0);
   if (img.components.length > 1 && blocksPerMcu > 10) {
     // Possible in a file whose scans are all non-interleaved; our DC scans are interleaved (B.2.3: at most 10).
-    throw new TranscodeError(`sampling factors ${img.components.map((c) => `${c.h}x${c.v}`).join(',')} need ${blocksPerMcu} blocks per MCU; an interleaved scan allows 10`);
+    throw new TranscodeError(
+      `sampling factors ${img.components.map((c) => `${c.h}x${c.v}`).join(',')} need ${blocksPerMcu} blocks per MCU; an interleaved scan allows 10`,
+    );
   }
   const components = img.components.map(
     (c, i): FrameComponent => ({

@@ -127,7 +127,17 @@ export class TurboJpeg {
       const { width, height } = atLeast ? scaledSize(header, atLeast) : header;
       const size = width * height * channels;
       const dst = this.reserve('out', size);
-      const status = this.exports.tjDecompress2(this.handle, this.inPtr, jpeg.byteLength, dst, width, width * channels, height, channels === 1 ? TJPF_GRAY : TJPF_RGB, 0);
+      const status = this.exports.tjDecompress2(
+        this.handle,
+        this.inPtr,
+        jpeg.byteLength,
+        dst,
+        width,
+        width * channels,
+        height,
+        channels === 1 ? TJPF_GRAY : TJPF_RGB,
+        0,
+      );
       // Fatal errors throw; a -1 here means libjpeg only warned (corrupt or
       // premature entropy data). The pixels are then partly garbage: refuse them.
       if (status !== 0) throw new JpegDecodeError('corrupt JPEG data (libjpeg-turbo warned while decoding the scans)');

@@ -53,7 +53,9 @@ export async function buildSplit(split: string, items: Iterable<LabeledScans>, c
 
   for (const item of items) {
     if (item.scans.length !== groups) {
-      throw new Error(`image ${records.length * recordSize + scans.length} of split ${split} has ${item.scans.length} scans, the dataset's scan script has ${groups}`);
+      throw new Error(
+        `image ${records.length * recordSize + scans.length} of split ${split} has ${item.scans.length} scans, the dataset's scan script has ${groups}`,
+      );
     }
     scans.push(item.scans);
     labels.push(item.label);
@@ -63,6 +65,8 @@ export async function buildSplit(split: string, items: Iterable<LabeledScans>, c
   return records;
 }
 
-export function makeManifest(fields: Pick<PcrManifest, 'name' | 'classes' | 'image' | 'quality' | 'splits'> & Partial<Pick<PcrManifest, 'description' | 'attribution' | 'variableSize'>>): PcrManifest {
+export function makeManifest(
+  fields: Pick<PcrManifest, 'name' | 'classes' | 'image' | 'quality' | 'splits'> & Partial<Pick<PcrManifest, 'description' | 'attribution' | 'variableSize'>>,
+): PcrManifest {
   return { format: MANIFEST_FORMAT, version: MANIFEST_VERSION, scanGroups: scanCount(fields.image.channels), ...fields };
 }

@@ -35,7 +35,8 @@ export function measureFidelity(records: RecordPrefix[], decoder: TurboJpeg, cha
         const full = decoder.decode(record.image(i, groups), channels);
         scales = msssimScales(full.width, full.height);
         const scores = [];
-        for (let g = 1; g <= groups; g++) scores.push(g === groups ? 1 : msssim(decoder.decode(record.image(i, g), channels).data, full.data, full.width, full.height, channels));
+        for (let g = 1; g <= groups; g++)
+          scores.push(g === groups ? 1 : msssim(decoder.decode(record.image(i, g), channels).data, full.data, full.width, full.height, channels));
         scores.forEach((s, g) => (sums[g + 1]! += s));
         used++;
       } catch {
@@ -50,7 +51,12 @@ export function measureFidelity(records: RecordPrefix[], decoder: TurboJpeg, cha
  * MS-SSIM per group over a sample of the first split's images. Whole records
  * are read through `read` (from disk in the CLI), only as many as the sample needs.
  */
-export async function datasetFidelity(m: PcrManifest, read: (file: string) => Promise<Uint8Array>, decoder: TurboJpeg, sample: number): Promise<GroupFidelity[]> {
+export async function datasetFidelity(
+  m: PcrManifest,
+  read: (file: string) => Promise<Uint8Array>,
+  decoder: TurboJpeg,
+  sample: number,
+): Promise<GroupFidelity[]> {
   const records: RecordPrefix[] = [];
   let images = 0;
   for (const r of Object.values(m.splits)[0]?.records ?? []) {

@@ -50,7 +50,6 @@ export interface PcrManifest {
   msssim?: number[];
 }
 
-
 /** Checks the shape of a parsed manifest; throws a ManifestError naming the first bad field. */
 export function validateManifest(json: unknown, where = 'manifest'): PcrManifest {
   const fail = (what: string): never => {

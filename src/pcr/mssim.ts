@@ -65,7 +65,8 @@ export function msssimScales(width: number, height: number): number {
 
 /** The exponents used with `scales` scales: the standard ones, renormalised to the standard total. */
 export function msssimWeights(scales: number): number[] {
-  if (!Number.isInteger(scales) || scales < 1 || scales > MSSSIM_WEIGHTS.length) throw new RangeError(`MS-SSIM uses 1 to ${MSSSIM_WEIGHTS.length} scales, not ${scales}`);
+  if (!Number.isInteger(scales) || scales < 1 || scales > MSSSIM_WEIGHTS.length)
+    throw new RangeError(`MS-SSIM uses 1 to ${MSSSIM_WEIGHTS.length} scales, not ${scales}`);
   const used = MSSSIM_WEIGHTS.slice(0, scales);
   const total = MSSSIM_WEIGHTS.reduce((a, b) => a + b, 0);
   const usedTotal = used.reduce((a, b) => a + b, 0);

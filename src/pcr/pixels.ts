@@ -26,7 +26,8 @@ export function resize(img: RawImage, width: number, height: number): RawImage {
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       for (let k = 0; k < c; k++) {
-        out[(y * width + x) * c + k] = sx > 1 || sy > 1 ? boxSample(img, x * sx, y * sy, sx, sy, k) : bilinear(img, (x + 0.5) * sx - 0.5, (y + 0.5) * sy - 0.5, k);
+        out[(y * width + x) * c + k] =
+          sx > 1 || sy > 1 ? boxSample(img, x * sx, y * sy, sx, sy, k) : bilinear(img, (x + 0.5) * sx - 0.5, (y + 0.5) * sy - 0.5, k);
       }
     }
   }

@@ -110,7 +110,8 @@ function parseIndexEntry(bytes: Uint8Array, start: number, end: number): Referen
   if (/[/\\]/.test(name) || name === '.' || name === '..') {
     throw new ProtobufError(start, `record name ${JSON.stringify(name)} is not a plain file name`);
   }
-  if (offsets.length < 2) throw new ProtobufError(start, `record ${JSON.stringify(name)} has ${offsets.length} offsets; it needs the metadata length and at least one scan group`);
+  if (offsets.length < 2)
+    throw new ProtobufError(start, `record ${JSON.stringify(name)} has ${offsets.length} offsets; it needs the metadata length and at least one scan group`);
   return { name, offsets };
 }
 

@@ -114,8 +114,15 @@ export const SYNTHETIC_CLASSES: Readonly<Record<SyntheticTask, readonly string[]
 /** Dataset name and description for a manifest. */
 export function syntheticDescription(task: SyntheticTask): { name: string; description: string } {
   return task === 'coarse'
-    ? { name: 'Synthetic coarse (hue x shape)', description: 'Classes differ in colour and shape (red or blue disc, triangle, square, star, ring) on varied gradient backgrounds: low scan groups suffice.' }
-    : { name: 'Synthetic fine (texture)', description: 'Classes differ only in a fine luma grating (1.4 to 3 px periods) on the same scenes: the low scan groups drop it.' };
+    ? {
+        name: 'Synthetic coarse (hue x shape)',
+        description:
+          'Classes differ in colour and shape (red or blue disc, triangle, square, star, ring) on varied gradient backgrounds: low scan groups suffice.',
+      }
+    : {
+        name: 'Synthetic fine (texture)',
+        description: 'Classes differ only in a fine luma grating (1.4 to 3 px periods) on the same scenes: the low scan groups drop it.',
+      };
 }
 
 function syntheticLabel(index: number, task: SyntheticTask = 'coarse'): number {
@@ -305,7 +312,15 @@ function placement(rng: Rng, size: number, shape: Shape, minRadius: number, maxR
 }
 
 /** Paints the object's colour over the background, shaded along a random direction. */
-function paintObject(img: Float32Array, size: number, cover: Float32Array, color: [number, number, number], rng: Rng, o: ObjectPlacement, shading: number): void {
+function paintObject(
+  img: Float32Array,
+  size: number,
+  cover: Float32Array,
+  color: [number, number, number],
+  rng: Rng,
+  o: ObjectPlacement,
+  shading: number,
+): void {
   const angle = rng.range(0, 2 * Math.PI);
   const sx = (Math.cos(angle) * shading) / o.radius;
   const sy = (Math.sin(angle) * shading) / o.radius;
@@ -381,7 +396,8 @@ function fineImage(rng: Rng, size: number, label: number): Uint8Array {
 }
 
 function checkSize(size: number): void {
-  if (!Number.isInteger(size) || size < MIN_SYNTHETIC_SIZE || size > 4096) throw new RangeError(`synthetic image size must be an integer in ${MIN_SYNTHETIC_SIZE}..4096, got ${size}`);
+  if (!Number.isInteger(size) || size < MIN_SYNTHETIC_SIZE || size > 4096)
+    throw new RangeError(`synthetic image size must be an integer in ${MIN_SYNTHETIC_SIZE}..4096, got ${size}`);
 }
 
 /** Image `index` of a split: RGB, size x size, label = index mod 10. Same arguments, same bytes. */

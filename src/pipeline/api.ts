@@ -50,7 +50,8 @@ export type Batch = ImageBatch | TocBatchMessage;
 
 /** The typed arrays of a batch, for Comlink.transfer. */
 export function batchTransferables(b: Batch): ArrayBuffer[] {
-  const arrays: ArrayBufferView[] = b.kind === 'image' ? [b.x, b.y] : [b.y, ...Object.values(b.batch), ...Object.values(b.layout)].filter((v): v is ArrayBufferView => ArrayBuffer.isView(v));
+  const arrays: ArrayBufferView[] =
+    b.kind === 'image' ? [b.x, b.y] : [b.y, ...Object.values(b.batch), ...Object.values(b.layout)].filter((v): v is ArrayBufferView => ArrayBuffer.isView(v));
   return [...new Set(arrays.map((a) => a.buffer as ArrayBuffer))];
 }
 
@@ -68,10 +69,7 @@ export interface FetchEvent {
   ms: number;
 }
 
-export type PipelineEvent =
-  | FetchEvent
-  | { type: 'warning'; message: string }
-  | { type: 'epoch'; split: string; epoch: number };
+export type PipelineEvent = FetchEvent | { type: 'warning'; message: string } | { type: 'epoch'; split: string; epoch: number };
 
 export interface PipelineStats {
   bytesFetched: number;

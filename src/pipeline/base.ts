@@ -7,7 +7,17 @@ import { LOCAL_PREFIX, readLocalFile } from '../storage/local-datasets.js';
 import { BoundedQueue } from './queue.js';
 import { seededRandom, shuffleInPlace, type Random } from '../shared/random.js';
 
-export const emptyStats = (): PipelineStats => ({ bytesFetched: 0, recordsFetched: 0, examplesRead: 0, examplesDropped: 0, examplesEmitted: 0, batchesEmitted: 0, fetchMs: 0, decodeMs: 0, epoch: 0 });
+export const emptyStats = (): PipelineStats => ({
+  bytesFetched: 0,
+  recordsFetched: 0,
+  examplesRead: 0,
+  examplesDropped: 0,
+  examplesEmitted: 0,
+  batchesEmitted: 0,
+  fetchMs: 0,
+  decodeMs: 0,
+  epoch: 0,
+});
 
 export abstract class BasePipeline<M> {
   protected options!: PipelineOptions;

@@ -23,7 +23,8 @@ const api: BuildWorkerApi = {
       .filter((f): f is typeof f & { at: [string, string] } => !!f.at && isImageFile(f.at[1]))
       .sort((a, b) => a.path.localeCompare(b.path));
     const classes = [...new Set(images.map((f) => f.at[0]))].sort();
-    if (classes.length < 2) throw new Error(`found ${classes.length} class folder(s) with images; a dataset needs a folder with one subfolder per class (at least two)`);
+    if (classes.length < 2)
+      throw new Error(`found ${classes.length} class folder(s) with images; a dataset needs a folder with one subfolder per class (at least two)`);
     const channels = images.some((f) => isColourFile(f.at[1], new Uint8Array(f.bytes))) ? 3 : 1;
     const turbo = await loadTurboJpeg();
     const report: BrowserBuildReport = { id: '', manifestUrl: '', images: { train: 0, test: 0 }, classes, channels, bytes: 0, converted: [], skipped: [] };
@@ -46,7 +47,14 @@ const api: BuildWorkerApi = {
     for (const split of ['train', 'test'] as const) {
       if (splits[split].length) manifestSplits[split] = { records: await buildSplit(split, splits[split], channels, options.recordSize, write) };
     }
-    const manifest = makeManifest({ name: options.name, classes, image: { width: options.width, height: options.height, channels }, quality: options.quality, variableSize: true, splits: manifestSplits });
+    const manifest = makeManifest({
+      name: options.name,
+      classes,
+      image: { width: options.width, height: options.height, channels },
+      quality: options.quality,
+      variableSize: true,
+      splits: manifestSplits,
+    });
     const first = manifestSplits.train!.records.slice(0, 4).map((r) => new RecordPrefix(stored.get(r.file)!, r.file));
     manifest.msssim = measureFidelity(first, turbo, channels, 64).map((f) => Number((Number.isFinite(f.msssim) ? f.msssim : 0).toFixed(4)));
     stored.set('manifest.json', new TextEncoder().encode(JSON.stringify(manifest)));

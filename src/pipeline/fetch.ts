@@ -69,7 +69,12 @@ async function readLocalPrefix(url: string, length: number): Promise<PrefixRespo
   const stored = await readLocalFile(url);
   if (!stored) throw new FetchError(`${url}: not in this browser's storage`);
   const bytes = stored.subarray(0, length);
-  return { bytes, status: 206, requested: length, ...(bytes.byteLength < length ? { warning: `asked for ${length} bytes, got ${bytes.byteLength} (file shorter than the manifest says)` } : {}) };
+  return {
+    bytes,
+    status: 206,
+    requested: length,
+    ...(bytes.byteLength < length ? { warning: `asked for ${length} bytes, got ${bytes.byteLength} (file shorter than the manifest says)` } : {}),
+  };
 }
 
 async function readAtMost(res: Response, limit: number): Promise<Uint8Array> {

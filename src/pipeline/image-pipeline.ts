@@ -77,7 +77,8 @@ export class ImagePipeline extends BasePipeline<PcrManifest> {
       } catch (err) {
         if (!(err instanceof JpegDecodeError)) throw err;
         this.stats.examplesDropped++;
-        if (warned++ < IMAGE_WARNINGS_PER_RECORD) this.warn(`record ${entry.file}, image ${i} (chunk at byte ${prefix.chunkOffset(i, 1)}): ${err.message}; image left out`);
+        if (warned++ < IMAGE_WARNINGS_PER_RECORD)
+          this.warn(`record ${entry.file}, image ${i} (chunk at byte ${prefix.chunkOffset(i, 1)}): ${err.message}; image left out`);
       }
     }
     if (warned > IMAGE_WARNINGS_PER_RECORD) this.warn(`record ${entry.file}: ${warned - IMAGE_WARNINGS_PER_RECORD} more images left out`);
@@ -103,7 +104,10 @@ export class ImagePipeline extends BasePipeline<PcrManifest> {
       }
       const trueEnd = prefix.header.groupEnds[group]!;
       if (trueEnd !== entry.groupEnds[group] || prefix.header.images !== entry.images) {
-        this.warn(`record ${entry.file}: the manifest says ${entry.images} images with group ${group} ending at byte ${entry.groupEnds[group]}, the record's header says ${prefix.header.images} images ending at byte ${trueEnd}; following the header`);
+        this.warn(
+          `record ${entry.file}: the manifest says ${entry.images} images with group ${group} ending at byte ${entry.groupEnds[group]}, the record's header ` +
+            `says ${prefix.header.images} images ending at byte ${trueEnd}; following the header`,
+        );
         if (trueEnd > bytes.byteLength && bytes.byteLength === entry.groupEnds[group]) {
           bytes = await this.fetchCounted(entry.file, trueEnd, group, prefix.header.images);
           prefix = new RecordPrefix(bytes, entry.file);
@@ -116,11 +120,16 @@ export class ImagePipeline extends BasePipeline<PcrManifest> {
     }
     const usable = Math.min(group, prefix.completeGroups);
     if (usable === 0) {
-      this.warn(`record ${entry.file}: truncated at byte ${prefix.bytes.byteLength}, before scan group 1 ends (byte ${prefix.header.groupEnds[1]}); record skipped`);
+      this.warn(
+        `record ${entry.file}: truncated at byte ${prefix.bytes.byteLength}, before scan group 1 ends (byte ${prefix.header.groupEnds[1]}); record skipped`,
+      );
       return undefined;
     }
     if (usable < group) {
-      this.warn(`record ${entry.file}: truncated at byte ${prefix.bytes.byteLength}, scan group ${group} would end at byte ${prefix.header.groupEnds[group]}; using group ${usable}`);
+      this.warn(
+        `record ${entry.file}: truncated at byte ${prefix.bytes.byteLength}, scan group ${group} would end at byte ${prefix.header.groupEnds[group]}; using ` +
+          `group ${usable}`,
+      );
     }
     return { prefix, group: usable };
   }

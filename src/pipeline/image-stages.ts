@@ -1,7 +1,7 @@
 // The per-example stages of the image pipelines (PCR records and the reference
 // format): decode + scale to the model input, echo -> flip -> shuffle -> batch,
 // and the sample images the lab shows.
-import { type DecodedImage, type TurboJpeg } from '../jpeg/turbo.js';
+import type { DecodedImage, TurboJpeg } from '../jpeg/turbo.js';
 import type { ImageShape } from '../pcr/manifest.js';
 import { resize } from '../pcr/pixels.js';
 import type { ImageBatch, SampleImages } from './api.js';

@@ -16,7 +16,14 @@ import { JpegDecodeError, type TurboJpeg } from '../jpeg/turbo.js';
 import type { ImageShape } from '../pcr/manifest.js';
 import { ProtoReader, varintSize, WIRE_LEN } from '../pcr/protobuf.js';
 import { RecordError } from '../pcr/record.js';
-import { parseReferenceIndex, readReferenceRecordPrefix, REFERENCE_INDEX_FILE, referencePrefixLength, type ReferenceIndexEntry, type ReferenceRecordPrefix } from '../pcr/reference.js';
+import {
+  parseReferenceIndex,
+  readReferenceRecordPrefix,
+  REFERENCE_INDEX_FILE,
+  referencePrefixLength,
+  type ReferenceIndexEntry,
+  type ReferenceRecordPrefix,
+} from '../pcr/reference.js';
 import type { Batch, DatasetInfo, PipelineEvent, PipelineOptions, SampleImages } from './api.js';
 import { BasePipeline } from './base.js';
 import { fetchPrefix } from './fetch.js';
@@ -176,7 +183,11 @@ export class ReferencePipeline extends BasePipeline<ReferenceDataset> {
    */
   override async open(options: PipelineOptions, prefetched?: unknown): Promise<DatasetInfo> {
     const indexUrl = referenceSplitUrl(options.manifestUrl, options.split);
-    if (!indexUrl) throw new Error(`${options.manifestUrl}: no split "${options.split}" (the index is in a folder named neither "${options.split}" nor "train"; give ${options.split}=PATH in the query)`);
+    if (!indexUrl)
+      throw new Error(
+        `${options.manifestUrl}: no split "${options.split}" (the index is in a folder named neither "${options.split}" nor "train"; give ` +
+          `${options.split}=PATH in the query)`,
+      );
     const dataset = isReferenceDataset(prefetched) ? prefetched : await this.load(indexUrl, options, prefetched instanceof Uint8Array ? prefetched : undefined);
     return super.open({ ...options, manifestUrl: indexUrl }, dataset);
   }
@@ -216,7 +227,10 @@ export class ReferencePipeline extends BasePipeline<ReferenceDataset> {
     const { progressiveLevels, version } = first.prefix;
     const fixed = 1 + varintSize(progressiveLevels) + (version === undefined ? 0 : 1 + varintSize(version));
     const perLabel = Math.max(1, (meta1 - fixed) / n1);
-    const records: ReferenceRecordInfo[] = entries.map((e) => ({ ...e, images: e === first.entry || e.offsets[0] === meta1 ? n1 : Math.max(1, Math.round((e.offsets[0]! - fixed) / perLabel)) }));
+    const records: ReferenceRecordInfo[] = entries.map((e) => ({
+      ...e,
+      images: e === first.entry || e.offsets[0] === meta1 ? n1 : Math.max(1, Math.round((e.offsets[0]! - fixed) / perLabel)),
+    }));
     const scanGroups = entries.reduce((m, e) => Math.max(m, e.offsets.length - 1), 1);
     const maxLabel = first.prefix.labels.reduce((m, l) => Math.max(m, l), -1);
     const classes = opts.classes ?? Array.from({ length: Math.max(1, maxLabel + 1) }, (_, i) => String(i));
@@ -254,7 +268,9 @@ export class ReferencePipeline extends BasePipeline<ReferenceDataset> {
       image: m.image,
       scanGroups: m.scanGroups,
       examples: records.reduce((n, r) => n + r.images, 0),
-      bytesPerGroup: Array.from({ length: m.scanGroups }, (_, g) => records.reduce((n, r) => n + referencePrefixLength(r.offsets, Math.min(g + 1, r.offsets.length - 1)), 0)),
+      bytesPerGroup: Array.from({ length: m.scanGroups }, (_, g) =>
+        records.reduce((n, r) => n + referencePrefixLength(r.offsets, Math.min(g + 1, r.offsets.length - 1)), 0),
+      ),
     };
   }
 
@@ -268,7 +284,10 @@ export class ReferencePipeline extends BasePipeline<ReferenceDataset> {
   }
 
   protected batches(): AsyncGenerator<Batch> {
-    return imageBatches(this.readEpochs(this.records(), (r) => this.readRecord(r)), { shape: this.manifest.image, ...this.stageControls() });
+    return imageBatches(
+      this.readEpochs(this.records(), (r) => this.readRecord(r)),
+      { shape: this.manifest.image, ...this.stageControls() },
+    );
   }
 
   /** One Range request for the record at the current group, then every image decoded. Never throws for bad data. */
@@ -326,7 +345,10 @@ export class ReferencePipeline extends BasePipeline<ReferenceDataset> {
       return undefined;
     }
     if (usable < group) {
-      this.warn(`record ${entry.name}: truncated at byte ${prefix.bytes.byteLength}, scan group ${group} would end at byte ${prefix.groupEnds[group]}; using group ${usable}`);
+      this.warn(
+        `record ${entry.name}: truncated at byte ${prefix.bytes.byteLength}, scan group ${group} would end at byte ${prefix.groupEnds[group]}; using group ` +
+          `${usable}`,
+      );
     }
     return { prefix, group: usable };
   }
@@ -334,7 +356,15 @@ export class ReferencePipeline extends BasePipeline<ReferenceDataset> {
 
 function isReferenceDataset(x: unknown): x is ReferenceDataset {
   const d = x as Partial<ReferenceDataset> | undefined;
-  return typeof d === 'object' && d !== null && d.format === 'pcr-reference' && Array.isArray(d.classes) && typeof d.scanGroups === 'number' && typeof d.splits === 'object' && !!d.image;
+  return (
+    typeof d === 'object' &&
+    d !== null &&
+    d.format === 'pcr-reference' &&
+    Array.isArray(d.classes) &&
+    typeof d.scanGroups === 'number' &&
+    typeof d.splits === 'object' &&
+    !!d.image
+  );
 }
 
 /** RecordErrors already name the record and the byte offset; other errors get the record's name. */
@@ -346,7 +376,11 @@ function messageOf(err: unknown, record: string): string {
 
 /** "cifar10 (train)" for .../cifar10/train/PCR_index.pb, "cifar10" for .../cifar10/PCR_index.pb. */
 function datasetName(indexUrl: string, split: string): string {
-  const folders = new URL(indexUrl).pathname.split('/').slice(0, -1).map((s) => decodeURIComponent(s)).filter(Boolean);
+  const folders = new URL(indexUrl).pathname
+    .split('/')
+    .slice(0, -1)
+    .map((s) => decodeURIComponent(s))
+    .filter(Boolean);
   const last = folders[folders.length - 1];
   if (!last) return 'PCR reference dataset';
   if (last === split && folders.length > 1) return `${folders[folders.length - 2]} (${split})`;

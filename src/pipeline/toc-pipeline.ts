@@ -18,7 +18,8 @@ function owned<T extends Uint32Array | Float32Array | Int32Array>(a: T): T {
 
 /** A deep copy of a batch's typed arrays. */
 function copyBatch(b: TocBatchMessage): TocBatchMessage {
-  const copy = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, ArrayBuffer.isView(v) ? (v as Uint32Array).slice() : v])) as T;
+  const copy = <T extends object>(o: T): T =>
+    Object.fromEntries(Object.entries(o).map(([k, v]) => [k, ArrayBuffer.isView(v) ? (v as Uint32Array).slice() : v])) as T;
   return { ...b, batch: copy(b.batch), layout: copy(b.layout), y: b.y.slice() };
 }
 

@@ -16,7 +16,10 @@ export class Fnv1a {
   }
 
   u32(x: number): this {
-    return this.byte(x).byte(x >>> 8).byte(x >>> 16).byte(x >>> 24);
+    return this.byte(x)
+      .byte(x >>> 8)
+      .byte(x >>> 16)
+      .byte(x >>> 24);
   }
 
   /** The string's UTF-8 bytes. */

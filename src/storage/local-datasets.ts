@@ -39,7 +39,11 @@ export async function saveLocalDataset(id: string, name: string, files: Map<stri
   const d = await open();
   const tx = d.transaction(['datasets', 'files'], 'readwrite');
   const entry: LocalDataset = { id, name, createdAt: Date.now(), bytes: [...files.values()].reduce((n, b) => n + b.byteLength, 0), files: [...files.keys()] };
-  await Promise.all([...[...files].map(([file, bytes]) => tx.objectStore('files').put(bytes, `${id}/${file}`)), tx.objectStore('datasets').put(entry), tx.done]);
+  await Promise.all([
+    ...[...files].map(([file, bytes]) => tx.objectStore('files').put(bytes, `${id}/${file}`)),
+    tx.objectStore('datasets').put(entry),
+    tx.done,
+  ]);
   return entry;
 }
 

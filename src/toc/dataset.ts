@@ -169,7 +169,10 @@ export function readTocRecord(record: Uint8Array, entry: TocRecordEntry, expect:
   const frames = entry.batches.map((b, i) => readTocFrame(record, b, entry.file, i, expect));
   const end = tocRecordBytes(entry);
   if (record.length !== end) {
-    throw new TocFormatError(`${entry.file}: record has ${record.length} bytes, its ${entry.batches.length} frames end at ${end}`, Math.min(end, record.length));
+    throw new TocFormatError(
+      `${entry.file}: record has ${record.length} bytes, its ${entry.batches.length} frames end at ${end}`,
+      Math.min(end, record.length),
+    );
   }
   return frames;
 }

@@ -52,11 +52,7 @@ export function sparseFromDense(data: Float32Array | Float64Array, rows: number,
  * Columns are sorted because Algorithm 2 relies on strictly increasing columns
  * within a row (it rules out LZW's "code not yet defined" case).
  */
-export function sparseFromPairs(
-  pairRows: ReadonlyArray<ReadonlyArray<ColumnValuePair>>,
-  cols: number,
-  valueType: ValueType = 'f64',
-): SparseRows {
+export function sparseFromPairs(pairRows: ReadonlyArray<ReadonlyArray<ColumnValuePair>>, cols: number, valueType: ValueType = 'f64'): SparseRows {
   checkShape(pairRows.length, cols);
   const rowPtr = new Uint32Array(pairRows.length + 1);
   const colList: number[] = [];
@@ -168,21 +164,12 @@ export function encodeDense(data: Float32Array | Float64Array, rows: number, col
 }
 
 /** Sparse + logical encoding of rows of column:value pairs. */
-export function encodePairs(
-  pairRows: ReadonlyArray<ReadonlyArray<ColumnValuePair>>,
-  cols: number,
-  valueType: ValueType = 'f64',
-): TocLogical {
+export function encodePairs(pairRows: ReadonlyArray<ReadonlyArray<ColumnValuePair>>, cols: number, valueType: ValueType = 'f64'): TocLogical {
   return encodeSparse(sparseFromPairs(pairRows, cols, valueType));
 }
 
 /** Splits a dense matrix into mini-batches, each with its own dictionary. */
-export function encodeMiniBatches(
-  data: Float32Array | Float64Array,
-  rows: number,
-  cols: number,
-  batchRows: number = MINI_BATCH_ROWS,
-): TocLogical[] {
+export function encodeMiniBatches(data: Float32Array | Float64Array, rows: number, cols: number, batchRows: number = MINI_BATCH_ROWS): TocLogical[] {
   checkShape(rows, cols);
   if (!Number.isInteger(batchRows) || batchRows < 1) throw new RangeError(`bad batch size ${batchRows}`);
   const batches: TocLogical[] = [];

@@ -40,12 +40,32 @@ export function tocGpuLayout(batch: TocBatch): TocGpuLayout {
     depth[i] = depth[batch.nodeParent[i]!]! + 1;
     if (depth[i]! > levels) levels = depth[i]!;
   }
-  const byLevel = groupBy(n - 1, levels, (i) => depth[i + 1]! - 1, (i) => i + 1);
-  const children = groupBy(n - 1, n, (i) => batch.nodeParent[i + 1]!, (i) => i + 1);
+  const byLevel = groupBy(
+    n - 1,
+    levels,
+    (i) => depth[i + 1]! - 1,
+    (i) => i + 1,
+  );
+  const children = groupBy(
+    n - 1,
+    n,
+    (i) => batch.nodeParent[i + 1]!,
+    (i) => i + 1,
+  );
   const rowOf = new Uint32Array(batch.codes.length);
   for (let r = 0; r < batch.rows; r++) rowOf.fill(r, batch.rowOffsets[r]!, batch.rowOffsets[r + 1]!);
-  const occurrences = groupBy(batch.codes.length, n, (i) => batch.codes[i]!, (i) => rowOf[i]!);
-  const columns = groupBy(n - 1, batch.cols, (i) => batch.nodeKeyCol[i + 1]!, (i) => i + 1);
+  const occurrences = groupBy(
+    batch.codes.length,
+    n,
+    (i) => batch.codes[i]!,
+    (i) => rowOf[i]!,
+  );
+  const columns = groupBy(
+    n - 1,
+    batch.cols,
+    (i) => batch.nodeKeyCol[i + 1]!,
+    (i) => i + 1,
+  );
   return {
     levelNodes: byLevel.items,
     levelOffsets: byLevel.offsets,

@@ -174,7 +174,13 @@ export class LabSession {
       const test = this.spawn('pipeline-test');
       let testOpen = true;
       try {
-        await abortable(test.api.open({ ...base, split: 'test', batchSize: 256, scanGroup: info.scanGroups, echoFactor: 1, shuffleBuffer: 0, epochs: 1, augment: false }, onEvent), signal);
+        await abortable(
+          test.api.open(
+            { ...base, split: 'test', batchSize: 256, scanGroup: info.scanGroups, echoFactor: 1, shuffleBuffer: 0, epochs: 1, augment: false },
+            onEvent,
+          ),
+          signal,
+        );
       } catch (err) {
         if (signal.aborted) throw err;
         this.onWarning(`no test split, accuracy will not be shown: ${(err as Error).message}`);

@@ -137,7 +137,14 @@ export class Trainer {
       if (times.length > SPEED_WINDOW) times.shift();
       const span = times.length > 1 ? times.at(-1)!.t - times[0]!.t : stepMs / 1000;
       const examples = times.length > 1 ? times.slice(1).reduce((s, x) => s + x.n, 0) : batch.size;
-      const partial = { step, time: active, imagesPerSecond: examples / span, waitFraction: (t1 - t0) / stepMs, bytesFetched: stats.bytesFetched, pipeline: stats };
+      const partial = {
+        step,
+        time: active,
+        imagesPerSecond: examples / span,
+        waitFraction: (t1 - t0) / stepMs,
+        bytesFetched: stats.bytesFetched,
+        pipeline: stats,
+      };
 
       // Reported in step order once the loss arrives; the loop goes on meanwhile.
       reported = Promise.all([reported, value]).then(([, v]) => {

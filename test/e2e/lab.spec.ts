@@ -11,7 +11,7 @@ test('trains on WebGPU, and the fidelity slider cuts the bytes fetched per image
   // Range headers of record requests as the browser sent them (from the pipeline worker).
   const ranges: { url: string; range: string }[] = [];
   page.context().on('request', (r) => {
-    if (r.url().includes('/train-') && r.url().endsWith('.pcr')) ranges.push({ url: r.url(), range: r.headers()['range'] ?? '' });
+    if (r.url().includes('/train-') && r.url().endsWith('.pcr')) ranges.push({ url: r.url(), range: r.headers().range ?? '' });
   });
 
   await page.goto('/?model=tiny-cnn&batch=32&evalEvery=20&autostart=1');
@@ -71,7 +71,8 @@ test('echoing repeats examples, and pause, resume and stop work', async ({ page 
 
   await page.locator('#echo').fill('3');
   await page.locator('#echo').dispatchEvent('change');
-  const base = (await waitFor(page, 'a record fetched after the echo change', (s) => s.pipeline!.recordsFetched > start.pipeline!.recordsFetched + 1)).pipeline!;
+  const base = (await waitFor(page, 'a record fetched after the echo change', (s) => s.pipeline!.recordsFetched > start.pipeline!.recordsFetched + 1))
+    .pipeline!;
   const end = (await waitFor(page, 'three more records', (s) => s.pipeline!.recordsFetched >= base.recordsFetched + 3)).pipeline!;
   const echoed = (end.examplesEmitted - base.examplesEmitted) / (end.examplesRead - base.examplesRead);
   expect(echoed).toBeGreaterThan(2);
@@ -103,7 +104,11 @@ test('without WebGPU the page says so and does not fall back to another backend'
 
 test('a damaged dataset: the log names each bad record and image, and training goes on', async ({ page }) => {
   await page.goto('/?manifest=__fixtures__/broken/manifest.json&model=tiny-cnn&batch=64&evalEvery=1000&autostart=1');
-  const s = await waitFor(page, 'a warning about each damaged record', (x) => ['00001', '00002', '00003'].every((r) => x.warnings.some((w) => w.includes(`train-${r}.pcr`))) && x.steps.length > 0);
+  const s = await waitFor(
+    page,
+    'a warning about each damaged record',
+    (x) => ['00001', '00002', '00003'].every((r) => x.warnings.some((w) => w.includes(`train-${r}.pcr`))) && x.steps.length > 0,
+  );
   const log = s.warnings.join('\n');
   expect(log).toMatch(/record train-00001\.pcr: .*(truncated at byte \d+|shorter than the manifest)/);
   expect(log).toMatch(/record train-00002\.pcr, image 5 \(chunk at byte \d+\): .*image left out/);
@@ -123,10 +128,11 @@ test('a damaged dataset: the log names each bad record and image, and training g
 test('reads a dataset in the PCR reference format directly, one Range request per record at the chosen scan group', async ({ page }) => {
   const ranges: number[] = [];
   page.context().on('request', (r) => {
-    const m = /bytes=0-(\d+)/.exec(r.headers()['range'] ?? '');
+    const m = /bytes=0-(\d+)/.exec(r.headers().range ?? '');
     if (r.url().includes('/reference/train/PCR_') && r.url().endsWith('.pcr') && m) ranges.push(Number(m[1]) + 1);
   });
-  await page.goto(`/?manifest=${encodeURIComponent('__fixtures__/reference/train/PCR_index.pb?size=28x28&channels=1&classes=10')}&model=tiny-cnn&batch=64&evalEvery=10&autostart=1`);
+  const index = encodeURIComponent('__fixtures__/reference/train/PCR_index.pb?size=28x28&channels=1&classes=10');
+  await page.goto(`/?manifest=${index}&model=tiny-cnn&batch=64&evalEvery=10&autostart=1`);
   const s = await waitFor(page, '15 steps and an evaluation on the test split', (x) => x.steps.length >= 15 && x.evals.length > 0);
   expect(s.dataset).toMatchObject({ kind: 'image', scanGroups: 6, inputShape: [28, 28, 1] });
   expect(s.steps.every((x) => Number.isFinite(x.loss))).toBe(true);

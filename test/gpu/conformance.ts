@@ -77,14 +77,34 @@ async function run(): Promise<CaseResult[]> {
     const ops = [
       { op: 'A*v', m: v, k: 1, n: c.rows, ref: timesVector(batch, v), transpose: false, ms: rowMajor(1), rs: rowMajor(1) },
       { op: 'v*A', m: u, k: 1, n: c.cols, ref: vectorTimes(u, batch), transpose: true, ms: rowMajor(1), rs: rowMajor(1) },
-      { op: 'A*M', m: mRight, k, n: c.rows * k, ref: timesMatrix(batch, { rows: c.cols, cols: k, data: mRight }).data, transpose: false, ms: rowMajor(k), rs: rowMajor(k) },
+      {
+        op: 'A*M',
+        m: mRight,
+        k,
+        n: c.rows * k,
+        ref: timesMatrix(batch, { rows: c.cols, cols: k, data: mRight }).data,
+        transpose: false,
+        ms: rowMajor(k),
+        rs: rowMajor(k),
+      },
       // M * A = (A^T M^T)^T: read M column-major and write R column-major to get the p x cols row-major result.
-      { op: 'M*A', m: mLeft, k: p, n: p * c.cols, ref: matrixTimes({ rows: p, cols: c.rows, data: mLeft }, batch).data, transpose: true, ms: columnMajor(c.rows), rs: columnMajor(c.cols) },
+      {
+        op: 'M*A',
+        m: mLeft,
+        k: p,
+        n: p * c.cols,
+        ref: matrixTimes({ rows: p, cols: c.rows, data: mLeft }, batch).data,
+        transpose: true,
+        ms: columnMajor(c.rows),
+        rs: columnMajor(c.cols),
+      },
     ];
     for (const o of ops) {
       for (const [impl, gpu] of Object.entries(impls) as ['toc' | 'csr', TocGpuBatch | CsrGpuBatch][]) {
         const m = storageBuffer(device, 'conformance.m', o.m);
-        const outs = [0, 1].map(() => device.createBuffer({ label: 'conformance.out', size: Math.max(4, o.n * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC }));
+        const outs = [0, 1].map(() =>
+          device.createBuffer({ label: 'conformance.out', size: Math.max(4, o.n * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC }),
+        );
         const readings: Float32Array[] = [];
         for (const out of outs) {
           const encoder = device.createCommandEncoder({ label: `conformance.${o.op}` });
@@ -111,8 +131,14 @@ async function run(): Promise<CaseResult[]> {
 /** The tfjs operation against tf.matMul on the dense batch: forward, and the gradient through tf.grad. */
 async function tfjsOpCases(c: Case, a: TocGpuBatch, random: () => number): Promise<CaseResult[]> {
   const units = 7;
-  const w = tf.tensor2d(Float32Array.from({ length: c.cols * units }, () => random() * 2 - 1), [c.cols, units]);
-  const upstream = tf.tensor2d(Float32Array.from({ length: c.rows * units }, () => random() * 2 - 1), [c.rows, units]);
+  const w = tf.tensor2d(
+    Float32Array.from({ length: c.cols * units }, () => random() * 2 - 1),
+    [c.cols, units],
+  );
+  const upstream = tf.tensor2d(
+    Float32Array.from({ length: c.rows * units }, () => random() * 2 - 1),
+    [c.rows, units],
+  );
   const dense = tf.tensor2d(c.data, [c.rows, c.cols]);
   const compare = async (op: string, got: tf.Tensor, want: tf.Tensor, again: tf.Tensor): Promise<CaseResult> => {
     const [g, e, g2] = await Promise.all([got.data(), want.data(), again.data()]);
@@ -120,8 +146,15 @@ async function tfjsOpCases(c: Case, a: TocGpuBatch, random: () => number): Promi
     for (let i = 0; i < e.length; i++) maxRelError = Math.max(maxRelError, Math.abs(g[i]! - e[i]!) / (1 + Math.abs(e[i]!)));
     return { name: c.name, op, impl: 'tfjs-op', maxRelError, deterministic: g.every((x, i) => Object.is(x, g2[i])), outputs: e.length };
   };
-  const lossToc = (x: tf.Tensor) => tocMatMul(a, x as tf.Tensor2D).mul(upstream).sum();
-  const lossDense = (x: tf.Tensor) => tf.matMul(dense, x as tf.Tensor2D).mul(upstream).sum();
+  const lossToc = (x: tf.Tensor) =>
+    tocMatMul(a, x as tf.Tensor2D)
+      .mul(upstream)
+      .sum();
+  const lossDense = (x: tf.Tensor) =>
+    tf
+      .matMul(dense, x as tf.Tensor2D)
+      .mul(upstream)
+      .sum();
   const out = [
     await compare('tfjs A*W', tocMatMul(a, w), tf.matMul(dense, w), tocMatMul(a, w)),
     await compare('tfjs dL/dW', tf.grad(lossToc)(w), tf.grad(lossDense)(w), tf.grad(lossToc)(w)),
@@ -132,5 +165,10 @@ async function tfjsOpCases(c: Case, a: TocGpuBatch, random: () => number): Promi
 
 window.__conformance = run();
 window.__conformance
-  .then((r) => (document.getElementById('out')!.textContent = r.map((x) => `${x.impl} ${x.op} ${x.name}: ${x.maxRelError.toExponential(2)} ${x.deterministic ? 'deterministic' : 'NOT deterministic'}`).join('\n')))
+  .then(
+    (r) =>
+      (document.getElementById('out')!.textContent = r
+        .map((x) => `${x.impl} ${x.op} ${x.name}: ${x.maxRelError.toExponential(2)} ${x.deterministic ? 'deterministic' : 'NOT deterministic'}`)
+        .join('\n')),
+  )
   .catch((e: Error) => (document.getElementById('out')!.textContent = `failed: ${e.message}`));

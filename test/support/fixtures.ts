@@ -23,7 +23,13 @@ export function syntheticImages(count: number, size: number, classes: number, se
 }
 
 /** Builds a dataset in memory: manifest.json plus record files. */
-export async function buildFixture(opts: { train: number; test?: number; recordSize: number; size?: number; classes?: number }): Promise<{ manifest: PcrManifest; files: Map<string, Uint8Array> }> {
+export async function buildFixture(opts: {
+  train: number;
+  test?: number;
+  recordSize: number;
+  size?: number;
+  classes?: number;
+}): Promise<{ manifest: PcrManifest; files: Map<string, Uint8Array> }> {
   const size = opts.size ?? 16;
   const classes = opts.classes ?? 4;
   const files = new Map<string, Uint8Array>();

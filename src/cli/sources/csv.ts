@@ -16,7 +16,7 @@ class CsvError extends Error {
  * line is a record with one empty field. Throws CsvError (with the line number)
  * on an unterminated quote or on text after a closing quote.
  */
-export function parseCsv(text: string, onRecord: (fields: string[], line: number) => boolean | void): void {
+export function parseCsv(text: string, onRecord: (fields: string[], line: number) => boolean | undefined): void {
   let i = text.charCodeAt(0) === 0xfeff ? 1 : 0;
   const n = text.length;
   let line = 1;

@@ -29,11 +29,17 @@ export interface FolderOptions {
 }
 
 export async function readFolder(root: string, opts: FolderOptions): Promise<FolderDataset> {
-  const classes = (await readdir(root, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+  const classes = (await readdir(root, { withFileTypes: true }))
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort();
   if (classes.length === 0) throw new Error(`${root}: no class subfolders found`);
   const files: { path: string; name: string; label: number; bytes: Uint8Array }[] = [];
   for (const [label, cls] of classes.entries()) {
-    const names = (await readdir(join(root, cls))).filter(isImageFile).sort().slice(0, opts.limit ?? Infinity);
+    const names = (await readdir(join(root, cls)))
+      .filter(isImageFile)
+      .sort()
+      .slice(0, opts.limit ?? Infinity);
     for (const f of names) files.push({ path: join(root, cls, f), name: `${cls}/${f}`, label, bytes: new Uint8Array(await readFile(join(root, cls, f))) });
   }
   const channels = opts.channels === 'auto' ? (files.some((f) => isColourFile(f.path, f.bytes)) ? 3 : 1) : opts.channels;

@@ -371,7 +371,6 @@ export function rowHash(table: RawTable, row: number): number {
   return h.value;
 }
 
-
 /** Row order: 0..n-1, or a seeded Fisher-Yates permutation of it. */
 export function rowOrder(n: number, seed: number | undefined, random?: () => number): Uint32Array {
   const order = new Uint32Array(n);

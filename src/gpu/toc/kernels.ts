@@ -17,7 +17,13 @@ const TREE_WG = 256;
 const programs = {
   nodeValues: { label: 'TocTimes.nodeValues', wgsl: tocTimesWgsl, entryPoint: 'node_values', workgroupSize: TREE_WG, layout: 'perColumn' },
   rowSums: { label: 'TocTimes.rowSums', wgsl: tocTimesWgsl, entryPoint: 'row_sums', workgroupSize: GATHER_WG, layout: 'grid' },
-  occurrenceSums: { label: 'TocTransposeTimes.occurrenceSums', wgsl: tocTransposeTimesWgsl, entryPoint: 'occurrence_sums', workgroupSize: GATHER_WG, layout: 'grid' },
+  occurrenceSums: {
+    label: 'TocTransposeTimes.occurrenceSums',
+    wgsl: tocTransposeTimesWgsl,
+    entryPoint: 'occurrence_sums',
+    workgroupSize: GATHER_WG,
+    layout: 'grid',
+  },
   subtreeSums: { label: 'TocTransposeTimes.subtreeSums', wgsl: tocTransposeTimesWgsl, entryPoint: 'subtree_sums', workgroupSize: TREE_WG, layout: 'perColumn' },
   columnSums: { label: 'TocTransposeTimes.columnSums', wgsl: tocTransposeTimesWgsl, entryPoint: 'column_sums', workgroupSize: GATHER_WG, layout: 'grid' },
 } satisfies Record<string, KernelProgram>;
@@ -100,19 +106,40 @@ export class TocGpuBatch {
     const params = this.params('TocTimes.params', k, this.rows, mStrides, outStrides);
     const h = this.scratchFor(k);
     const pass = encoder.beginComputePass({ label: 'TocTimes' });
-    dispatch(this.device, pass, programs.nodeValues, { 0: params, 1: b.nodeParent!, 2: b.nodeKeyCol!, 3: b.nodeKeyVal!, 4: b.levelNodes!, 5: b.levelOffsets!, 6: m, 7: h }, this.nodeCount, k);
+    dispatch(
+      this.device,
+      pass,
+      programs.nodeValues,
+      { 0: params, 1: b.nodeParent!, 2: b.nodeKeyCol!, 3: b.nodeKeyVal!, 4: b.levelNodes!, 5: b.levelOffsets!, 6: m, 7: h },
+      this.nodeCount,
+      k,
+    );
     dispatch(this.device, pass, programs.rowSums, { 0: params, 7: h, 8: b.codes!, 9: b.rowOffsets!, 10: out }, this.rows, k);
     pass.end();
   }
 
   /** Records R = A^T * M: M is rows x k, R is cols x k. With k = 1 this is v * A; with M = dZ it is the weight gradient. */
-  transposeTimes(encoder: GPUCommandEncoder, m: GPUBuffer, k: number, out: GPUBuffer, mStrides: Strides = rowMajor(k), outStrides: Strides = rowMajor(k)): void {
+  transposeTimes(
+    encoder: GPUCommandEncoder,
+    m: GPUBuffer,
+    k: number,
+    out: GPUBuffer,
+    mStrides: Strides = rowMajor(k),
+    outStrides: Strides = rowMajor(k),
+  ): void {
     const b = this.buffers;
     const params = this.params('TocTransposeTimes.params', k, this.cols, mStrides, outStrides);
     const g = this.scratchFor(k);
     const pass = encoder.beginComputePass({ label: 'TocTransposeTimes' });
     dispatch(this.device, pass, programs.occurrenceSums, { 0: params, 1: b.occurrenceOffsets!, 2: b.occurrenceRows!, 3: m, 4: g }, this.nodeCount, k);
-    dispatch(this.device, pass, programs.subtreeSums, { 0: params, 4: g, 5: b.levelNodes!, 6: b.levelOffsets!, 7: b.childOffsets!, 8: b.childNodes! }, this.nodeCount, k);
+    dispatch(
+      this.device,
+      pass,
+      programs.subtreeSums,
+      { 0: params, 4: g, 5: b.levelNodes!, 6: b.levelOffsets!, 7: b.childOffsets!, 8: b.childNodes! },
+      this.nodeCount,
+      k,
+    );
     dispatch(this.device, pass, programs.columnSums, { 0: params, 4: g, 9: b.columnOffsets!, 10: b.columnNodes!, 11: b.nodeKeyVal!, 12: out }, this.cols, k);
     pass.end();
   }

@@ -42,7 +42,12 @@ export function releaseTocOutputs(): void {
  * a GPUBuffer copies it in a submission of its own, so queue order keeps the
  * three steps in sequence.
  */
-function runKernel(input: tf.Tensor, shape: [number, number], label: string, record: (encoder: GPUCommandEncoder, m: GPUBuffer, out: GPUBuffer) => void): tf.Tensor2D {
+function runKernel(
+  input: tf.Tensor,
+  shape: [number, number],
+  label: string,
+  record: (encoder: GPUCommandEncoder, m: GPUBuffer, out: GPUBuffer) => void,
+): tf.Tensor2D {
   const backend = tf.backend() as unknown as WebGpuBackendLike;
   const device = backend.device;
   backend.uploadToGPU(input.dataId);

@@ -31,7 +31,11 @@ export const tinyCnn: ModelSpec = {
   create: (info) =>
     imageModel(info, (input, classes) =>
       tf.sequential({
-        layers: [tf.layers.conv2d({ inputShape: input, filters: 4, kernelSize: 3, strides: 2, activation: 'relu' }), tf.layers.flatten(), tf.layers.dense({ units: classes })],
+        layers: [
+          tf.layers.conv2d({ inputShape: input, filters: 4, kernelSize: 3, strides: 2, activation: 'relu' }),
+          tf.layers.flatten(),
+          tf.layers.dense({ units: classes }),
+        ],
       }),
     ),
 };

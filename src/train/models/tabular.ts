@@ -19,7 +19,15 @@ function prepareToc(batch: Batch): TocInput {
   if (batch.kind !== 'toc') throw new Error(`expected a TOC batch, got ${batch.kind}`);
   const a = new TocGpuBatch(backendDevice(), batch.batch, batch.layout);
   const labels = tf.tensor1d(batch.y, 'int32');
-  return { size: batch.size, a, labels, dispose: () => (a.destroy(), labels.dispose()) };
+  return {
+    size: batch.size,
+    a,
+    labels,
+    dispose: () => {
+      a.destroy();
+      labels.dispose();
+    },
+  };
 }
 
 function checkTabular(info: DatasetInfo): number {

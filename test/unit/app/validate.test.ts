@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { checkBatchSize, checkEchoFactor, checkEvalEvery, checkLearningRate, checkManifestUrl, checkScanGroup, checkSeed, unknownParams } from '../../../src/app/validate.js';
+import {
+  checkBatchSize,
+  checkEchoFactor,
+  checkEvalEvery,
+  checkLearningRate,
+  checkManifestUrl,
+  checkScanGroup,
+  checkSeed,
+  unknownParams,
+} from '../../../src/app/validate.js';
 
 const reason = (r: { ok: boolean; reason?: string }) => (r.ok ? undefined : r.reason);
 

@@ -53,7 +53,11 @@ describe('bytelab pcr', () => {
     expect(s.groups).toHaveLength(6);
     const bytes = s.groups.map((g: { bytes: number }) => g.bytes);
     expect([...bytes].sort((a, b) => a - b)).toEqual(bytes);
-    expect(bytes[5]).toBe(readdirSync(out).filter((f) => f.endsWith('.pcr')).reduce((n, f) => n + readFileSync(join(out, f)).byteLength, 0));
+    expect(bytes[5]).toBe(
+      readdirSync(out)
+        .filter((f) => f.endsWith('.pcr'))
+        .reduce((n, f) => n + readFileSync(join(out, f)).byteLength, 0),
+    );
     expect(s.groups[0].fractionOfFull).toBeLessThan(0.6);
   });
 
@@ -62,7 +66,7 @@ describe('bytelab pcr', () => {
       const dir = join(work, `g${group}`);
       const r = bytelab('pcr', 'extract', out, '--group', String(group), '--out', dir);
       expect(r.status, r.stderr).toBe(0);
-      const files = readdirSync(dir).sort((a, b) => parseInt(a) - parseInt(b));
+      const files = readdirSync(dir).sort((a, b) => parseInt(a, 10) - parseInt(b, 10));
       expect(files).toHaveLength(45);
       expect(files[3]).toBe('3_3.jpg'); // synthetic label = index % 10
       for (const f of files) {

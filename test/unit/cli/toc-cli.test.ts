@@ -62,7 +62,7 @@ function named(manifest: TocManifest, row: Row): Record<string, number> {
 /** n images of w x h with about half the pixels zero, as gzipped idx files. */
 function writeIdx(prefix: string, n: number, w: number, h: number, seed: number): { images: string; labels: string; pixels: Uint8Array[]; classes: number[] } {
   let s = seed;
-  const random = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const random = () => (s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32;
   const pixels: Uint8Array[] = [];
   const classes: number[] = [];
   const img = new Uint8Array(16 + n * w * h);
@@ -91,7 +91,24 @@ describe('bytelab toc build --idx', () => {
   const train = writeIdx('train', 60, 28, 28, 1);
   const test = writeIdx('test', 12, 28, 28, 2);
   const out = join(work, 'idx');
-  const args = ['--idx', train.images, '--labels', train.labels, '--test-idx', test.images, '--test-labels', test.labels, '--limit', '45', '--test-limit', '10', '--batch-size', '10', '--batches-per-record', '2'];
+  const args = [
+    '--idx',
+    train.images,
+    '--labels',
+    train.labels,
+    '--test-idx',
+    test.images,
+    '--test-labels',
+    test.labels,
+    '--limit',
+    '45',
+    '--test-limit',
+    '10',
+    '--batch-size',
+    '10',
+    '--batches-per-record',
+    '2',
+  ];
 
   it('writes pixels as 784 columns of q/255 in float32, batches of --batch-size, records of --batches-per-record', () => {
     run('toc', 'build', ...args, '--name', 'tiny-idx', '--out', out);
@@ -128,7 +145,7 @@ describe('bytelab toc build --idx', () => {
     expect(order).not.toEqual([...order].sort((x, y) => x - y));
   });
 
-  it('inspect --json: DEN = rows x cols x 8, stored TOC = the frames\' TOC bytes, non-zeros as decoded', () => {
+  it("inspect --json: DEN = rows x cols x 8, stored TOC = the frames' TOC bytes, non-zeros as decoded", () => {
     const r = bytelab('toc', 'inspect', out, '--json');
     expect(r.status, r.stderr).toBe(0);
     const s = JSON.parse(r.stdout);
@@ -141,7 +158,11 @@ describe('bytelab toc build --idx', () => {
     expect(s.bytes.tocNative).toBe(tocBytes);
     expect(s.nonZeros).toBe(all.reduce((n, r) => n + r.values.filter((v) => v !== 0).length, 0));
     expect(s.bytes.csr).toBe(12 * s.nonZeros + 4 * (55 + 6)); // + 4 (rows + 1) per batch
-    expect(s.fileBytes).toBe(readdirSync(out).filter((f) => f.endsWith('.tocr')).reduce((n, f) => n + readFileSync(join(out, f)).length, 0));
+    expect(s.fileBytes).toBe(
+      readdirSync(out)
+        .filter((f) => f.endsWith('.tocr'))
+        .reduce((n, f) => n + readFileSync(join(out, f)).length, 0),
+    );
     expect(s.ratios.toc).toBeCloseTo(s.bytes.den / s.bytes.toc, 9);
     const sampled = JSON.parse(bytelab('toc', 'inspect', out, '--json', '--sample', '2').stdout);
     expect(sampled.measured).toEqual({ sampled: true, batches: 2, rows: 20 });
@@ -175,11 +196,20 @@ describe('CSV parsing', () => {
   };
 
   it('handles quotes, escaped quotes, separators and line breaks inside quotes, CRLF, CR and a BOM', () => {
-    expect(records('\ufeffa,b\r\n"x, ""y""",2\r\n"multi\nline",\r3,""\n')).toEqual([['a', 'b'], ['x, "y"', '2'], ['multi\nline', ''], ['3', '']]);
+    expect(records('\ufeffa,b\r\n"x, ""y""",2\r\n"multi\nline",\r3,""\n')).toEqual([
+      ['a', 'b'],
+      ['x, "y"', '2'],
+      ['multi\nline', ''],
+      ['3', ''],
+    ]);
   });
 
   it('keeps empty fields and a last empty field, and ignores one final line break', () => {
-    expect(records('a,,c\n,,\nx,')).toEqual([['a', '', 'c'], ['', '', ''], ['x', '']]);
+    expect(records('a,,c\n,,\nx,')).toEqual([
+      ['a', '', 'c'],
+      ['', '', ''],
+      ['x', ''],
+    ]);
     expect(records('a\n\nb\n')).toEqual([['a'], [''], ['b']]);
   });
 
@@ -211,7 +241,7 @@ describe('bytelab toc build --csv', () => {
     'Rome,15,y,red,good',
   ].join('\r\n');
   const path = join(work, 'small.csv');
-  writeFileSync(path, csv + '\r\n');
+  writeFileSync(path, `${csv}\r\n`);
 
   it('one-hots categories, min-max scales numbers (missing -> 0), sorts classes, drops rows without a label', () => {
     const out = join(work, 'csv');
@@ -256,7 +286,10 @@ describe('bytelab toc build --csv', () => {
 
 describe('bytelab toc build --csv birdstrikes.csv', () => {
   const out = join(work, 'birdstrikes');
-  const source = readFileSync(BIRDSTRIKES, 'utf8').trim().split('\r\n').map((l) => l.split(',')); // CRLF, no quotes
+  const source = readFileSync(BIRDSTRIKES, 'utf8')
+    .trim()
+    .split('\r\n')
+    .map((l) => l.split(',')); // CRLF, no quotes
   const header = source[0]!;
   const col = (name: string) => header.indexOf(name);
 
@@ -268,13 +301,24 @@ describe('bytelab toc build --csv birdstrikes.csv', () => {
     // 50 + 225 + 46 + 29 + 7 + 3 + 37 + 4 one-hot, 7 weekdays, 4 numeric.
     expect(manifest.columns).toBe(7 + 50 + 225 + 46 + 29 + 7 + 3 + 37 + 4 + 4);
     const speedMax = Math.max(...source.slice(1).map((r) => Number(r[col('Speed IAS in knots')] || 0)));
-    const maxima = Object.fromEntries(['Cost Other', 'Cost Repair', 'Cost Total $'].map((n) => [n, Math.max(...source.slice(1).map((r) => Number(r[col(n)])))]));
+    const maxima = Object.fromEntries(
+      ['Cost Other', 'Cost Repair', 'Cost Total $'].map((n) => [n, Math.max(...source.slice(1).map((r) => Number(r[col(n)])))]),
+    );
     for (const i of [0, 3, 1234, 9999]) {
       const line = source[i + 1]!;
       const expected: Record<string, number> = {};
-      const weekday = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'][new Date(line[col('Flight Date')]! + 'T00:00:00Z').getUTCDay()];
+      const weekday = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'][new Date(`${line[col('Flight Date')]!}T00:00:00Z`).getUTCDay()];
       expected[`Flight Date:weekday=${weekday}`] = 1;
-      for (const name of ['Airport Name', 'Aircraft Make Model', 'Aircraft Airline Operator', 'Origin State', 'Phase of flight', 'Wildlife Size', 'Wildlife Species', 'Time of day']) {
+      for (const name of [
+        'Airport Name',
+        'Aircraft Make Model',
+        'Aircraft Airline Operator',
+        'Origin State',
+        'Phase of flight',
+        'Wildlife Size',
+        'Wildlife Species',
+        'Time of day',
+      ]) {
         expected[`${name}=${line[col(name)]}`] = 1;
       }
       for (const name of Object.keys(maxima)) if (Number(line[col(name)])) expected[name] = Math.fround(Number(line[col(name)]) / maxima[name]!);
@@ -283,7 +327,11 @@ describe('bytelab toc build --csv birdstrikes.csv', () => {
       expect(named(manifest, train[i]!), `row ${i}`).toEqual(expected);
       expect(manifest.classes[train[i]!.label]).toBe(line[col('Effect Amount of damage')]);
     }
-    expect(named(manifest, train[0]!)).toMatchObject({ 'Flight Date:weekday=Mon': 1, 'Aircraft Make Model=T-38A': 1, 'Speed IAS in knots': Math.fround(300 / 350) });
+    expect(named(manifest, train[0]!)).toMatchObject({
+      'Flight Date:weekday=Mon': 1,
+      'Aircraft Make Model=T-38A': 1,
+      'Speed IAS in knots': Math.fround(300 / 350),
+    });
   });
 
   it('inspect --json agrees with the decoded rows', () => {
@@ -301,7 +349,7 @@ describe('bytelab toc build --parquet flights-3m.parquet', () => {
   const out = join(work, 'flights');
   const flags = ['--label', 'delay>15', '--onehot', 'origin,destination', '--hour', 'date', '--weekday', 'date', '--bucket', 'distance:10', '--limit', '20000'];
 
-  it('derives one-hot airports, hour, weekday and distance buckets; rows match hyparquet\'s own reading', async () => {
+  it("derives one-hot airports, hour, weekday and distance buckets; rows match hyparquet's own reading", async () => {
     const log = run('toc', 'build', '--parquet', FLIGHTS, ...flags, '--test-fraction', '0', '--out', out);
     expect(log).toMatch(/read 20000 of 20000 rows/);
     const { manifest, train } = readDataset(out);

@@ -10,7 +10,6 @@ import type { RawImage } from '../../../src/jpeg/encoder.js';
 import { seededRandom } from '../../../src/shared/random.js';
 import { canonicalSegments, closeTemp, concat, djpeg, jpegtran, openTemp, toolsPresent } from './jpeg-tools.js';
 
-
 /** Full-decode fidelity required for the grayscale test image at quality 90. */
 const MIN_PSNR_GRAY_Q90 = 35;
 /** Same for colour (RGB PSNR; the chroma tables are coarser than luma). */
@@ -92,7 +91,6 @@ function garmentImage(seed: number): RawImage {
 
 const EOI = new Uint8Array([0xff, 0xd9]);
 const jpegOfFirst = (chunks: readonly Uint8Array[], g: number): Uint8Array => concat([...chunks.slice(0, g), EOI]);
-
 
 function mse(a: Uint8Array, b: Uint8Array): number {
   expect(a.length).toBe(b.length);

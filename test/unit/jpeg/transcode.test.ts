@@ -130,7 +130,10 @@ describe('lossless transcoding of cjpeg output', () => {
       [64, 48],
     ] as const) {
       const original = cjpeg(syntheticPixels(w, h, channels, 5), [...args]);
-      expect(segments(original).some((s) => s.marker === 0xdd), 'input has DRI').toBe(true);
+      expect(
+        segments(original).some((s) => s.marker === 0xdd),
+        'input has DRI',
+      ).toBe(true);
       const result = transcodeToProgressive(original);
       expect(segments(firstScans(result.chunks)).some((s) => s.marker === 0xdd || (s.marker >= 0xd0 && s.marker <= 0xd7))).toBe(false);
       expectLossless(original, result);
@@ -222,7 +225,10 @@ describe('lossless transcoding of cjpeg output', () => {
   });
 
   it('jpegtran -optimize (sequential) of the original and of ours carry the same coefficients', () => {
-    for (const args of [['-sample', '2x2,1x1,1x1'], ['-progressive', '-sample', '2x1,1x1,1x1', '-restart', '1']]) {
+    for (const args of [
+      ['-sample', '2x2,1x1,1x1'],
+      ['-progressive', '-sample', '2x1,1x1,1x1', '-restart', '1'],
+    ]) {
       const original = cjpeg(syntheticPixels(37, 23, 3, 29), args);
       const ours = firstScans(transcodeToProgressive(original).chunks);
       expect(canonicalSegments(jpegtran(ours, ['-optimize']))).toEqual(canonicalSegments(jpegtran(original, ['-optimize'])));
@@ -243,7 +249,7 @@ describe('lossless transcoding of cjpeg output', () => {
 
 describe('colour option', () => {
   it.each(MODES.flatMap(([mode, flags]) => SIZES.map(([w, h]) => [mode, w, h, [...flags]] as const)))(
-    "grayscale %s %ix%i widened to YCbCr decodes to the same gray levels",
+    'grayscale %s %ix%i widened to YCbCr decodes to the same gray levels',
     (_mode, w, h, args) => {
       const original = cjpeg(syntheticPixels(w, h, 1, w * 3 + h), [...args]);
       const result = transcodeToProgressive(original, { colour: 'ycbcr' });
@@ -303,7 +309,12 @@ describe('rejections', () => {
   const base = (): Uint8Array => cjpeg(syntheticPixels(24, 16, 3, 51), []);
 
   it('garbage and non-JPEG input: no SOI', () => {
-    for (const bytes of [new Uint8Array(0), new Uint8Array([0xff]), new TextEncoder().encode('hello world'), new Uint8Array([0x89, 0x50, 0x4e, 0x47, 13, 10, 26, 10])]) {
+    for (const bytes of [
+      new Uint8Array(0),
+      new Uint8Array([0xff]),
+      new TextEncoder().encode('hello world'),
+      new Uint8Array([0x89, 0x50, 0x4e, 0x47, 13, 10, 26, 10]),
+    ]) {
       expect(rejection(bytes)).toBe('not a JPEG: no SOI marker at byte 0');
     }
   });
@@ -364,7 +375,7 @@ describe('rejections', () => {
 
   it('corrupt data: every mutation either transcodes or throws TranscodeError, quickly', () => {
     let seed = 7;
-    const rnd = (): number => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    const rnd = (): number => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
     const inputs = [
       cjpeg(syntheticPixels(40, 24, 3, 55), ['-sample', '2x2,1x1,1x1', '-restart', '1B']),
       cjpeg(syntheticPixels(40, 24, 3, 56), ['-progressive', '-sample', '2x1,1x1,1x1']),

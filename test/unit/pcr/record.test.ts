@@ -30,7 +30,8 @@ describe('PCR record', () => {
     expect([header[0], header[1]]).toEqual([0xff, 0xd8]);
     const plain = writeRecord(labels, scans, false);
     expect(plain.bytes.byteLength - bytes.byteLength).toBe(items.length * header.byteLength - header.byteLength - 4);
-    for (let g = 1; g <= GROUPS; g++) expect(groupEnds[g]! - groupEnds[g - 1]!).toBe(scans.reduce((n, s) => n + s[g - 1]!.byteLength, 0) - (g === 1 ? items.length * header.byteLength : 0));
+    for (let g = 1; g <= GROUPS; g++)
+      expect(groupEnds[g]! - groupEnds[g - 1]!).toBe(scans.reduce((n, s) => n + s[g - 1]!.byteLength, 0) - (g === 1 ? items.length * header.byteLength : 0));
     const prefix = new RecordPrefix(bytes, 'r');
     for (let i = 0; i < items.length; i++) for (let g = 1; g <= GROUPS; g++) expect(Array.from(prefix.chunk(i, g))).toEqual(Array.from(scans[i]![g - 1]!));
   });

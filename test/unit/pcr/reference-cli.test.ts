@@ -15,7 +15,14 @@ import type { TurboJpeg } from '../../../src/jpeg/turbo.js';
 import { buildSplit, makeManifest } from '../../../src/pcr/build.js';
 import { validateManifest, type PcrManifest } from '../../../src/pcr/manifest.js';
 import { RecordPrefix } from '../../../src/pcr/record.js';
-import { parseReferenceIndex, readReferenceRecordPrefix, referencePrefixLength, splitJpegScans, writeReferenceIndex, writeReferenceRecord } from '../../../src/pcr/reference.js';
+import {
+  parseReferenceIndex,
+  readReferenceRecordPrefix,
+  referencePrefixLength,
+  splitJpegScans,
+  writeReferenceIndex,
+  writeReferenceRecord,
+} from '../../../src/pcr/reference.js';
 import { buildFixture } from '../../support/fixtures.js';
 
 const work = mkdtempSync(join(tmpdir(), 'bytelab-ref-cli-'));
@@ -74,16 +81,35 @@ beforeAll(async () => {
   turbo = await loadTurboJpegNode();
   writeDataset(gray, (await buildFixture({ train: 45, test: 12, recordSize: 20 })).files);
   const files = new Map<string, Uint8Array>();
-  const sizes: [number, number, 1 | 3][] = [[40, 24, 3], [17, 33, 3], [64, 48, 1], [9, 12, 3], [31, 31, 3]];
-  const items = sizes.map(([w, h, c], i) => ({ scans: transcodeToProgressive(cjpeg(netpbm(w, h, c, 100 + i), '-quality', String(70 + 5 * i)), { colour: 'ycbcr' }).chunks, label: i % 3 }));
+  const sizes: [number, number, 1 | 3][] = [
+    [40, 24, 3],
+    [17, 33, 3],
+    [64, 48, 1],
+    [9, 12, 3],
+    [31, 31, 3],
+  ];
+  const items = sizes.map(([w, h, c], i) => ({
+    scans: transcodeToProgressive(cjpeg(netpbm(w, h, c, 100 + i), '-quality', String(70 + 5 * i)), { colour: 'ycbcr' }).chunks,
+    label: i % 3,
+  }));
   const records = await buildSplit('train', items, 3, 2, async (name, bytes) => void files.set(name, bytes));
-  const manifest = makeManifest({ name: 'colour', classes: ['a', 'b', 'c'], image: { width: 32, height: 32, channels: 3 }, quality: 90, variableSize: true, splits: { train: { records } } });
+  const manifest = makeManifest({
+    name: 'colour',
+    classes: ['a', 'b', 'c'],
+    image: { width: 32, height: 32, channels: 3 },
+    quality: 90,
+    variableSize: true,
+    splits: { train: { records } },
+  });
   files.set('manifest.json', new TextEncoder().encode(JSON.stringify(manifest)));
   writeDataset(colour, files);
 });
 
 describe('bytelab pcr export --format reference', () => {
-  for (const [label, dir] of [['grayscale, two splits', gray], ['colour, own sizes', colour]] as const) {
+  for (const [label, dir] of [
+    ['grayscale, two splits', gray],
+    ['colour, own sizes', colour],
+  ] as const) {
     it(`${label}: one PCR_<k>.pcr per record and a PCR_index.pb per split; every image at every group byte-identical through the reference reader`, () => {
       const out = `${dir}-ref`;
       const r = bytelab('pcr', 'export', dir, '--format', 'reference', '--out', out);
@@ -130,7 +156,10 @@ describe('bytelab pcr export --format reference', () => {
 });
 
 describe('bytelab pcr import --format reference', () => {
-  for (const [label, dir] of [['grayscale, two splits', gray], ['colour, own sizes', colour]] as const) {
+  for (const [label, dir] of [
+    ['grayscale, two splits', gray],
+    ['colour, own sizes', colour],
+  ] as const) {
     it(`${label}: export then import decodes to the same pixels at the top group`, () => {
       const back = `${dir}-back`;
       const r = bytelab('pcr', 'import', `${dir}-ref`, '--format', 'reference', '--out', back);
@@ -249,9 +278,13 @@ describe('bytelab pcr import --format reference', () => {
 
     it('says what is wrong with bad arguments and a folder without an index', () => {
       expect(bytelab('pcr', 'import', ref, '--out', join(work, 'x')).stderr).toMatch(/import needs --format reference/);
-      expect(bytelab('pcr', 'import', ref, '--format', 'reference', '--channels', '2', '--out', join(work, 'x')).stderr).toMatch(/--channels must be 1, 3 or auto/);
+      expect(bytelab('pcr', 'import', ref, '--format', 'reference', '--channels', '2', '--out', join(work, 'x')).stderr).toMatch(
+        /--channels must be 1, 3 or auto/,
+      );
       expect(bytelab('pcr', 'import', ref, '--format', 'reference', '--size', 'big', '--out', join(work, 'x')).stderr).toMatch(/--size must look like 64x64/);
-      expect(bytelab('pcr', 'import', work, '--format', 'reference', '--out', join(work, 'x')).stderr).toMatch(/no PCR_index\.pb, neither in the folder nor in a subfolder per split/);
+      expect(bytelab('pcr', 'import', work, '--format', 'reference', '--out', join(work, 'x')).stderr).toMatch(
+        /no PCR_index\.pb, neither in the folder nor in a subfolder per split/,
+      );
       expect(bytelab('pcr', 'frobnicate').stderr).toMatch(/unknown verb "frobnicate" \(.*\bexport, import\b/);
       expect(existsSync(join(work, 'x', 'manifest.json'))).toBe(false);
     });

@@ -23,7 +23,13 @@ import {
 import { RecordError } from '../../../src/pcr/record.js';
 import { syntheticImages } from '../../support/fixtures.js';
 
-const hex = (s: string) => new Uint8Array(s.trim().split(/\s+/).map((b) => parseInt(b, 16)));
+const hex = (s: string) =>
+  new Uint8Array(
+    s
+      .trim()
+      .split(/\s+/)
+      .map((b) => parseInt(b, 16)),
+  );
 const ascii = (s: string) => Array.from(new TextEncoder().encode(s));
 const cat = (...parts: ArrayLike<number>[]) => new Uint8Array(parts.flatMap((p) => Array.from(p)));
 const EOI = [0xff, 0xd9];
@@ -166,7 +172,10 @@ describe('reference format: hand-built bytes from the .proto definitions', () =>
 });
 
 describe('reference format: bad input names the record and the byte offset', () => {
-  const read = (bytes: Uint8Array, offsets = OFFSETS) => () => readReferenceRecordPrefix(bytes, offsets, 'PCR_7.pcr');
+  const read =
+    (bytes: Uint8Array, offsets = OFFSETS) =>
+    () =>
+      readReferenceRecordPrefix(bytes, offsets, 'PCR_7.pcr');
 
   it('truncated metadata message', () => {
     expect(read(RECORD.slice(0, 5))).toThrow(/record PCR_7\.pcr, byte 5: truncated inside the MetadataRecord, which ends at byte 9/);
@@ -185,7 +194,9 @@ describe('reference format: bad input names the record and the byte offset', () 
     expect(read(fixed, [9, 7, 5])).toThrow(/byte 0: MetadataRecord: field 1 has wire type 32-bit, expected varint or packed/);
     // image_bytes (field 1) as a varint in group 2: key 08 at byte 16.
     const badGroup = cat(META, GROUP1, hex('08 44  0a 00'));
-    expect(read(badGroup, [9, 7, 4])).toThrow(/record PCR_7\.pcr, byte 16: ScanGroup 2: image_bytes \(field 1\) has wire type varint, expected length-delimited/);
+    expect(read(badGroup, [9, 7, 4])).toThrow(
+      /record PCR_7\.pcr, byte 16: ScanGroup 2: image_bytes \(field 1\) has wire type varint, expected length-delimited/,
+    );
     // progressive_levels as bytes.
     const badLevels = cat(hex('08 03 08 ac 02 12 01 02 18 01'), GROUP1, GROUP2);
     expect(read(badLevels, [10, 7, 5])).toThrow(/byte 5: MetadataRecord: progressive_levels \(field 2\) has wire type length-delimited/);
@@ -193,7 +204,9 @@ describe('reference format: bad input names the record and the byte offset', () 
 
   it('a length that runs past its message', () => {
     const long = cat(META, hex('0a 09 41 42  0a 01 43'), GROUP2);
-    expect(read(long)).toThrow(/record PCR_7\.pcr, byte 10: ScanGroup 1: length-delimited value of 9 bytes at byte 11 runs past the end of the message at byte 16/);
+    expect(read(long)).toThrow(
+      /record PCR_7\.pcr, byte 10: ScanGroup 1: length-delimited value of 9 bytes at byte 11 runs past the end of the message at byte 16/,
+    );
   });
 
   it('records that disagree with their metadata or the index', () => {
@@ -214,11 +227,15 @@ describe('reference format: bad input names the record and the byte offset', () 
   });
 
   it('garbage and truncated indexes', () => {
-    expect(() => parseReferenceIndex(INDEX.slice(0, 10))).toThrow(/record PCR_index\.pb, byte 1: DatasetOffsetsIndex: length-delimited value of 16 bytes at byte 2 runs past the end of the message at byte 10/);
+    expect(() => parseReferenceIndex(INDEX.slice(0, 10))).toThrow(
+      /record PCR_index\.pb, byte 1: DatasetOffsetsIndex: length-delimited value of 16 bytes at byte 2 runs past the end of the message at byte 10/,
+    );
     expect(() => parseReferenceIndex(hex('0a 02 00 00'))).toThrow(/record PCR_index\.pb, byte 2: DatasetOffsetsIndex: invalid field number 0/);
     expect(() => parseReferenceIndex(hex('0f'), 'idx.pb')).toThrow(/record idx\.pb, byte 0: DatasetOffsetsIndex: invalid wire type 7/);
     const negative = cat([0x0a, 0x09], ascii('PCR_0.pcr'), [0x12, 0x0b, 0x09], hex('ff ff ff ff ff ff ff ff ff 01'));
-    expect(() => parseReferenceIndex(cat([0x0a, negative.length], negative))).toThrow(/byte 13: DatasetOffsetsIndex: RecordOffsetsIndex.offsets has a negative length -1/);
+    expect(() => parseReferenceIndex(cat([0x0a, negative.length], negative))).toThrow(
+      /byte 13: DatasetOffsetsIndex: RecordOffsetsIndex.offsets has a negative length -1/,
+    );
     const escaping = cat([0x0a, 0x06], ascii('../x/y'), [0x12, 0x02, 0x01, 0x01]);
     expect(() => parseReferenceIndex(cat([0x0a, escaping.length], escaping))).toThrow(/not a plain file name/);
     const badUtf8 = cat([0x0a, 0x01, 0xff], [0x12, 0x02, 0x01, 0x01]);
@@ -302,7 +319,11 @@ describe('reference format: real progressive JPEGs', () => {
   it('rejects files that are not complete JPEGs', () => {
     expect(() => splitJpegScans(hex('00 11 22 33'), 'a.jpg')).toThrow(/record a\.jpg, byte 0: not a JPEG/);
     const cut = jpegs[0]!.slice(0, 200);
-    expect(() => splitJpegScans(jpegs[0]!.slice(0, jpegs[0]!.length - 10), 'c.jpg')).toThrow(/record c\.jpg, byte \d+: truncated inside the entropy-coded data of a scan/);
-    expect(() => splitJpegScans(cut, 'b.jpg')).toThrow(/record b\.jpg, byte \d+: (truncated|marker 0x[0-9a-f]+ segment of \d+ bytes runs past the end of the file)/);
+    expect(() => splitJpegScans(jpegs[0]!.slice(0, jpegs[0]!.length - 10), 'c.jpg')).toThrow(
+      /record c\.jpg, byte \d+: truncated inside the entropy-coded data of a scan/,
+    );
+    expect(() => splitJpegScans(cut, 'b.jpg')).toThrow(
+      /record b\.jpg, byte \d+: (truncated|marker 0x[0-9a-f]+ segment of \d+ bytes runs past the end of the file)/,
+    );
   });
 });

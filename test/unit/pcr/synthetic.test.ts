@@ -29,7 +29,9 @@ function luma(rgb: Uint8Array): Float64Array {
 }
 
 /** Orthonormal 8-point DCT-II matrix: row u = basis u. */
-const DCT8 = Array.from({ length: 8 }, (_, u) => Array.from({ length: 8 }, (_, n) => (u === 0 ? Math.SQRT1_2 : 1) * 0.5 * Math.cos(((2 * n + 1) * u * Math.PI) / 16)));
+const DCT8 = Array.from({ length: 8 }, (_, u) =>
+  Array.from({ length: 8 }, (_, n) => (u === 0 ? Math.SQRT1_2 : 1) * 0.5 * Math.cos(((2 * n + 1) * u * Math.PI) / 16)),
+);
 
 /** Mean energy of each 8x8 DCT coefficient of the luma, over all blocks: index v * 8 + u (u along x). */
 function dctEnergy(rgb: Uint8Array, size: number): Float64Array {
@@ -40,16 +42,18 @@ function dctEnergy(rgb: Uint8Array, size: number): Float64Array {
   for (let by = 0; by < size; by += 8) {
     for (let bx = 0; bx < size; bx += 8) {
       for (let r = 0; r < 8; r++) for (let c = 0; c < 8; c++) block[r * 8 + c] = y[(by + r) * size + bx + c]!;
-      for (let r = 0; r < 8; r++) for (let u = 0; u < 8; u++) {
-        let s = 0;
-        for (let c = 0; c < 8; c++) s += DCT8[u]![c]! * block[r * 8 + c]!;
-        tmp[r * 8 + u] = s;
-      }
-      for (let v = 0; v < 8; v++) for (let u = 0; u < 8; u++) {
-        let s = 0;
-        for (let r = 0; r < 8; r++) s += DCT8[v]![r]! * tmp[r * 8 + u]!;
-        energy[v * 8 + u] += s * s;
-      }
+      for (let r = 0; r < 8; r++)
+        for (let u = 0; u < 8; u++) {
+          let s = 0;
+          for (let c = 0; c < 8; c++) s += DCT8[u]![c]! * block[r * 8 + c]!;
+          tmp[r * 8 + u] = s;
+        }
+      for (let v = 0; v < 8; v++)
+        for (let u = 0; u < 8; u++) {
+          let s = 0;
+          for (let r = 0; r < 8; r++) s += DCT8[v]![r]! * tmp[r * 8 + u]!;
+          energy[v * 8 + u] += s * s;
+        }
     }
   }
   return energy.map((e) => e / ((size / 8) * (size / 8)));
@@ -228,7 +232,10 @@ describe('coarse task: classes differ in hue and shape', () => {
   const PER_CLASS = 16;
   let feats: { label: number; hue: number; shape: number[] }[] = [];
   beforeAll(() => {
-    feats = Array.from({ length: 2 * 10 * PER_CLASS }, (_, i) => syntheticImage('coarse', 'train', i)).map((it) => ({ label: it.label, ...coarseFeatures(it.image.data, SIZE) }));
+    feats = Array.from({ length: 2 * 10 * PER_CLASS }, (_, i) => syntheticImage('coarse', 'train', i)).map((it) => ({
+      label: it.label,
+      ...coarseFeatures(it.image.data, SIZE),
+    }));
   });
 
   it('the object hue tells red classes (0-4) from blue ones (5-9)', () => {
@@ -272,7 +279,12 @@ describe('fine task: classes differ only in high-frequency texture', () => {
     expect(nearestCentroid(low.slice(0, half), low.slice(half), 10)).toBeLessThanOrEqual(0.25); // chance is 0.1
     // And the class means of the mean luma differ no more than sampling explains: a mean of
     // 24 images varies by sd / sqrt(24) = 0.2 sd; the largest deviation measured is 0.44 sd.
-    const y = items.map((it) => lowFrequencyFeatures(it.image.data, SIZE).slice(3).reduce((a, b) => a + b, 0) / 16);
+    const y = items.map(
+      (it) =>
+        lowFrequencyFeatures(it.image.data, SIZE)
+          .slice(3)
+          .reduce((a, b) => a + b, 0) / 16,
+    );
     const overall = y.reduce((a, b) => a + b, 0) / y.length;
     const sd = Math.sqrt(y.reduce((a, b) => a + (b - overall) ** 2, 0) / y.length);
     const classMeans = Array.from({ length: 10 }, (_, k) => {
@@ -303,7 +315,8 @@ const GROUP3_MSSSIM_GAP_MIN = 0.06;
 describe('the PCR contrast: a low scan group suffices for coarse classes and loses fine ones', () => {
   let decoder: TurboJpeg;
   const N = 80;
-  const encoded = (task: SyntheticTask) => Array.from({ length: N }, (_, i) => ({ label: i % 10, scans: encodeProgressiveScans(syntheticImage(task, 'train', i).image, { quality: 90 }) }));
+  const encoded = (task: SyntheticTask) =>
+    Array.from({ length: N }, (_, i) => ({ label: i % 10, scans: encodeProgressiveScans(syntheticImage(task, 'train', i).image, { quality: 90 }) }));
   let sets: Record<SyntheticTask, { label: number; scans: Uint8Array[] }[]>;
   beforeAll(async () => {
     decoder = await loadTurboJpegNode();
@@ -331,7 +344,7 @@ describe('the PCR contrast: a low scan group suffices for coarse classes and los
 
   it('classes read from group-3 decodes: coarse still separates, fine falls to near chance (and returns at group 10)', () => {
     const decodeAll = (task: SyntheticTask, g: number) => sets[task].map(({ label, scans }) => ({ label, rgb: decoder.decode(atGroup(scans, g), 3).data }));
-    const split = <T,>(xs: T[]) => [xs.slice(0, N / 2), xs.slice(N / 2)] as const;
+    const split = <T>(xs: T[]) => [xs.slice(0, N / 2), xs.slice(N / 2)] as const;
     const coarse = decodeAll('coarse', 3).map((d) => {
       const f = coarseFeatures(d.rgb, SIZE);
       return { label: d.label, x: [Math.cos((f.hue * Math.PI) / 180), Math.sin((f.hue * Math.PI) / 180), ...f.shape] };

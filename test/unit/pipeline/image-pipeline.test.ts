@@ -35,7 +35,19 @@ function imageBatch(b: Batch): ImageBatch {
 }
 
 function options(server: TestServer, over: Partial<PipelineOptions> = {}): PipelineOptions {
-  return { manifestUrl: `${server.url}manifest.json`, split: 'train', batchSize: 10, scanGroup: 6, echoFactor: 1, seed: 1, shuffleBuffer: 0, epochs: 1, augment: false, prefetch: 2, ...over };
+  return {
+    manifestUrl: `${server.url}manifest.json`,
+    split: 'train',
+    batchSize: 10,
+    scanGroup: 6,
+    echoFactor: 1,
+    seed: 1,
+    shuffleBuffer: 0,
+    epochs: 1,
+    augment: false,
+    prefetch: 2,
+    ...over,
+  };
 }
 
 async function drain(server: TestServer, over: Partial<PipelineOptions> = {}, onBatch?: (p: ImagePipeline, i: number) => void) {
@@ -106,14 +118,26 @@ describe('image pipeline', () => {
 
   it('scales images stored at their own sizes (a transcoded JPEG collection) to the model input', async () => {
     const files = new Map<string, Uint8Array>();
-    const items = [[40, 24], [17, 33], [64, 64], [9, 12]].map(([w, h], i) => {
+    const items = [
+      [40, 24],
+      [17, 33],
+      [64, 64],
+      [9, 12],
+    ].map(([w, h], i) => {
       const px = Buffer.from(Array.from({ length: w! * h! * 3 }, (_, k) => (k * 7 + i * 60) % 256));
       const ppm = join(tmp, `v${i}.ppm`);
       writeFileSync(ppm, Buffer.concat([Buffer.from(`P6\n${w} ${h}\n255\n`), px]));
       return { scans: transcodeToProgressive(new Uint8Array(execFileSync('cjpeg', [ppm])), { colour: 'ycbcr' }).chunks, label: i % 2 };
     });
     const records = await buildSplit('train', items, 3, 2, async (name, bytes) => void files.set(name, bytes));
-    const manifest = makeManifest({ name: 'variable', classes: ['a', 'b'], image: { width: 16, height: 16, channels: 3 }, quality: 90, variableSize: true, splits: { train: { records } } });
+    const manifest = makeManifest({
+      name: 'variable',
+      classes: ['a', 'b'],
+      image: { width: 16, height: 16, channels: 3 },
+      quality: 90,
+      variableSize: true,
+      splits: { train: { records } },
+    });
     files.set('manifest.json', new TextEncoder().encode(JSON.stringify(manifest)));
     const server = await startTestServer(files);
     servers.push(server);
@@ -151,7 +175,9 @@ describe('image pipeline', () => {
       });
       const { labels, warnings } = await drain(server);
       expect(labels).toHaveLength(60);
-      expect(warnings.join('\n')).toMatch(new RegExp(`record ${second.file}: the manifest says .* ending at byte ${second.groupEnds[6]! - 50}, .* ending at byte ${second.groupEnds[6]}`));
+      expect(warnings.join('\n')).toMatch(
+        new RegExp(`record ${second.file}: the manifest says .* ending at byte ${second.groupEnds[6]! - 50}, .* ending at byte ${second.groupEnds[6]}`),
+      );
     });
 
     it('a server that ignores Range: reads only the needed prefix of the 200 response', async () => {

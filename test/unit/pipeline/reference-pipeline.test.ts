@@ -11,7 +11,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { splitToReference } from '../../../src/cli/pcr-reference.js';
 import { loadTurboJpegNode } from '../../../src/jpeg/turbo-node.js';
 import { resize } from '../../../src/pcr/pixels.js';
-import { parseReferenceIndex, readReferenceRecordPrefix, referencePrefixLength, splitJpegScans, writeReferenceIndex, writeReferenceRecord, type ReferenceIndexEntry } from '../../../src/pcr/reference.js';
+import {
+  parseReferenceIndex,
+  readReferenceRecordPrefix,
+  referencePrefixLength,
+  splitJpegScans,
+  writeReferenceIndex,
+  writeReferenceRecord,
+  type ReferenceIndexEntry,
+} from '../../../src/pcr/reference.js';
 import type { Batch, ImageBatch, PipelineEvent, PipelineOptions } from '../../../src/pipeline/api.js';
 import { ImagePipeline } from '../../../src/pipeline/image-pipeline.js';
 import { isReferenceIndexUrl, ReferencePipeline, referenceSplitUrl, referenceUrlOptions } from '../../../src/pipeline/reference-pipeline.js';
@@ -55,7 +63,19 @@ function imageBatch(b: Batch): ImageBatch {
 }
 
 function options(server: TestServer, over: Partial<PipelineOptions> = {}, query = ''): PipelineOptions {
-  return { manifestUrl: `${server.url}train/PCR_index.pb${query}`, split: 'train', batchSize: 10, scanGroup: 6, echoFactor: 1, seed: 1, shuffleBuffer: 0, epochs: 1, augment: false, prefetch: 2, ...over };
+  return {
+    manifestUrl: `${server.url}train/PCR_index.pb${query}`,
+    split: 'train',
+    batchSize: 10,
+    scanGroup: 6,
+    echoFactor: 1,
+    seed: 1,
+    shuffleBuffer: 0,
+    epochs: 1,
+    augment: false,
+    prefetch: 2,
+    ...over,
+  };
 }
 
 async function drain(server: TestServer, over: Partial<PipelineOptions> = {}, onBatch?: (p: ReferencePipeline, i: number) => void, query = '') {
@@ -81,23 +101,41 @@ async function drain(server: TestServer, over: Partial<PipelineOptions> = {}, on
 const recordRequests = (server: TestServer) => server.requests.filter((r) => r.path.endsWith('.pcr'));
 
 describe('reference pipeline', () => {
-  it('opens on PCR_index.pb with one small Range request for the first record, then one Range request per record of exactly referencePrefixLength(offsets, g)', async () => {
-    const server = await serve();
-    const { info, labels, warnings, p, fetches } = await drain(server);
-    expect(warnings).toEqual([]);
-    expect(labels).toHaveLength(60);
-    expect(info).toMatchObject({ kind: 'image', name: 'train', classes: ['0', '1', '2', '3'], inputShape: [16, 16, 1], image: { width: 16, height: 16, channels: 1 }, scanGroups: 6, examples: 60 });
-    expect(info.bytesPerGroup).toEqual([1, 2, 3, 4, 5, 6].map((g) => [0, 1, 2].reduce((n, k) => n + prefixLength(k, g), 0)));
-    // The index whole (no Range), then the first record's metadata and the head of its first image.
-    expect(server.requests[0]).toMatchObject({ path: 'train/PCR_index.pb', range: undefined, status: 200 });
-    const requests = recordRequests(server);
-    expect(requests).toHaveLength(4);
-    expect(requests[0]).toMatchObject({ path: 'train/PCR_0.pcr', range: `bytes=0-${Math.min(prefixLength(0, 1), index[0]!.offsets[0]! + 2048) - 1}`, status: 206 });
-    expect(requests.slice(1).map((r) => [r.path, r.range, r.status])).toEqual([0, 1, 2].map((k) => [`train/PCR_${k}.pcr`, `bytes=0-${prefixLength(k, 6) - 1}`, 206]));
-    expect(fetches.map((f) => f.requested)).toEqual([0, 1, 2].map((k) => prefixLength(k, 6)));
-    expect(fetches.map((f) => f.images)).toEqual([20, 20, 20]);
-    expect(p.stats.bytesFetched).toBe([0, 1, 2].reduce((n, k) => n + prefixLength(k, 6), 0));
-  });
+  it(
+    'opens on PCR_index.pb with one small Range request for the first record, then one Range request per record of exactly referencePrefixLength(offsets, ' +
+      'g)',
+    async () => {
+      const server = await serve();
+      const { info, labels, warnings, p, fetches } = await drain(server);
+      expect(warnings).toEqual([]);
+      expect(labels).toHaveLength(60);
+      expect(info).toMatchObject({
+        kind: 'image',
+        name: 'train',
+        classes: ['0', '1', '2', '3'],
+        inputShape: [16, 16, 1],
+        image: { width: 16, height: 16, channels: 1 },
+        scanGroups: 6,
+        examples: 60,
+      });
+      expect(info.bytesPerGroup).toEqual([1, 2, 3, 4, 5, 6].map((g) => [0, 1, 2].reduce((n, k) => n + prefixLength(k, g), 0)));
+      // The index whole (no Range), then the first record's metadata and the head of its first image.
+      expect(server.requests[0]).toMatchObject({ path: 'train/PCR_index.pb', range: undefined, status: 200 });
+      const requests = recordRequests(server);
+      expect(requests).toHaveLength(4);
+      expect(requests[0]).toMatchObject({
+        path: 'train/PCR_0.pcr',
+        range: `bytes=0-${Math.min(prefixLength(0, 1), index[0]!.offsets[0]! + 2048) - 1}`,
+        status: 206,
+      });
+      expect(requests.slice(1).map((r) => [r.path, r.range, r.status])).toEqual(
+        [0, 1, 2].map((k) => [`train/PCR_${k}.pcr`, `bytes=0-${prefixLength(k, 6) - 1}`, 206]),
+      );
+      expect(fetches.map((f) => f.requested)).toEqual([0, 1, 2].map((k) => prefixLength(k, 6)));
+      expect(fetches.map((f) => f.images)).toEqual([20, 20, 20]);
+      expect(p.stats.bytesFetched).toBe([0, 1, 2].reduce((n, k) => n + prefixLength(k, 6), 0));
+    },
+  );
 
   it('yields the very batches ImagePipeline yields from the same images in bytelab format', async () => {
     const server = await serve();
@@ -177,7 +215,13 @@ describe('reference pipeline', () => {
     const files = new Map<string, Uint8Array>([
       ['r/PCR_0.pcr', rec0.bytes],
       ['r/PCR_1.pcr', rec1.bytes],
-      ['r/PCR_index.pb', writeReferenceIndex([{ name: 'PCR_0.pcr', offsets: rec0.offsets }, { name: 'PCR_1.pcr', offsets: rec1.offsets }])],
+      [
+        'r/PCR_index.pb',
+        writeReferenceIndex([
+          { name: 'PCR_0.pcr', offsets: rec0.offsets },
+          { name: 'PCR_1.pcr', offsets: rec1.offsets },
+        ]),
+      ],
     ]);
 
     it('images with fewer scans than the group are used whole; each record is read to min(g, its own groups)', async () => {
@@ -188,7 +232,9 @@ describe('reference pipeline', () => {
       expect(info.image).toEqual({ width: 16, height: 16, channels: 3 }); // colour: the first image is
       const b = imageBatch((await p.next())!);
       expect(Array.from(b.y)).toEqual([0, 1, 0, 1, 1]);
-      const ranges = recordRequests(server).slice(1).map((r) => r.range);
+      const ranges = recordRequests(server)
+        .slice(1)
+        .map((r) => r.range);
       expect(ranges).toEqual([`bytes=0-${referencePrefixLength(rec0.offsets, 8) - 1}`, `bytes=0-${referencePrefixLength(rec1.offsets, 6) - 1}`]);
       // The baseline image (one scan) at group 8 is the whole image: the same pixels as its full decode, scaled.
       const turbo = await loadTurboJpegNode();
@@ -204,7 +250,8 @@ describe('reference pipeline', () => {
       const server = await serve(undefined, files);
       const p = new ReferencePipeline(await loadTurboJpegNode(), () => undefined);
       const info = await p.open({ ...options(server), manifestUrl: `${server.url}r/PCR_index.pb` });
-      expect(info).toMatchObject({ name: 'r', image: { width: 40, height: 24, channels: 3 }, classes: ['0', '1'], examples: 3 + 2 }); // record 1's count estimated from its metadata length
+      // Record 1's count is estimated from its metadata length.
+      expect(info).toMatchObject({ name: 'r', image: { width: 40, height: 24, channels: 3 }, classes: ['0', '1'], examples: 3 + 2 });
     });
   });
 
@@ -217,14 +264,18 @@ describe('reference pipeline', () => {
       const { labels, warnings } = await drain(server);
       expect(labels).toHaveLength(60);
       expect(warnings.join('\n')).toMatch(new RegExp(`record PCR_1\\.pcr: asked for ${prefixLength(1, 6)} bytes, got ${cut}`));
-      expect(warnings.join('\n')).toMatch(new RegExp(`record PCR_1\\.pcr: truncated at byte ${cut}, scan group 6 would end at byte ${prefixLength(1, 6)}; using group 3`));
+      expect(warnings.join('\n')).toMatch(
+        new RegExp(`record PCR_1\\.pcr: truncated at byte ${cut}, scan group 6 would end at byte ${prefixLength(1, 6)}; using group 3`),
+      );
     });
 
     it('a record cut inside its metadata: skipped with the byte offset, the others train', async () => {
       const server = await serve((files) => files.set(second, files.get(second)!.subarray(0, 30)));
       const { labels, warnings } = await drain(server);
       expect(labels).toHaveLength(40);
-      expect(warnings.join('\n')).toMatch(new RegExp(`record PCR_1\\.pcr, byte 30: truncated inside the MetadataRecord, which ends at byte ${index[1]!.offsets[0]}; record skipped`));
+      expect(warnings.join('\n')).toMatch(
+        new RegExp(`record PCR_1\\.pcr, byte 30: truncated inside the MetadataRecord, which ends at byte ${index[1]!.offsets[0]}; record skipped`),
+      );
     });
 
     it('corrupt metadata: skipped with the byte offset, the others train', async () => {
@@ -293,8 +344,12 @@ describe('reference pipeline', () => {
     it('a corrupt index or bad options: open fails and says where', async () => {
       const server = await serve((files) => files.set('train/PCR_index.pb', files.get('train/PCR_index.pb')!.subarray(0, 9)));
       const p = new ReferencePipeline(await loadTurboJpegNode(), () => undefined);
-      await expect(p.open(options(server))).rejects.toThrow(/record PCR_index\.pb, byte 1: DatasetOffsetsIndex: length-delimited value of \d+ bytes at byte 2 runs past the end of the message at byte 9/);
-      await expect(new ReferencePipeline(await loadTurboJpegNode(), () => undefined).open(options(server, {}, '?size=huge'))).rejects.toThrow(/size must look like 64x64/);
+      await expect(p.open(options(server))).rejects.toThrow(
+        /record PCR_index\.pb, byte 1: DatasetOffsetsIndex: length-delimited value of \d+ bytes at byte 2 runs past the end of the message at byte 9/,
+      );
+      await expect(new ReferencePipeline(await loadTurboJpegNode(), () => undefined).open(options(server, {}, '?size=huge'))).rejects.toThrow(
+        /size must look like 64x64/,
+      );
     });
   });
 });
@@ -307,7 +362,11 @@ describe('reference URLs', () => {
   });
 
   it('options and their errors', () => {
-    expect(referenceUrlOptions('http://h/PCR_index.pb?size=28x28&channels=1&classes=3')).toEqual({ size: { width: 28, height: 28 }, channels: 1, classes: ['0', '1', '2'] });
+    expect(referenceUrlOptions('http://h/PCR_index.pb?size=28x28&channels=1&classes=3')).toEqual({
+      size: { width: 28, height: 28 },
+      channels: 1,
+      classes: ['0', '1', '2'],
+    });
     expect(referenceUrlOptions('http://h/PCR_index.pb?classes=cat,dog%20x')).toEqual({ classes: ['cat', 'dog x'] });
     expect(referenceUrlOptions('http://h/PCR_index.pb')).toEqual({});
     expect(() => referenceUrlOptions('http://h/PCR_index.pb?channels=4')).toThrow(/channels must be 1 or 3/);

@@ -17,12 +17,28 @@ function row(r: number): { cols: number[]; vals: number[]; label: number } {
 
 function buildDataset(): Map<string, Uint8Array> {
   const files = new Map<string, Uint8Array>();
-  const writer = new TocSplitWriter({ split: 'train', columns: COLS, classes: 3, batchRows: 10, batchesPerRecord: 4, onRecord: (f, b) => void files.set(f, b) });
+  const writer = new TocSplitWriter({
+    split: 'train',
+    columns: COLS,
+    classes: 3,
+    batchRows: 10,
+    batchesPerRecord: 4,
+    onRecord: (f, b) => void files.set(f, b),
+  });
   for (let r = 0; r < ROWS; r++) {
     const { cols, vals, label } = row(r);
     writer.addRow(cols, vals, 2, label);
   }
-  const manifest: TocManifest = { format: 'bytelab-toc', version: 1, name: 'toy', classes: ['a', 'b', 'c'], columns: COLS, featureNames: Array.from({ length: COLS }, (_, i) => `f${i}`), rows: { train: ROWS }, splits: { train: writer.finish() } };
+  const manifest: TocManifest = {
+    format: 'bytelab-toc',
+    version: 1,
+    name: 'toy',
+    classes: ['a', 'b', 'c'],
+    columns: COLS,
+    featureNames: Array.from({ length: COLS }, (_, i) => `f${i}`),
+    rows: { train: ROWS },
+    splits: { train: writer.finish() },
+  };
   files.set('manifest.json', new TextEncoder().encode(JSON.stringify(manifest)));
   return files;
 }
@@ -38,7 +54,19 @@ async function drain(files: Map<string, Uint8Array>, over: Partial<PipelineOptio
   servers.push(server);
   const events: PipelineEvent[] = [];
   const p = new TocPipeline((e) => events.push(e));
-  const info = await p.open({ manifestUrl: `${server.url}manifest.json`, split: 'train', batchSize: 10, scanGroup: 1, echoFactor: 1, seed: 1, shuffleBuffer: 0, epochs: 1, augment: false, prefetch: 2, ...over });
+  const info = await p.open({
+    manifestUrl: `${server.url}manifest.json`,
+    split: 'train',
+    batchSize: 10,
+    scanGroup: 1,
+    echoFactor: 1,
+    seed: 1,
+    shuffleBuffer: 0,
+    epochs: 1,
+    augment: false,
+    prefetch: 2,
+    ...over,
+  });
   const batches: TocBatchMessage[] = [];
   for (let b: Batch | null; (b = await p.next()); ) {
     if (b.kind !== 'toc') throw new Error('expected TOC batches');

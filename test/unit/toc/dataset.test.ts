@@ -154,7 +154,13 @@ describe('damaged frames give TocFormatError with record, batch and absolute byt
   });
 
   it('label bytes other than 2 x rows, and sizes that do not add up to the manifest', () => {
-    expectFrameError(() => read(damaged((_, v) => v.setUint32(e.offset + 8, 20, true))), name, target, e.offset + 8, /label bytes 20, expected 2 x 9 rows = 18/);
+    expectFrameError(
+      () => read(damaged((_, v) => v.setUint32(e.offset + 8, 20, true))),
+      name,
+      target,
+      e.offset + 8,
+      /label bytes 20, expected 2 x 9 rows = 18/,
+    );
     expectFrameError(() => read(bytes, { ...e, bytes: e.bytes + 1 }), name, target, e.offset + 12, /the manifest says/);
     expectFrameError(() => read(damaged((_, v) => v.setUint32(e.offset + 12, 1, true))), name, target, e.offset + 12, /frame is \d+ bytes \(TOC 1\)/);
   });
@@ -166,9 +172,21 @@ describe('damaged frames give TocFormatError with record, batch and absolute byt
 
   it('a label out of range', () => {
     const row = 6;
-    expectFrameError(() => read(damaged((_, v) => v.setUint16(labelsAt + 2 * row, CLASSES, true))), name, target, labelsAt + 2 * row, /label 5 of row 6 is not below 5 classes/);
+    expectFrameError(
+      () => read(damaged((_, v) => v.setUint16(labelsAt + 2 * row, CLASSES, true))),
+      name,
+      target,
+      labelsAt + 2 * row,
+      /label 5 of row 6 is not below 5 classes/,
+    );
     // The same bytes are fine for a dataset with more classes.
-    expect(read(damaged((_, v) => v.setUint16(labelsAt + 2 * row, CLASSES, true)), e, CLASSES + 1).labels[row]).toBe(CLASSES);
+    expect(
+      read(
+        damaged((_, v) => v.setUint16(labelsAt + 2 * row, CLASSES, true)),
+        e,
+        CLASSES + 1,
+      ).labels[row],
+    ).toBe(CLASSES);
   });
 
   it('corrupt TOC bytes: decodeToc errors are shifted to the file offset', () => {

@@ -48,9 +48,9 @@ export function mnistLike(count: number, seed: number): Float32Array {
     const dy = 4 + random() * 2;
     const slant = (random() - 0.5) * 0.4;
     const width = 1.1 + random() * 0.9;
-    const segments = strokes.map(([x0, y0, x1, y1]) => [
-      dx + (x0 + slant * (1 - y0)) * scale, dy + y0 * scale, dx + (x1 + slant * (1 - y1)) * scale, dy + y1 * scale,
-    ] as const);
+    const segments = strokes.map(
+      ([x0, y0, x1, y1]) => [dx + (x0 + slant * (1 - y0)) * scale, dy + y0 * scale, dx + (x1 + slant * (1 - y1)) * scale, dy + y1 * scale] as const,
+    );
     for (let y = 0; y < size; y++) {
       for (let x = 0; x < size; x++) {
         let d = Infinity;
@@ -89,15 +89,55 @@ const PI = Math.PI;
 /** Stroke sketches of the ten digits in a unit box (y grows downwards). */
 const DIGITS: Segment[][] = [
   arc(0.5, 0.5, 0.3, 0.45, 0, 2 * PI, 14),
-  polyline([[0.35, 0.2], [0.55, 0.05], [0.55, 0.95]]),
-  [...arc(0.5, 0.3, 0.3, 0.25, PI, 2.2 * PI), ...polyline([[0.75, 0.45], [0.2, 0.95], [0.85, 0.95]])],
+  polyline([
+    [0.35, 0.2],
+    [0.55, 0.05],
+    [0.55, 0.95],
+  ]),
+  [
+    ...arc(0.5, 0.3, 0.3, 0.25, PI, 2.2 * PI),
+    ...polyline([
+      [0.75, 0.45],
+      [0.2, 0.95],
+      [0.85, 0.95],
+    ]),
+  ],
   [...arc(0.5, 0.27, 0.28, 0.22, 1.1 * PI, 2.5 * PI), ...arc(0.5, 0.72, 0.3, 0.23, 1.5 * PI, 2.9 * PI)],
-  polyline([[0.7, 0.95], [0.7, 0.05], [0.15, 0.65], [0.9, 0.65]]),
-  [...polyline([[0.8, 0.05], [0.3, 0.05], [0.25, 0.45]]), ...arc(0.5, 0.68, 0.3, 0.27, 1.2 * PI, 2.85 * PI)],
-  [...arc(0.5, 0.7, 0.28, 0.25, 0, 2 * PI), ...polyline([[0.22, 0.7], [0.45, 0.25], [0.7, 0.05]])],
-  polyline([[0.15, 0.05], [0.85, 0.05], [0.4, 0.95]]),
+  polyline([
+    [0.7, 0.95],
+    [0.7, 0.05],
+    [0.15, 0.65],
+    [0.9, 0.65],
+  ]),
+  [
+    ...polyline([
+      [0.8, 0.05],
+      [0.3, 0.05],
+      [0.25, 0.45],
+    ]),
+    ...arc(0.5, 0.68, 0.3, 0.27, 1.2 * PI, 2.85 * PI),
+  ],
+  [
+    ...arc(0.5, 0.7, 0.28, 0.25, 0, 2 * PI),
+    ...polyline([
+      [0.22, 0.7],
+      [0.45, 0.25],
+      [0.7, 0.05],
+    ]),
+  ],
+  polyline([
+    [0.15, 0.05],
+    [0.85, 0.05],
+    [0.4, 0.95],
+  ]),
   [...arc(0.5, 0.27, 0.25, 0.22, 0, 2 * PI), ...arc(0.5, 0.72, 0.3, 0.23, 0, 2 * PI)],
-  [...arc(0.5, 0.3, 0.27, 0.25, 0, 2 * PI), ...polyline([[0.77, 0.3], [0.7, 0.95]])],
+  [
+    ...arc(0.5, 0.3, 0.27, 0.25, 0, 2 * PI),
+    ...polyline([
+      [0.77, 0.3],
+      [0.7, 0.95],
+    ]),
+  ],
 ];
 
 export function randomVector(random: () => number, n: number): Float64Array {

@@ -2,14 +2,7 @@
 // Compression ratios vs DEN on an MNIST-like batch (the paper's Figure 5 setup).
 // Encode speed is measured by bench/toc.ts, not asserted here.
 import { describe, expect, it } from 'vitest';
-import {
-  compressionRatios,
-  decodeLogical,
-  decodeToc,
-  encodeDense,
-  encodeToc,
-  formatSizes,
-} from '../../../src/toc/index.js';
+import { compressionRatios, decodeLogical, decodeToc, encodeDense, encodeToc, formatSizes } from '../../../src/toc/index.js';
 import { mnistLike } from './generators.js';
 
 const ROWS = 250;
@@ -21,8 +14,10 @@ describe('TOC on an MNIST-like mini-batch', () => {
   it('looks like MNIST: mostly zeros, few distinct values', () => {
     const nnz = data.reduce((n, v) => n + (v !== 0 ? 1 : 0), 0);
     const density = nnz / data.length;
-    console.log(`MNIST-like batch: density ${density.toFixed(3)}, ${new Set(data).size} distinct values, ` +
-      `|I| = ${logical.firstLayerCol.length}, |D| = ${logical.codes.length}, nnz = ${nnz}`);
+    console.log(
+      `MNIST-like batch: density ${density.toFixed(3)}, ${new Set(data).size} distinct values, ` +
+        `|I| = ${logical.firstLayerCol.length}, |D| = ${logical.codes.length}, nnz = ${nnz}`,
+    );
     expect(density).toBeGreaterThan(0.1);
     expect(density).toBeLessThan(0.35);
   });
@@ -34,9 +29,7 @@ describe('TOC on an MNIST-like mini-batch', () => {
   it('reports compression ratios vs DEN', () => {
     const sizes = formatSizes(logical);
     const ratios = compressionRatios(sizes);
-    const line = (Object.keys(sizes) as Array<keyof typeof sizes>)
-      .map((k) => `${k} ${sizes[k]} B (${ratios[k].toFixed(2)}x)`)
-      .join(', ');
+    const line = (Object.keys(sizes) as Array<keyof typeof sizes>).map((k) => `${k} ${sizes[k]} B (${ratios[k].toFixed(2)}x)`).join(', ');
     console.log(`compression vs DEN: ${line}`);
     expect(sizes.den).toBe(ROWS * COLS * 8);
     // Figure 5 on Mnist: TOC beats the light-weight formats.

@@ -57,7 +57,10 @@ describe('TOC operations vs dense arithmetic', () => {
       });
 
       it('A + c (Alg 6)', () => {
-        expectClose(plusScalar(a, 0.75).data, Array.from(data, (x) => x + 0.75));
+        expectClose(
+          plusScalar(a, 0.75).data,
+          Array.from(data, (x) => x + 0.75),
+        );
       });
 
       it('A * M (Alg 7)', () => {

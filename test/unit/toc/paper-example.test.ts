@@ -1,27 +1,19 @@
 // The running example of the paper: table A of Figure 3, Table 2 (encoding) and Table 4 (C').
 // The paper numbers columns from 1, so column 0 is left empty here to keep its indexes.
 import { describe, expect, it } from 'vitest';
-import {
-  buildPrefixTree,
-  decodeToc,
-  encodeSparseWithTree,
-  encodeToc,
-  sparseFromDense,
-  timesVector,
-  toBatch,
-  vectorTimes,
-} from '../../../src/toc/index.js';
+import { buildPrefixTree, decodeToc, encodeSparseWithTree, encodeToc, sparseFromDense, timesVector, toBatch, vectorTimes } from '../../../src/toc/index.js';
 import { denseTimesVector, denseVectorTimes, expectClose, sections } from './helpers.js';
 
-const A = Float64Array.from([
-  [0, 1.1, 2, 3, 1.4], // R1
-  [0, 1.1, 2, 3, 0], // R2
-  [0, 0, 1.1, 3, 1.4], // R3
-  [0, 1.1, 2, 0, 0], // R4
-].flat());
+const A = Float64Array.from(
+  [
+    [0, 1.1, 2, 3, 1.4], // R1
+    [0, 1.1, 2, 3, 0], // R2
+    [0, 0, 1.1, 3, 1.4], // R3
+    [0, 1.1, 2, 0, 0], // R4
+  ].flat(),
+);
 
-const pairsOf = (keys: ArrayLike<number>, cols: ArrayLike<number>, vals: ArrayLike<number>) =>
-  Array.from(keys, (p) => `${cols[p]}:${vals[p]}`);
+const pairsOf = (keys: ArrayLike<number>, cols: ArrayLike<number>, vals: ArrayLike<number>) => Array.from(keys, (p) => `${cols[p]}:${vals[p]}`);
 
 describe('TOC paper running example', () => {
   const sparse = sparseFromDense(A, 4, 5);
@@ -33,15 +25,11 @@ describe('TOC paper running example', () => {
   });
 
   it('first layer I holds the unique pairs in first-appearance order (Table 2, phase I)', () => {
-    expect(pairsOf([0, 1, 2, 3, 4], logical.firstLayerCol, logical.firstLayerVal)).toEqual([
-      '1:1.1', '2:2', '3:3', '4:1.4', '2:1.1',
-    ]);
+    expect(pairsOf([0, 1, 2, 3, 4], logical.firstLayerCol, logical.firstLayerVal)).toEqual(['1:1.1', '2:2', '3:3', '4:1.4', '2:1.1']);
   });
 
   it('encoded table D matches Table 2', () => {
-    const rows = [0, 1, 2, 3].map((r) =>
-      Array.from(logical.codes.subarray(logical.rowOffsets[r], logical.rowOffsets[r + 1])),
-    );
+    const rows = [0, 1, 2, 3].map((r) => Array.from(logical.codes.subarray(logical.rowOffsets[r], logical.rowOffsets[r + 1])));
     expect(rows).toEqual([[1, 2, 3, 4], [6, 3], [5, 8], [6]]);
   });
 
@@ -52,7 +40,7 @@ describe('TOC paper running example', () => {
     expect(keys).toEqual(['2:2', '3:3', '4:1.4', '3:3', '3:3']);
   });
 
-  it('Algorithm 2 rebuilds C\' as in Table 4 (same indexes as C)', () => {
+  it("Algorithm 2 rebuilds C' as in Table 4 (same indexes as C)", () => {
     const rebuilt = buildPrefixTree(logical);
     expect(Array.from(rebuilt.parent)).toEqual(Array.from(tree.parent));
     expect(Array.from(rebuilt.keyPair)).toEqual(Array.from(tree.keyPair));

@@ -51,7 +51,16 @@ describe('TOC physical round trip', () => {
   });
 
   it('stores 4-byte values for float32 batches unless f64 is asked for', () => {
-    const logical = encodePairs([[[0, 0.5], [2, 1.25]]], 3, 'f32');
+    const logical = encodePairs(
+      [
+        [
+          [0, 0.5],
+          [2, 1.25],
+        ],
+      ],
+      3,
+      'f32',
+    );
     const small = encodeToc(logical);
     const wide = encodeToc(logical, { valueType: 'f64' });
     expect(small[6]).toBe(4);
@@ -150,7 +159,17 @@ describe('TOC physical validation', () => {
 
   it('columns that do not increase along a row', () => {
     // Row [1:a, 2:b] gives codes [1, 2]; swapping them decodes to columns 2 then 1.
-    const bytes = encodeToc(encodePairs([[[1, 7], [2, 8]]], 3));
+    const bytes = encodeToc(
+      encodePairs(
+        [
+          [
+            [1, 7],
+            [2, 8],
+          ],
+        ],
+        3,
+      ),
+    );
     const t = sections(bytes);
     writePacked(bytes, t.codesAt, 0, t.codeBits, 2);
     writePacked(bytes, t.codesAt, 1, t.codeBits, 1);

@@ -40,7 +40,13 @@ describe('TOC logical encoding round trip', () => {
   it('Algorithm 2 rebuilds exactly the tree the encoder built, with parent < child', () => {
     const random = rng(5);
     for (let trial = 0; trial < 20; trial++) {
-      const spec = { rows: 1 + Math.floor(random() * 250), cols: 1 + Math.floor(random() * 60), density: random(), distinctValues: 1 + Math.floor(random() * 6), repeatRows: random() };
+      const spec = {
+        rows: 1 + Math.floor(random() * 250),
+        cols: 1 + Math.floor(random() * 60),
+        density: random(),
+        distinctValues: 1 + Math.floor(random() * 6),
+        repeatRows: random(),
+      };
       const { logical, tree } = encodeSparseWithTree(sparseFromDense(randomMatrix(random, spec, 'f64'), spec.rows, spec.cols));
       const rebuilt = buildPrefixTree(logical);
       expect(rebuilt.nodeCount).toBe(tree.nodeCount);
@@ -52,24 +58,56 @@ describe('TOC logical encoding round trip', () => {
 
   it('repeated rows compress to a single code', () => {
     const row = [0, 3, 0, 3, 1, 0, 2, 2];
-    const logical = encodeDense(Float64Array.from({ length: 8 * 6 }, (_, i) => row[i % 8]!), 6, 8);
+    const logical = encodeDense(
+      Float64Array.from({ length: 8 * 6 }, (_, i) => row[i % 8]!),
+      6,
+      8,
+    );
     const lengths = Array.from({ length: 6 }, (_, r) => logical.rowOffsets[r + 1]! - logical.rowOffsets[r]!);
     expect(lengths[5]).toBe(1); // by the 6th copy the whole row is one tree node
     expect(logical.firstLayerCol.length).toBe(5);
   });
 
   it('rows of column:value pairs: sorted, zeros dropped, same result as dense', () => {
-    const pairs: ColumnValuePair[][] = [[[3, 2], [0, 1.5], [2, 0]], [], [[0, 1.5], [3, 2]]];
+    const pairs: ColumnValuePair[][] = [
+      [
+        [3, 2],
+        [0, 1.5],
+        [2, 0],
+      ],
+      [],
+      [
+        [0, 1.5],
+        [3, 2],
+      ],
+    ];
     const dense = Float64Array.from([1.5, 0, 0, 2, 0, 0, 0, 0, 1.5, 0, 0, 2]);
     expect(encodePairs(pairs, 4)).toEqual(encodeDense(dense, 3, 4));
   });
 
   it('rejects bad pair input', () => {
     expect(() => encodePairs([[[4, 1]]], 4)).toThrow(/column 4 is outside/);
-    expect(() => encodePairs([[[1, 1], [1, 2]]], 4)).toThrow(/appears twice/);
+    expect(() =>
+      encodePairs(
+        [
+          [
+            [1, 1],
+            [1, 2],
+          ],
+        ],
+        4,
+      ),
+    ).toThrow(/appears twice/);
     expect(() => encodePairs([[[1, 0.1]]], 4, 'f32')).toThrow(/not a float32/);
     expect(() => encodeDense(new Float64Array(5), 2, 3)).toThrow(RangeError);
-    const unsorted = { rows: 1, cols: 4, valueType: 'f64' as const, rowPtr: Uint32Array.of(0, 2), colIndex: Uint32Array.of(2, 1), values: Float64Array.of(1, 2) };
+    const unsorted = {
+      rows: 1,
+      cols: 4,
+      valueType: 'f64' as const,
+      rowPtr: Uint32Array.of(0, 2),
+      colIndex: Uint32Array.of(2, 1),
+      values: Float64Array.of(1, 2),
+    };
     expect(() => encodeSparse(unsorted)).toThrow(/out of order/);
   });
 

@@ -97,7 +97,16 @@ export function fakePipelines(behaviour: (name: string) => FakeBehaviour = () =>
         w.stats.batchesEmitted++;
         w.stats.examplesEmitted += size;
         w.stats.bytesFetched += size * 10;
-        onEvent?.({ type: 'fetch', record: `${w.options!.split}-${served}`, group: w.options!.scanGroup, requested: 10 * size, received: 10 * size, status: 206, images: size, ms: 1 });
+        onEvent?.({
+          type: 'fetch',
+          record: `${w.options!.split}-${served}`,
+          group: w.options!.scanGroup,
+          requested: 10 * size,
+          received: 10 * size,
+          status: 206,
+          images: size,
+          ms: 1,
+        });
         return { kind: 'image', x, y, size, index: served - 1 };
       },
       async setScanGroup(g: number) {
