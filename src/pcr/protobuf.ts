@@ -16,6 +16,9 @@ const TWO_32 = 4294967296;
 const MAX_VARINT_BYTES = 10;
 
 /** Malformed protobuf bytes; `offset` is the byte position (in the buffer given to the reader) where the problem is. */
+/** One decoder for every string field: making one per string dominated reading a large index. */
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
 export class ProtobufError extends Error {
   override name = 'ProtobufError';
   constructor(
@@ -159,7 +162,7 @@ export class ProtoReader {
     const at = this.pos;
     const view = this.bytesView();
     try {
-      return new TextDecoder('utf-8', { fatal: true }).decode(view);
+      return utf8.decode(view);
     } catch {
       throw new ProtobufError(at, 'string field is not valid UTF-8');
     }
