@@ -36,35 +36,53 @@ const jpegs = Array.from({ length: COUNT }, (_, s) => {
 });
 
 const turbo = await loadTurboJpegNode();
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
+const spread = (xs: number[], f: (x: number) => string) => {
+  const o = sorted(xs);
+  return `${f(o[0]!)} / ${f(o[Math.floor((o.length - 1) / 2)]!)} / ${f(o.at(-1)!)}`;
+};
 
-function rate(target: number, scaled: boolean): number {
-  const times: number[] = [];
-  for (let r = 0; r < ROUNDS + 1; r++) {
-    const t0 = performance.now();
-    for (const j of jpegs) {
-      const img = scaled ? turbo.decode(j, 3, undefined, { width: target, height: target }) : turbo.decode(j, 3);
-      resize(img, target, target);
-    }
-    if (r > 0) times.push(performance.now() - t0); // round 0 warms up
+/** Images/s of one pass over every JPEG: decode (full, or scaled in the DCT domain) then resize to target. */
+function pass(target: number, scaled: boolean): number {
+  const t0 = performance.now();
+  for (const j of jpegs) {
+    const img = scaled ? turbo.decode(j, 3, undefined, { width: target, height: target }) : turbo.decode(j, 3);
+    resize(img, target, target);
   }
-  return (COUNT * 1000) / median(times);
+  return (COUNT * 1000) / (performance.now() - t0);
+}
+
+const TARGETS = [128, 64, 32];
+const results = new Map(TARGETS.map((t) => [t, { full: [] as number[], scaled: [] as number[] }]));
+// Round 0 warms up. In each round every size runs both variants back to back,
+// alternating which goes first, so drift in machine load hits both alike.
+for (let r = 0; r <= ROUNDS; r++) {
+  for (const target of TARGETS) {
+    const order = r % 2 ? [true, false] : [false, true];
+    for (const scaled of order) {
+      const ips = pass(target, scaled);
+      if (r > 0) results.get(target)![scaled ? 'scaled' : 'full'].push(ips);
+    }
+  }
 }
 
 const lines = [
   `# DCT-domain scaling: decode + resize to the model input`,
   '',
   `${new Date().toISOString().slice(0, 10)}, ${cpus()[0]?.model ?? 'cpu'} (${cpus().length} cores), Node ${process.version}, wasm libjpeg-turbo ` +
-    `(@cwasm/jpeg-turbo).`,
-  `${COUNT} progressive ${SIZE}x${SIZE} colour JPEGs (quality 90), median of ${ROUNDS} rounds.`,
+    `(@cwasm/jpeg-turbo), \`npx tsx bench/dct-scaling.ts\`.`,
+  `${COUNT} progressive ${SIZE}x${SIZE} colour JPEGs (quality 90, synthetic photo-like images), ${ROUNDS} rounds after a warm-up round; ` +
+    'in each round the two variants run back to back on the same files, alternating which goes first.',
   '',
-  '| model input | full decode + resize, images/s | scaled decode + resize, images/s | speed-up |',
+  '| model input | full decode + resize, images/s (min / median / max) | scaled decode + resize, images/s | speed-up per round (min / median / max) |',
   '|---:|---:|---:|---:|',
 ];
-for (const target of [128, 64, 32]) {
-  const full = rate(target, false);
-  const scaled = rate(target, true);
-  lines.push(`| ${target}x${target} | ${full.toFixed(0)} | ${scaled.toFixed(0)} | ${(scaled / full).toFixed(2)}x |`);
+for (const target of TARGETS) {
+  const { full, scaled } = results.get(target)!;
+  const ratios = scaled.map((x, i) => x / full[i]!);
+  lines.push(
+    `| ${target}x${target} | ${spread(full, (x) => x.toFixed(0))} | ${spread(scaled, (x) => x.toFixed(0))} | ${spread(ratios, (x) => `${x.toFixed(2)}x`)} |`,
+  );
 }
 lines.push(
   '',
