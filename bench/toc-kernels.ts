@@ -3,7 +3,7 @@
 // device tfjs uses. Starts a Vite dev server on a free localhost port, opens
 // bench/gpu/kernels.html in Chromium (the flags of playwright.config.ts), waits
 // for window.__bench, prints the tables and writes bench/results/toc-kernels.md.
-// Usage: npx tsx bench/toc-kernels.ts [--trials N] [--epochs N] [--target MS]
+// Usage: npx tsx bench/toc-kernels.ts [--trials N] [--epochs N (default 8)] [--target MS]
 import { writeFileSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
 import os from 'node:os';
@@ -301,22 +301,39 @@ function report(r: BenchResults, browserVersion: string, seconds: number, md: bo
   const dense = e.runs.find((x) => x.name === 'dense')!;
   const csr = e.runs.find((x) => x.name === 'CSR')!;
   const perEpoch = (x: (typeof e.runs)[number]) => median(x.epochMs.slice(1));
+  /** min / median / max over epochs 2..N of this run's epoch time over the other's, epoch by epoch. */
+  const epochRatios = (x: (typeof e.runs)[number], y: (typeof e.runs)[number]) => {
+    const rs = x.epochMs.slice(1).map((t, i) => t / y.epochMs[i + 1]!);
+    return `${ratio(Math.min(...rs))} / ${ratio(median(rs))} / ${ratio(Math.max(...rs))}`;
+  };
   lines.push(
     ...table(
       md,
-      ['first layer', 'ms / epoch', 'epoch 1', 'vs dense', 'vs CSR', 'loss by epoch', 'final loss', 'GPU bytes, 40 batches', 'vs dense'],
+      [
+        'first layer',
+        'ms / epoch',
+        'epoch 1',
+        'vs dense',
+        'vs CSR',
+        'vs CSR per epoch (min / median / max)',
+        'loss by epoch',
+        'final loss',
+        'GPU bytes, 40 batches',
+        'vs dense',
+      ],
       e.runs.map((x) => [
         x.name === 'dense' ? 'tf.matMul, dense' : `tocMatMul, ${x.name}`,
         ms(perEpoch(x)),
         ms(x.epochMs[0]!),
         ratio(perEpoch(x) / perEpoch(dense)),
         ratio(perEpoch(x) / perEpoch(csr)),
+        epochRatios(x, csr),
         x.losses.map((l) => l.toFixed(4)).join(', '),
         x.losses[x.losses.length - 1]!.toFixed(6),
         `${bytes(x.gpuBytes)} (${int(x.gpuBytes)})`,
         ratio(x.gpuBytes / dense.gpuBytes),
       ]),
-      ['l', 'r', 'r', 'r', 'r', 'l', 'r', 'r', 'r'],
+      ['l', 'r', 'r', 'r', 'r', 'r', 'l', 'r', 'r', 'r'],
     ),
   );
   const finals = e.runs.map((x) => x.losses[x.losses.length - 1]!);

@@ -162,7 +162,8 @@ function option(name: string, fallback: number): number {
   return Number.isFinite(v) && v > 0 ? v : fallback;
 }
 const TRIALS = Math.round(option('trials', 7));
-const EPOCHS = Math.max(2, Math.round(option('epochs', 3)));
+// Enough epochs that the per-epoch ratios have a spread (epoch 1 compiles pipelines and is left out).
+const EPOCHS = Math.max(2, Math.round(option('epochs', 8)));
 /** Wall-clock time one timed trial aims at; repetitions per trial follow from it. */
 const TARGET_MS = option('target', 100);
 const MAX_REPS = 400;
