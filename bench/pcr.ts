@@ -61,6 +61,8 @@ function median(xs: number[]): number {
 const int = (n: number): string => Math.round(n).toLocaleString('en-US');
 const sig3 = (n: number): string => n.toLocaleString('en-US', { maximumSignificantDigits: 3 });
 const times = (x: number | undefined): string => (x === undefined ? '—' : `${x.toFixed(x < 10 ? 2 : 1)}×`);
+/** A per-round ratio as its median with the range over the rounds: 0.36× (0.33–0.40). */
+const timesSpread = (x: Spread | undefined): string => (x === undefined ? '—' : `${times(x.median)} (${x.min.toFixed(2)}–${x.max.toFixed(2)})`);
 const rate = (r: number | undefined): string => (r === undefined ? '—' : sig3(r));
 
 function run(cmd: string, args: string[], env?: NodeJS.ProcessEnv): SpawnSyncReturns<string> {
@@ -235,6 +237,12 @@ const MIN_TIMING_MS = 40;
 
 // ---------------------------------------------------------------- per-group measurements
 
+interface Spread {
+  min: number;
+  median: number;
+  max: number;
+}
+
 interface GroupResult {
   group: number;
   /** Images/s, median over the rounds. */
@@ -242,9 +250,9 @@ interface GroupResult {
   wasmRate: number;
   nativeRate?: number;
   djpegRate?: number;
-  /** Median over the rounds of that round's wasm rate / native rate (and / djpeg rate). */
-  wasmOverNative?: number;
-  wasmOverDjpeg?: number;
+  /** Over the rounds, each round's wasm rate / native rate (and / djpeg rate). */
+  wasmOverNative?: Spread;
+  wasmOverDjpeg?: Spread;
   /** Images whose wasm pixels equal native tjDecompress2's byte for byte. */
   identical?: number;
   maxDiff?: number;
@@ -397,7 +405,10 @@ async function main(): Promise<void> {
     }
 
     const rateOf = (ms: number[]): number => 1000 / median(ms);
-    const ratioOf = (mine: number[], theirs: number[]): number => median(theirs.map((t, r) => t / mine[r]!));
+    const ratioOf = (mine: number[], theirs: number[]): Spread => {
+      const rs = theirs.map((t, r) => t / mine[r]!);
+      return { min: Math.min(...rs), median: median(rs), max: Math.max(...rs) };
+    };
     for (const res of results) {
       const k = res.group - 1;
       res.assemblyRate = rateOf(asmMs[k]!);
@@ -502,8 +513,8 @@ async function main(): Promise<void> {
         rate(r.wasmRate),
         rate(r.nativeRate),
         rate(r.djpegRate),
-        times(r.wasmOverNative),
-        times(r.wasmOverDjpeg),
+        timesSpread(r.wasmOverNative),
+        timesSpread(r.wasmOverDjpeg),
         `${(100 * share).toFixed(1)}%`,
         same,
       ]);
@@ -546,7 +557,8 @@ async function main(): Promise<void> {
       '',
     );
     lines.push(
-      'wasm / native and wasm / djpeg: the median over the rounds of the ratio of images/s within a round; below 1 the wasm path is slower. The wasm ' +
+      'wasm / native and wasm / djpeg: the median over the rounds of the ratio of images/s within a round, with its range (min–max) over the rounds; ' +
+        'below 1 the wasm path is slower. The wasm ' +
         'timings call TurboJpeg.decode(jpeg, channels) per image, ' +
         'as the pipeline worker does (copy in, header, decode, copy out to a new array); native decodes into one reused buffer. Single-threaded throughout.',
     );
