@@ -377,14 +377,20 @@ function main(): void {
     const perImage = (ms: number): string => (ms / n).toFixed(2);
     const ips = (ms: number): number => (n / ms) * 1000;
     const ours = med(t.ours);
-    const rows: [string, Timing | undefined, string][] = [
-      ['ours: transcodeToProgressive (TypeScript, Node, in-process, memory to memory)', ours, ''],
-      ['jpegtran -progressive, spawned per file from Node (spawnSync)', med(t.spawned), ''],
-      ['jpegtran -progressive, per file inside one timed `sh` loop', med(t.loop), ''],
+    /** Each round's wall-time ratio (this / ours) as min–max over the rounds. */
+    const roundRange = (xs: Timing[]): string => {
+      const rs = xs.map((x, r) => x.ms / t.ours[r]!.ms);
+      return `${Math.min(...rs).toFixed(2)}–${Math.max(...rs).toFixed(2)}`;
+    };
+    const rows: [string, Timing | undefined, string, Timing[]][] = [
+      ['ours: transcodeToProgressive (TypeScript, Node, in-process, memory to memory)', ours, '', t.ours],
+      ['jpegtran -progressive, spawned per file from Node (spawnSync)', med(t.spawned), '', t.spawned],
+      ['jpegtran -progressive, per file inside one timed `sh` loop', med(t.loop), '', t.loop],
       [
         "libjpeg in-process (jpegtran's calls, C, memory to memory)",
         t.native.length ? med(t.native) : undefined,
         typeof native === 'string' ? '' : native.skip,
+        t.native,
       ],
     ];
     const spawnTiny = med(t.tinyLoop);
@@ -420,12 +426,12 @@ function main(): void {
       '',
       '## Throughput',
       '',
-      '| transcoder | images/s (wall) | ms / image (wall) | CPU ms / image | ours ÷ this, speed (wall) | ours ÷ this, speed (CPU) |',
+      '| transcoder | images/s (wall) | ms / image (wall) | CPU ms / image | ours ÷ this, speed (wall; per-round range) | ours ÷ this, speed (CPU) |',
       '| --- | ---: | ---: | ---: | ---: | ---: |',
-      ...rows.map(([name, x, skip]) =>
+      ...rows.map(([name, x, skip, series]) =>
         x === undefined
           ? `| ${name} | — | — | — | skipped: ${skip} | — |`
-          : `| ${name} | ${sig3(ips(x.ms))} | ${perImage(x.ms)} | ${perImage(x.cpuMs)} | ${(x.ms / ours.ms).toFixed(2)}× | ` +
+          : `| ${name} | ${sig3(ips(x.ms))} | ${perImage(x.ms)} | ${perImage(x.cpuMs)} | ${(x.ms / ours.ms).toFixed(2)}× (${roundRange(series)}) | ` +
             `${(x.cpuMs / ours.cpuMs).toFixed(2)}× |`,
       ),
       '',
