@@ -2,7 +2,7 @@
 // the URL of its manifest.json (docs/pcr.md).
 import { fetchManifest } from '../pipeline/base.js';
 import { LOCAL_PREFIX } from '../storage/local-datasets.js';
-import { isReferenceIndexUrl } from '../pipeline/reference-pipeline.js';
+import { isReferenceIndexUrl } from '../pipeline/reference-records.js';
 export interface DatasetEntry {
   id: string;
   label: string;

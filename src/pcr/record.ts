@@ -192,6 +192,17 @@ export class RecordPrefix {
     this.offsets = chunkOffsets(this.header);
   }
 
+  // The header's counts under ReferenceRecordPrefix's names, so one image pipeline reads both formats.
+  get imageCount(): number {
+    return this.header.images;
+  }
+  get labels(): Uint16Array {
+    return this.header.labels;
+  }
+  get groupEnds(): number[] {
+    return this.header.groupEnds;
+  }
+
   /** Image i's whole chunk for scan group `group`, as the encoder made it (the shared header put back into chunk 1). */
   chunk(i: number, group: number): Uint8Array {
     const { images, chunkLengths, sharedHeader } = this.header;

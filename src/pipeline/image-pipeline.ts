@@ -1,33 +1,114 @@
-// The image pipeline over PCR records: fetch -> decode -> echo -> augment ->
-// shuffle -> batch. Bad records and images are reported as warnings naming the
-// record, image and byte offset, and skipped: the stream goes on with the rest.
+// The image pipeline: fetch -> decode -> echo -> augment -> shuffle -> batch,
+// over records that keep each image's JPEG scans in scan groups, so a prefix of
+// a record holds every image at a lower fidelity. Two formats store such records;
+// a RecordSource says what differs between them (pcr-records.ts: bytelab's
+// manifest.json + .pcr; reference-records.ts: the PCR reference implementation's
+// PCR_index.pb + PCR_*.pcr), and everything else is here, once: the Range
+// request per record, truncation, decoding, and the warnings for bad data,
+// which name the record, image and byte offset and skip just what is bad.
 import { JpegDecodeError, type TurboJpeg } from '../jpeg/turbo.js';
-import { bytesForGroup, imageCount, validateManifest, type PcrManifest, type RecordEntry } from '../pcr/manifest.js';
-import { RecordError, RecordPrefix } from '../pcr/record.js';
-import type { Batch, DatasetInfo, PipelineEvent, SampleImages } from './api.js';
+import type { ImageShape } from '../pcr/manifest.js';
+import { RecordError } from '../pcr/record.js';
+import type { Batch, DatasetInfo, PipelineEvent, PipelineOptions, SampleImages } from './api.js';
 import { BasePipeline } from './base.js';
 import { decodeToShape, firstSamples, imageBatches, sampleOf, type ImageExample } from './image-stages.js';
 
 /** Per-record cap on image-level warnings, so one rotten record cannot flood the log. */
 const IMAGE_WARNINGS_PER_RECORD = 3;
 
-export class ImagePipeline extends BasePipeline<PcrManifest> {
+/** A record as the pipeline schedules it. */
+export interface ImageRecord {
+  /** File name, resolved against the dataset's URL; it names the record in fetch events and warnings. */
+  file: string;
+  /** Images in the record (an estimate where the index does not count them). */
+  images: number;
+}
+
+/** A dataset of image records, whatever its format. */
+export interface ImageDataset<R extends ImageRecord = ImageRecord> {
+  name: string;
+  classes: string[];
+  /** The model's input: every image is decoded to this shape. */
+  image: ImageShape;
+  /** Images stored at their own sizes: decoded at a reduced DCT scale where possible, then scaled to `image`. */
+  variableSize?: boolean;
+  /** The most scan groups of any record: the fidelity levels a reader can choose. */
+  scanGroups: number;
+  msssim?: number[];
+  attribution?: string;
+  splits: Record<string, { records: R[] }>;
+}
+
+/** A fetched record prefix, parsed: its labels, and each image's chunks per scan group. */
+export interface ImageRecordPrefix {
+  readonly bytes: Uint8Array;
+  readonly imageCount: number;
+  readonly labels: ArrayLike<number>;
+  /** groupEnds[g]: the byte where scan group g ends. */
+  readonly groupEnds: readonly number[];
+  /** Scan groups wholly inside `bytes`. */
+  readonly completeGroups: number;
+  /** Image i at scan group `group` (at most completeGroups), as one JPEG. */
+  image(i: number, group: number): Uint8Array;
+  /** Byte offset of image i's chunk in `group`, for messages. */
+  chunkOffset(i: number, group: number): number;
+}
+
+/** What a source may use of the pipeline while it opens a dataset. */
+export interface OpenContext {
+  signal: AbortSignal;
+  warn(message: string): void;
+}
+
+/** ...and while it reads a record. */
+export interface ReadContext extends OpenContext {
+  /** Reads the record's first `length` bytes with one Range request, counted in the stats. */
+  fetch(length: number, images: number): Promise<Uint8Array>;
+}
+
+/** Where the records of one format live, and how their bytes are read. */
+export interface RecordSource<R extends ImageRecord> {
+  /** Reads and checks the split's manifest or index (`given` when the worker already fetched it); `url` is what record files resolve against. */
+  open(options: PipelineOptions, given: unknown, context: OpenContext): Promise<{ url: string; dataset: ImageDataset<R> }>;
+  /** Scan groups the record holds. */
+  groups(record: R): number;
+  /** Bytes from the record's start to the end of scan group `group`: the Range request. */
+  prefixLength(record: R, group: number): number;
+  /** Parses a fetched prefix; throws for a record that cannot be used, and may fetch again where the record's own header says more. */
+  parse(record: R, bytes: Uint8Array, group: number, context: ReadContext): Promise<ImageRecordPrefix>;
+  /** Why a label cannot be trained on; formats whose writer took labels from the class list leave this out. */
+  badLabel?(label: number, classes: number): string | undefined;
+}
+
+export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipeline<ImageDataset<R>> {
   private latest: SampleImages | undefined;
 
   constructor(
+    private readonly source: RecordSource<R>,
     private readonly decoder: TurboJpeg,
     emit: (event: PipelineEvent) => void,
   ) {
     super(emit);
   }
 
-  protected validate(json: unknown, where: string): PcrManifest {
-    return validateManifest(json, where);
+  override async open(options: PipelineOptions, given?: unknown): Promise<DatasetInfo> {
+    const { url, dataset } = await this.source.open(options, given, { signal: this.abort.signal, warn: (m) => this.warn(m) });
+    return super.open({ ...options, manifestUrl: url }, dataset);
+  }
+
+  /** The source checked the dataset as it read it. */
+  protected validate(dataset: unknown): ImageDataset<R> {
+    return dataset as ImageDataset<R>;
+  }
+
+  private records(): R[] {
+    return this.manifest.splits[this.options.split]!.records;
   }
 
   protected describe(): DatasetInfo {
     const m = this.manifest;
-    const split = this.options.split;
+    const records = this.records();
+    const bytesAt = (g: number) => records.reduce((n, r) => n + this.source.prefixLength(r, Math.min(g, this.source.groups(r))), 0);
     return {
       kind: 'image',
       name: m.name,
@@ -35,8 +116,8 @@ export class ImagePipeline extends BasePipeline<PcrManifest> {
       inputShape: [m.image.height, m.image.width, m.image.channels],
       image: m.image,
       scanGroups: m.scanGroups,
-      examples: imageCount(m, split),
-      bytesPerGroup: Array.from({ length: m.scanGroups }, (_, g) => bytesForGroup(m, split, g + 1)),
+      examples: records.reduce((n, r) => n + r.images, 0),
+      bytesPerGroup: Array.from({ length: m.scanGroups }, (_, g) => bytesAt(g + 1)),
       ...(m.msssim ? { msssim: m.msssim } : {}),
       ...(m.attribution ? { attribution: m.attribution } : {}),
     };
@@ -52,85 +133,88 @@ export class ImagePipeline extends BasePipeline<PcrManifest> {
   }
 
   protected batches(): AsyncIterable<Batch> {
-    const o = this.options;
-    const examples = this.readEpochs(this.manifest.splits[o.split]!.records, (r) => this.readRecord(r));
+    const examples = this.readEpochs(this.records(), (r) => this.readRecord(r));
     return imageBatches(examples, { shape: this.manifest.image, ...this.stageControls() });
   }
 
   /** Fetches a record up to the current scan group and decodes every image. Never throws for bad data. */
-  private async readRecord(entry: RecordEntry): Promise<ImageExample[]> {
-    const loaded = await this.fetchRecord(entry);
+  private async readRecord(record: R): Promise<ImageExample[]> {
+    const loaded = await this.fetchRecord(record);
     if (!loaded) return [];
     const { prefix, group } = loaded;
-    const { width, height, channels } = this.manifest.image;
-    // Images stored at their own sizes are decoded at a reduced DCT scale where possible, then scaled to the model's input.
-    const variable = this.manifest.variableSize === true;
+    const shape = this.manifest.image;
+    const { width, height, channels } = shape;
+    const classes = this.manifest.classes.length;
     const start = performance.now();
     const examples: ImageExample[] = [];
     let warned = 0;
-    for (let i = 0; i < prefix.header.images; i++) {
+    const drop = (message: string) => {
+      this.stats.examplesDropped++;
+      if (warned++ < IMAGE_WARNINGS_PER_RECORD) this.warn(message);
+    };
+    for (let i = 0; i < prefix.imageCount; i++) {
+      const label = prefix.labels[i]!;
+      const bad = this.source.badLabel?.(label, classes);
+      if (bad) {
+        drop(`record ${record.file}, image ${i}: ${bad}; image left out`);
+        continue;
+      }
       try {
+        // Chunks 1..group: an image with fewer scans than the group has empty chunks there, so it comes whole.
         const jpeg = prefix.image(i, group);
-        const img = variable ? decodeToShape(this.decoder, jpeg, this.manifest.image) : this.decoder.decode(jpeg, channels);
+        const img = this.manifest.variableSize ? decodeToShape(this.decoder, jpeg, shape) : this.decoder.decode(jpeg, channels);
         if (img.width !== width || img.height !== height) throw new JpegDecodeError(`decoded ${img.width}x${img.height}, the manifest says ${width}x${height}`);
-        examples.push({ pixels: img.data, label: prefix.header.labels[i]! });
+        examples.push({ pixels: img.data, label });
       } catch (err) {
         if (!(err instanceof JpegDecodeError)) throw err;
-        this.stats.examplesDropped++;
-        if (warned++ < IMAGE_WARNINGS_PER_RECORD)
-          this.warn(`record ${entry.file}, image ${i} (chunk at byte ${prefix.chunkOffset(i, 1)}): ${err.message}; image left out`);
+        drop(`record ${record.file}, image ${i} (chunk at byte ${prefix.chunkOffset(i, 1)}): ${err.message}; image left out`);
       }
     }
-    if (warned > IMAGE_WARNINGS_PER_RECORD) this.warn(`record ${entry.file}: ${warned - IMAGE_WARNINGS_PER_RECORD} more images left out`);
+    if (warned > IMAGE_WARNINGS_PER_RECORD) this.warn(`record ${record.file}: ${warned - IMAGE_WARNINGS_PER_RECORD} more images left out`);
     this.stats.decodeMs += performance.now() - start;
     this.stats.examplesRead += examples.length;
-    this.latest = sampleOf(examples, this.manifest.image, group) ?? this.latest;
+    this.latest = sampleOf(examples, shape, group) ?? this.latest;
     return examples;
   }
 
   /**
-   * One Range request for the record's prefix at the current group. The record's
-   * own header is the truth: if the manifest's offsets disagree we say so, and
-   * fetch again with the right length when the first read came up short.
+   * One Range request for the record's prefix at the current scan group (capped
+   * at the record's own count), parsed by the source. A record that cannot be
+   * read is skipped; a short one is used at the groups that arrived whole.
    */
-  private async fetchRecord(entry: RecordEntry): Promise<{ prefix: RecordPrefix; group: number } | undefined> {
-    const group = this.options.scanGroup;
-    let prefix: RecordPrefix;
+  private async fetchRecord(record: R): Promise<{ prefix: ImageRecordPrefix; group: number } | undefined> {
+    const group = Math.min(this.options.scanGroup, this.source.groups(record));
+    let prefix: ImageRecordPrefix;
     try {
-      let bytes = await this.fetchCounted(entry.file, entry.groupEnds[group]!, group, entry.images);
-      prefix = new RecordPrefix(bytes, entry.file);
-      if (prefix.header.groups !== this.manifest.scanGroups) {
-        throw new RecordError(entry.file, 12, `has ${prefix.header.groups} scan groups, the manifest says ${this.manifest.scanGroups}`);
-      }
-      const trueEnd = prefix.header.groupEnds[group]!;
-      if (trueEnd !== entry.groupEnds[group] || prefix.header.images !== entry.images) {
-        this.warn(
-          `record ${entry.file}: the manifest says ${entry.images} images with group ${group} ending at byte ${entry.groupEnds[group]}, the record's header ` +
-            `says ${prefix.header.images} images ending at byte ${trueEnd}; following the header`,
-        );
-        if (trueEnd > bytes.byteLength && bytes.byteLength === entry.groupEnds[group]) {
-          bytes = await this.fetchCounted(entry.file, trueEnd, group, prefix.header.images);
-          prefix = new RecordPrefix(bytes, entry.file);
-        }
-      }
+      const context: ReadContext = {
+        signal: this.abort.signal,
+        warn: (m) => this.warn(m),
+        fetch: (length, images) => this.fetchCounted(record.file, length, group, images),
+      };
+      prefix = await this.source.parse(record, await context.fetch(this.source.prefixLength(record, group), record.images), group, context);
     } catch (err) {
       if (this.abort.signal.aborted) return undefined;
-      this.warn(`${(err as Error).message}; record skipped`);
+      this.warn(`${messageOf(err, record.file)}; record skipped`);
       return undefined;
     }
     const usable = Math.min(group, prefix.completeGroups);
     if (usable === 0) {
-      this.warn(
-        `record ${entry.file}: truncated at byte ${prefix.bytes.byteLength}, before scan group 1 ends (byte ${prefix.header.groupEnds[1]}); record skipped`,
-      );
+      this.warn(`record ${record.file}: truncated at byte ${prefix.bytes.byteLength}, before scan group 1 ends (byte ${prefix.groupEnds[1]}); record skipped`);
       return undefined;
     }
     if (usable < group) {
       this.warn(
-        `record ${entry.file}: truncated at byte ${prefix.bytes.byteLength}, scan group ${group} would end at byte ${prefix.header.groupEnds[group]}; using ` +
-          `group ${usable}`,
+        `record ${record.file}: truncated at byte ${prefix.bytes.byteLength}, scan group ${group} would end at byte ${prefix.groupEnds[group]}; using group ` +
+          `${usable}`,
       );
     }
     return { prefix, group: usable };
   }
+}
+
+/** RecordErrors already name the record and the byte offset; other errors get the record's name. */
+export function messageOf(err: unknown, record: string): string {
+  const message = (err as Error).message;
+  if (err instanceof RecordError || message.startsWith(`record ${record}`)) return message;
+  return `record ${record}: ${message}`;
 }

@@ -6,7 +6,8 @@ import { loadTurboJpeg } from '../jpeg/turbo-browser.js';
 import { batchTransferables, type PipelineApi } from './api.js';
 import { fetchManifest, type BasePipeline } from './base.js';
 import { ImagePipeline } from './image-pipeline.js';
-import { isReferenceIndexUrl, ReferencePipeline } from './reference-pipeline.js';
+import { pcrRecords } from './pcr-records.js';
+import { isReferenceIndexUrl, referenceRecords } from './reference-records.js';
 import { TocPipeline } from './toc-pipeline.js';
 
 let pipeline: BasePipeline<unknown> | undefined;
@@ -26,15 +27,15 @@ const api: PipelineApi = {
     const cancelled = () => {
       if (abort.signal.aborted) throw new Error('cancelled while opening');
     };
-    // A PCR_index.pb (the PCR reference implementation's format) is binary: that pipeline reads it itself.
+    // A PCR_index.pb (the PCR reference implementation's format) is binary: its record source reads it itself.
     let next: BasePipeline<unknown>;
     let manifest: unknown;
     if (isReferenceIndexUrl(options.manifestUrl)) {
-      next = new ReferencePipeline(await loadTurboJpeg(), onEvent);
+      next = new ImagePipeline(referenceRecords, await loadTurboJpeg(), onEvent);
     } else {
       manifest = await fetchManifest(options.manifestUrl, abort.signal);
       const format = (manifest as { format?: unknown }).format;
-      next = format === 'bytelab-toc' ? new TocPipeline(onEvent) : new ImagePipeline(await loadTurboJpeg(), onEvent);
+      next = format === 'bytelab-toc' ? new TocPipeline(onEvent) : new ImagePipeline(pcrRecords, await loadTurboJpeg(), onEvent);
     }
     cancelled();
     pipeline = next;
@@ -52,7 +53,7 @@ const api: PipelineApi = {
   stats: () => ({ ...current().stats }),
   async samples(n) {
     const p = current();
-    const s = p instanceof ImagePipeline || p instanceof ReferencePipeline ? p.samples(n) : undefined;
+    const s = p instanceof ImagePipeline ? p.samples(n) : undefined;
     if (!s) throw new Error('no images decoded yet');
     return Comlink.transfer(s, [s.pixels.buffer]);
   },

@@ -10,6 +10,7 @@ import { buildSplit, makeManifest } from '../../../src/pcr/build.js';
 import { loadTurboJpegNode } from '../../../src/jpeg/turbo-node.js';
 import type { Batch, ImageBatch, PipelineEvent, PipelineOptions } from '../../../src/pipeline/api.js';
 import { ImagePipeline } from '../../../src/pipeline/image-pipeline.js';
+import { pcrRecords } from '../../../src/pipeline/pcr-records.js';
 import { buildFixture } from '../../support/fixtures.js';
 import { startTestServer, type TestServer } from '../../support/http-server.js';
 
@@ -52,7 +53,7 @@ function options(server: TestServer, over: Partial<PipelineOptions> = {}): Pipel
 
 async function drain(server: TestServer, over: Partial<PipelineOptions> = {}, onBatch?: (p: ImagePipeline, i: number) => void) {
   const events: PipelineEvent[] = [];
-  const p = new ImagePipeline(await loadTurboJpegNode(), (e) => events.push(e));
+  const p = new ImagePipeline(pcrRecords, await loadTurboJpegNode(), (e) => events.push(e));
   await p.open(options(server, over));
   const labels: number[] = [];
   for (let i = 0; ; i++) {
@@ -82,7 +83,7 @@ describe('image pipeline', () => {
 
   it('scales x to [0, 1] and keeps labels with their images', async () => {
     const server = await serve();
-    const p = new ImagePipeline(await loadTurboJpegNode(), () => undefined);
+    const p = new ImagePipeline(pcrRecords, await loadTurboJpegNode(), () => undefined);
     await p.open(options(server));
     const b = imageBatch((await p.next())!);
     expect(Math.min(...b.x)).toBeGreaterThanOrEqual(0);
@@ -141,7 +142,7 @@ describe('image pipeline', () => {
     files.set('manifest.json', new TextEncoder().encode(JSON.stringify(manifest)));
     const server = await startTestServer(files);
     servers.push(server);
-    const p = new ImagePipeline(await loadTurboJpegNode(), () => undefined);
+    const p = new ImagePipeline(pcrRecords, await loadTurboJpegNode(), () => undefined);
     await p.open({ ...options(server), batchSize: 4, scanGroup: 10 });
     const b = imageBatch((await p.next())!);
     expect(b.size).toBe(4);
@@ -209,7 +210,7 @@ describe('image pipeline', () => {
     it('a server that stalls: each record read gives up after the timeout, nothing hangs', async () => {
       const server = await serve();
       server.misbehave = 'stall-records';
-      const p = new ImagePipeline(await loadTurboJpegNode(), () => undefined);
+      const p = new ImagePipeline(pcrRecords, await loadTurboJpegNode(), () => undefined);
       await p.open(options(server, { fetchTimeoutMs: 300 }));
       await expect(p.next()).rejects.toThrow(/no readable data in split "train"/);
     });

@@ -1,5 +1,5 @@
 // The lab reading the PCR reference implementation's format directly
-// (src/pipeline/reference-pipeline.ts), end to end in Node: a real HTTP server
+// (src/pipeline/reference-records.ts), end to end in Node: a real HTTP server
 // with Range requests, records written by the reference-format writer, the real
 // wasm decoder. What goes over the wire is checked against
 // referencePrefixLength(offsets, g); bad records are named and the rest trains.
@@ -22,7 +22,8 @@ import {
 } from '../../../src/pcr/reference.js';
 import type { Batch, ImageBatch, PipelineEvent, PipelineOptions } from '../../../src/pipeline/api.js';
 import { ImagePipeline } from '../../../src/pipeline/image-pipeline.js';
-import { isReferenceIndexUrl, ReferencePipeline, referenceSplitUrl, referenceUrlOptions } from '../../../src/pipeline/reference-pipeline.js';
+import { pcrRecords } from '../../../src/pipeline/pcr-records.js';
+import { isReferenceIndexUrl, referenceRecords, referenceSplitUrl, referenceUrlOptions } from '../../../src/pipeline/reference-records.js';
 import { buildFixture } from '../../support/fixtures.js';
 import { startTestServer, type TestServer } from '../../support/http-server.js';
 
@@ -78,9 +79,9 @@ function options(server: TestServer, over: Partial<PipelineOptions> = {}, query 
   };
 }
 
-async function drain(server: TestServer, over: Partial<PipelineOptions> = {}, onBatch?: (p: ReferencePipeline, i: number) => void, query = '') {
+async function drain(server: TestServer, over: Partial<PipelineOptions> = {}, onBatch?: (p: ImagePipeline, i: number) => void, query = '') {
   const events: PipelineEvent[] = [];
-  const p = new ReferencePipeline(await loadTurboJpegNode(), (e) => events.push(e));
+  const p = new ImagePipeline(referenceRecords, await loadTurboJpegNode(), (e) => events.push(e));
   const info = await p.open(options(server, over, query));
   const labels: number[] = [];
   const batches: ImageBatch[] = [];
@@ -137,10 +138,10 @@ describe('reference pipeline', () => {
     },
   );
 
-  it('yields the very batches ImagePipeline yields from the same images in bytelab format', async () => {
+  it('yields the very batches the bytelab format yields from the same images', async () => {
     const server = await serve();
     const ref = await drain(server, { scanGroup: 3 });
-    const p = new ImagePipeline(await loadTurboJpegNode(), () => undefined);
+    const p = new ImagePipeline(pcrRecords, await loadTurboJpegNode(), () => undefined);
     await p.open({ ...options(server, { scanGroup: 3 }), manifestUrl: `${server.url}ours/manifest.json` });
     for (const b of ref.batches) {
       const o = imageBatch((await p.next())!);
@@ -188,7 +189,7 @@ describe('reference pipeline', () => {
     expect(other.labels).toHaveLength(20);
     expect(server.requests.some((r) => r.path === 'held-out/PCR_0.pcr')).toBe(true);
     // A split that is not there: open says so (the lab then trains without accuracy).
-    const p = new ReferencePipeline(await loadTurboJpegNode(), () => undefined);
+    const p = new ImagePipeline(referenceRecords, await loadTurboJpegNode(), () => undefined);
     await expect(p.open(options(server, { split: 'validation' }))).rejects.toThrow(/no split "validation": .*validation\/PCR_index\.pb: HTTP 404/);
   });
 
@@ -226,7 +227,7 @@ describe('reference pipeline', () => {
 
     it('images with fewer scans than the group are used whole; each record is read to min(g, its own groups)', async () => {
       const server = await serve(undefined, files);
-      const p = new ReferencePipeline(await loadTurboJpegNode(), () => undefined);
+      const p = new ImagePipeline(referenceRecords, await loadTurboJpegNode(), () => undefined);
       const info = await p.open({ ...options(server, { scanGroup: 8, batchSize: 5 }), manifestUrl: `${server.url}r/PCR_index.pb?size=16x16` });
       expect(info.scanGroups).toBe(10);
       expect(info.image).toEqual({ width: 16, height: 16, channels: 3 }); // colour: the first image is
@@ -248,7 +249,7 @@ describe('reference pipeline', () => {
 
     it('defaults: size from the first image (fitted into 64x64), channels from its colour, classes from the first record', async () => {
       const server = await serve(undefined, files);
-      const p = new ReferencePipeline(await loadTurboJpegNode(), () => undefined);
+      const p = new ImagePipeline(referenceRecords, await loadTurboJpegNode(), () => undefined);
       const info = await p.open({ ...options(server), manifestUrl: `${server.url}r/PCR_index.pb` });
       // Record 1's count is estimated from its metadata length.
       expect(info).toMatchObject({ name: 'r', image: { width: 40, height: 24, channels: 3 }, classes: ['0', '1'], examples: 3 + 2 });
@@ -343,11 +344,11 @@ describe('reference pipeline', () => {
 
     it('a corrupt index or bad options: open fails and says where', async () => {
       const server = await serve((files) => files.set('train/PCR_index.pb', files.get('train/PCR_index.pb')!.subarray(0, 9)));
-      const p = new ReferencePipeline(await loadTurboJpegNode(), () => undefined);
+      const p = new ImagePipeline(referenceRecords, await loadTurboJpegNode(), () => undefined);
       await expect(p.open(options(server))).rejects.toThrow(
         /record PCR_index\.pb, byte 1: DatasetOffsetsIndex: length-delimited value of \d+ bytes at byte 2 runs past the end of the message at byte 9/,
       );
-      await expect(new ReferencePipeline(await loadTurboJpegNode(), () => undefined).open(options(server, {}, '?size=huge'))).rejects.toThrow(
+      await expect(new ImagePipeline(referenceRecords, await loadTurboJpegNode(), () => undefined).open(options(server, {}, '?size=huge'))).rejects.toThrow(
         /size must look like 64x64/,
       );
     });
