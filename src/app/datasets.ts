@@ -49,7 +49,7 @@ export const DATASETS: DatasetEntry[] = [
 ];
 
 /** What the page learns from a dataset's manifest before a run: whether it is there, and what it holds. */
-export type DatasetProbe = { ok: true; kind: DatasetEntry['kind']; scanGroups?: number; name?: string } | { ok: false; reason: string };
+export type DatasetProbe = { ok: true; kind: DatasetEntry['kind']; fidelityLevels?: number; name?: string } | { ok: false; reason: string };
 
 /**
  * Reads a manifest the way the pipeline will, to list only datasets that exist
@@ -61,8 +61,10 @@ export async function probeDataset(url: string, signal?: AbortSignal): Promise<D
   try {
     const json = (await fetchManifest(url, signal)) as { format?: unknown; scanGroups?: unknown; name?: unknown };
     const name = typeof json.name === 'string' ? json.name : undefined;
-    if (json.format === 'bytelab-toc') return { ok: true, kind: 'tabular', scanGroups: 1, name };
-    if (json.format === 'bytelab-pcr') return { ok: true, kind: 'image', scanGroups: typeof json.scanGroups === 'number' ? json.scanGroups : undefined, name };
+    if (json.format === 'bytelab-toc') return { ok: true, kind: 'tabular', fidelityLevels: 1, name };
+    if (json.format === 'bytelab-pcr') {
+      return { ok: true, kind: 'image', fidelityLevels: typeof json.scanGroups === 'number' ? json.scanGroups : undefined, name };
+    }
     return { ok: false, reason: `${url}: not a bytelab manifest (format ${JSON.stringify(json.format)})` };
   } catch (err) {
     return { ok: false, reason: (err as Error).message };

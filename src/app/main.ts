@@ -13,6 +13,7 @@ import { localManifestUrl, LOCAL_PREFIX } from '../storage/local-datasets.js';
 import { MODELS, modelsFor } from '../train/models/registry.js';
 import { LIVE_STATES, type RunState } from '../train/run-state.js';
 import { LabSession, type SessionListener } from '../train/session.js';
+import type { StepMetrics } from '../train/trainer.js';
 import { setupBuildPanel } from './build-panel.js';
 import { LiveChart } from './charts.js';
 import { DATASETS, probeDataset, type DatasetProbe } from './datasets.js';
@@ -285,9 +286,9 @@ function resetView(): void {
 
 /** One row per scan group: bytes per image, share of the full record, MS-SSIM. */
 function drawFidelityTable(i: DatasetInfo): void {
-  const full = i.bytesPerGroup[i.scanGroups - 1]!;
+  const full = i.bytesPerLevel[i.fidelityLevels - 1]!;
   const head = `<tr><th>group</th><th>B/image</th><th>bytes</th>${i.msssim ? '<th>MS-SSIM</th>' : ''}</tr>`;
-  const rows = i.bytesPerGroup.map((b, g) => {
+  const rows = i.bytesPerLevel.map((b, g) => {
     const cells = [g + 1, (b / i.examples).toFixed(0), `${((100 * b) / full).toFixed(0)}%`, ...(i.msssim ? [i.msssim[g]!.toFixed(3)] : [])];
     return `<tr data-group="${g + 1}">${cells.map((c) => `<td>${c}</td>`).join('')}</tr>`;
   });
@@ -304,18 +305,18 @@ function updateFidelityLabel(): void {
     return;
   }
   if (info.kind === 'tabular') {
-    ui.fidelityLabel.textContent = `TOC is lossless: one fidelity, ${(info.bytesPerGroup[0]! / info.examples).toFixed(1)} bytes per row`;
+    ui.fidelityLabel.textContent = `TOC is lossless: one fidelity, ${(info.bytesPerLevel[0]! / info.examples).toFixed(1)} bytes per row`;
     return;
   }
-  const bytes = info.bytesPerGroup[g - 1]!;
-  const full = info.bytesPerGroup[max - 1]!;
+  const bytes = info.bytesPerLevel[g - 1]!;
+  const full = info.bytesPerLevel[max - 1]!;
   const ssim = info.msssim ? `, MS-SSIM ${info.msssim[g - 1]!.toFixed(3)}` : '';
   ui.fidelityLabel.textContent =
     `scan group ${g} of ${max}: ${(bytes / info.examples).toFixed(0)} bytes/image, ${((100 * bytes) / full).toFixed(0)}% of ` + `full${ssim}`;
 }
 
 async function refreshSamples(run: LabSession): Promise<void> {
-  const s = await run.samples(64)?.catch(() => undefined);
+  const s = await run.samples(64).catch(() => undefined);
   if (!s || run !== session || run.ended) return; // a late answer from a run that is no longer shown
   drawSamples(ui.samples, s);
   ui.samplesCaption.textContent = `as decoded at scan group ${s.group}`;
@@ -379,10 +380,10 @@ function listenerFor(current: () => LabSession): SessionListener {
     info(i) {
       if (!shown()) return;
       info = i;
-      ui.fidelity.max = String(i.scanGroups);
-      if (!fidelityTouched) ui.fidelity.value = String(i.scanGroups);
+      ui.fidelity.max = String(i.fidelityLevels);
+      if (!fidelityTouched) ui.fidelity.value = String(i.fidelityLevels);
       const shape = i.image
-        ? `${i.image.width}x${i.image.height}x${i.image.channels} images, ${i.scanGroups} scan groups`
+        ? `${i.image.width}x${i.image.height}x${i.image.channels} images, ${i.fidelityLevels} scan groups`
         : `${i.inputShape[0]} columns, TOC-compressed`;
       ui.datasetInfo.textContent =
         `${i.name}: ${i.examples} training examples, ${shape}, ${i.classes.length} ` + `classes.${i.attribution ? ` ${i.attribution}.` : ''}`;
@@ -401,11 +402,11 @@ function listenerFor(current: () => LabSession): SessionListener {
       if (!shown()) return;
       ui.m.step.textContent = String(m.step);
       ui.m.loss.textContent = m.loss.toFixed(3);
-      ui.m.speed.textContent = m.imagesPerSecond.toFixed(1);
+      ui.m.speed.textContent = m.examplesPerSecond.toFixed(1);
       ui.m.bytes.textContent = formatBytes(m.bytesFetched);
       ui.m.wait.textContent = `${(100 * m.waitFraction).toFixed(0)}%`;
       charts.loss.push(m.step, m.loss);
-      charts.speed.push(m.step, m.imagesPerSecond);
+      charts.speed.push(m.step, m.examplesPerSecond);
       charts.bytes.push(m.step, m.bytesFetched / 1024 ** 2);
       if (m.step % 5 === 1 && info?.kind === 'image') void refreshSamples(current());
     },
@@ -434,7 +435,7 @@ ui.fidelity.addEventListener('input', () => {
   clearParamError('group');
   refreshControls();
   updateFidelityLabel();
-  if (session && !session.ended) session.setScanGroup(Number(ui.fidelity.value));
+  if (session && !session.ended) session.setFidelity(Number(ui.fidelity.value));
 });
 ui.echo.addEventListener('input', () => {
   const r = checkEchoFactor(ui.echo.value);
@@ -512,7 +513,7 @@ async function applyParams(): Promise<void> {
   const group = params.get('group');
   if (group !== null) {
     const p = ui.manifestUrl.value.trim() ? manifestProbe?.result : probes.get(ui.dataset.value);
-    const r = checkScanGroup(group, p?.ok ? p.scanGroups : undefined);
+    const r = checkScanGroup(group, p?.ok ? p.fidelityLevels : undefined);
     if (!r.ok) paramErrors.set('group', `URL parameter group=${group}: ${r.reason}`);
     else {
       ui.fidelity.max = String(Math.max(r.value, Number(ui.fidelity.max)));
@@ -527,6 +528,15 @@ async function applyParams(): Promise<void> {
 
 // ---------------------------------------------------------------- test API
 
+/** A step as the test API reports it: without the pipeline counters, so long histories stay small. */
+const stepLite = ({ step, loss, time, examplesPerSecond, bytesFetched }: StepMetrics): LabSnapshot['steps'][number] => ({
+  step,
+  loss,
+  time,
+  examplesPerSecond,
+  bytesFetched,
+});
+
 window.__lab = {
   snapshot: (): LabSnapshot => ({
     backend,
@@ -534,9 +544,9 @@ window.__lab = {
     gpuError,
     state: session?.state ?? 'idle',
     dataset: info,
-    scanGroup: Number(ui.fidelity.value),
+    fidelity: Number(ui.fidelity.value),
     echoFactor: Number(ui.echo.value),
-    steps: (session?.steps.toArray() ?? []).map(({ step, loss, time, imagesPerSecond, bytesFetched }) => ({ step, loss, time, imagesPerSecond, bytesFetched })),
+    steps: (session?.steps.toArray() ?? []).map(stepLite),
     evals: session?.evals.toArray() ?? [],
     fetches: session?.fetches.toArray() ?? [],
     warnings: session?.warnings.toArray() ?? [],
@@ -544,8 +554,7 @@ window.__lab = {
   }),
   progress: () => {
     const steps = session?.steps;
-    const lite = (m: ReturnType<NonNullable<typeof steps>['last']>) =>
-      m && { step: m.step, loss: m.loss, time: m.time, imagesPerSecond: m.imagesPerSecond, bytesFetched: m.bytesFetched };
+    const lite = (m: StepMetrics | undefined) => m && stepLite(m);
     return {
       state: session?.state ?? 'idle',
       adapter,

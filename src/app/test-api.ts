@@ -10,9 +10,10 @@ export interface LabSnapshot {
   gpuError: string | undefined;
   state: RunState;
   dataset: DatasetInfo | undefined;
-  scanGroup: number;
+  /** The fidelity slider's value (a scan group for image datasets). */
+  fidelity: number;
   echoFactor: number;
-  steps: Pick<StepMetrics, 'step' | 'loss' | 'time' | 'imagesPerSecond' | 'bytesFetched'>[];
+  steps: Pick<StepMetrics, 'step' | 'loss' | 'time' | 'examplesPerSecond' | 'bytesFetched'>[];
   evals: EvalMetrics[];
   fetches: FetchEvent[];
   warnings: string[];

@@ -9,8 +9,11 @@ export interface PipelineOptions {
   manifestUrl: string;
   split: string;
   batchSize: number;
-  /** Scan group to fetch, 1..scanGroups. Changes apply to the next record fetched. */
-  scanGroup: number;
+  /**
+   * Fidelity level to fetch, 1..fidelityLevels (higher is more bytes): the scan
+   * group of an image record; tables have one level. Changes apply to the next record fetched.
+   */
+  fidelity: number;
   /** Data echoing factor e >= 1; a fraction is realised by a Bernoulli draw per example. */
   echoFactor: number;
   seed: number;
@@ -59,13 +62,15 @@ export function batchTransferables(b: Batch): ArrayBuffer[] {
 export interface FetchEvent {
   type: 'fetch';
   record: string;
-  group: number;
+  /** Fidelity level it was read at. */
+  level: number;
   /** Bytes asked for (the Range end + 1). */
   requested: number;
   /** Bytes taken from the response (what we read off the wire). */
   received: number;
   status: number;
-  images: number;
+  /** Examples in the record (images, or table rows). */
+  examples: number;
   ms: number;
 }
 
@@ -92,15 +97,15 @@ export interface DatasetInfo {
   /** What one example looks like to a model: [height, width, channels] or [columns]. */
   inputShape: number[];
   image?: { width: number; height: number; channels: 1 | 3 };
-  /** Fidelity levels a reader can choose (1 for tabular data). */
-  scanGroups: number;
+  /** Fidelity levels a reader can choose: an image dataset's scan groups; 1 for tabular data, which is lossless. */
+  fidelityLevels: number;
   /** Examples in the split. */
   examples: number;
-  /** Bytes a full pass over the split reads at each group; index 0 is group 1. */
-  bytesPerGroup: number[];
+  /** Bytes a full pass over the split reads at each fidelity level; index 0 is level 1. */
+  bytesPerLevel: number[];
   /** Column names of a tabular dataset (one-hot columns read `column=value`). */
   featureNames?: string[];
-  /** Mean MS-SSIM of each group against the full decode, when the dataset measured it. */
+  /** Mean MS-SSIM of each scan group against the full decode, when the dataset measured it. */
   msssim?: number[];
   attribution?: string;
 }
@@ -109,6 +114,7 @@ export interface SampleImages {
   width: number;
   height: number;
   channels: 1 | 3;
+  /** Scan group the images were decoded at. */
   group: number;
   labels: number[];
   /** Interleaved pixels of every sample, one after the other. */
@@ -120,11 +126,16 @@ export interface PipelineApi {
   open(options: PipelineOptions, onEvent: (event: PipelineEvent) => void): Promise<DatasetInfo>;
   /** The next batch (its buffers are transferred), or null when the last epoch ends. */
   next(): Promise<Batch | null>;
-  setScanGroup(group: number): void;
+  /** Clamped to 1..fidelityLevels; applies to the next record fetched. */
+  setFidelity(level: number): void;
   setEchoFactor(factor: number): void;
   stats(): PipelineStats;
-  /** Up to n images of the latest decoded record, at the fidelity they were fetched at. */
-  samples(n: number): Promise<SampleImages>;
+  /**
+   * Up to n images of the latest decoded record, at the fidelity they were
+   * fetched at. Only image datasets have them: for a table (DatasetInfo.kind
+   * 'tabular') the answer is always undefined, as it is for images before the first record is decoded.
+   */
+  samples(n: number): Promise<SampleImages | undefined>;
   /**
    * Gives up on whatever is under way: an open in progress rejects, in-flight
    * fetches abort, a waiting next() resolves null. The run's stop path.

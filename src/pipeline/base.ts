@@ -34,7 +34,8 @@ export abstract class BasePipeline<M> {
   protected abstract describe(): DatasetInfo;
   /** The stream of batches; the base class runs it ahead of the consumer. */
   protected abstract batches(): AsyncIterable<Batch>;
-  abstract setScanGroup(group: number): void;
+  /** Sets options.fidelity, clamped to the dataset's levels. */
+  abstract setFidelity(level: number): void;
 
   /** Opens the dataset; `manifestJson` may be given when the caller already fetched it. */
   async open(options: PipelineOptions, manifestJson?: unknown): Promise<DatasetInfo> {
@@ -43,7 +44,7 @@ export abstract class BasePipeline<M> {
     this.manifest = this.validate(manifestJson ?? (await fetchManifest(options.manifestUrl, this.abort.signal)), options.manifestUrl);
     const splits = (this.manifest as { splits: Record<string, unknown> }).splits;
     if (!splits[options.split]) throw new Error(`${options.manifestUrl}: no split "${options.split}" (have ${Object.keys(splits).join(', ')})`);
-    this.setScanGroup(options.scanGroup);
+    this.setFidelity(options.fidelity);
     this.setEchoFactor(options.echoFactor);
     return this.describe();
   }
@@ -129,7 +130,7 @@ export abstract class BasePipeline<M> {
   }
 
   /** One Range request for a record prefix, counted in the stats and reported as a fetch event. */
-  protected async fetchCounted(file: string, length: number, group: number, images: number): Promise<Uint8Array> {
+  protected async fetchCounted(file: string, length: number, level: number, examples: number): Promise<Uint8Array> {
     const url = new URL(file, this.options.manifestUrl).href; // resolved against the manifest
     const start = performance.now();
     try {
@@ -138,7 +139,7 @@ export abstract class BasePipeline<M> {
       this.stats.fetchMs += ms;
       this.stats.bytesFetched += res.bytes.byteLength;
       this.stats.recordsFetched++;
-      this.emit({ type: 'fetch', record: file, group, requested: length, received: res.bytes.byteLength, status: res.status, images, ms });
+      this.emit({ type: 'fetch', record: file, level, requested: length, received: res.bytes.byteLength, status: res.status, examples, ms });
       if (res.warning) this.warn(`record ${file}: ${res.warning}`);
       return res.bytes;
     } catch (err) {

@@ -115,16 +115,17 @@ export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipe
       classes: m.classes,
       inputShape: [m.image.height, m.image.width, m.image.channels],
       image: m.image,
-      scanGroups: m.scanGroups,
+      fidelityLevels: m.scanGroups,
       examples: records.reduce((n, r) => n + r.images, 0),
-      bytesPerGroup: Array.from({ length: m.scanGroups }, (_, g) => bytesAt(g + 1)),
+      bytesPerLevel: Array.from({ length: m.scanGroups }, (_, g) => bytesAt(g + 1)),
       ...(m.msssim ? { msssim: m.msssim } : {}),
       ...(m.attribution ? { attribution: m.attribution } : {}),
     };
   }
 
-  setScanGroup(group: number): void {
-    this.options.scanGroup = Math.min(this.manifest.scanGroups, Math.max(1, Math.round(group)));
+  /** A fidelity level is a scan group here. */
+  setFidelity(level: number): void {
+    this.options.fidelity = Math.min(this.manifest.scanGroups, Math.max(1, Math.round(level)));
   }
 
   /** The first images of the most recently decoded record, as the model sees them. */
@@ -183,7 +184,7 @@ export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipe
    * read is skipped; a short one is used at the groups that arrived whole.
    */
   private async fetchRecord(record: R): Promise<{ prefix: ImageRecordPrefix; group: number } | undefined> {
-    const group = Math.min(this.options.scanGroup, this.source.groups(record));
+    const group = Math.min(this.options.fidelity, this.source.groups(record));
     let prefix: ImageRecordPrefix;
     try {
       const context: ReadContext = {

@@ -40,15 +40,15 @@ export class TocPipeline extends BasePipeline<TocManifest> {
       classes: m.classes,
       inputShape: [m.columns],
       featureNames: m.featureNames,
-      scanGroups: 1,
+      fidelityLevels: 1,
       examples: tocSplitRows(this.split()),
-      bytesPerGroup: [this.split().records.reduce((n, r) => n + tocRecordBytes(r), 0)],
+      bytesPerLevel: [this.split().records.reduce((n, r) => n + tocRecordBytes(r), 0)],
       ...(m.attribution ? { attribution: m.attribution } : {}),
     };
   }
 
-  /** TOC is lossless: there is one fidelity. */
-  setScanGroup(): void {}
+  /** TOC is lossless: there is one fidelity level. */
+  setFidelity(): void {}
 
   protected async *batches(): AsyncGenerator<Batch> {
     const o = this.options;

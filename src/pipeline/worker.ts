@@ -48,14 +48,14 @@ const api: PipelineApi = {
     const batch = await current().next();
     return batch ? Comlink.transfer(batch, batchTransferables(batch)) : null;
   },
-  setScanGroup: (group) => current().setScanGroup(group),
+  setFidelity: (level) => current().setFidelity(level),
   setEchoFactor: (factor) => current().setEchoFactor(factor),
   stats: () => ({ ...current().stats }),
   async samples(n) {
+    // Only an image pipeline has samples; a table has no images to show.
     const p = current();
     const s = p instanceof ImagePipeline ? p.samples(n) : undefined;
-    if (!s) throw new Error('no images decoded yet');
-    return Comlink.transfer(s, [s.pixels.buffer]);
+    return s && Comlink.transfer(s, [s.pixels.buffer]);
   },
   cancel() {
     opening?.abort();

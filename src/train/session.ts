@@ -4,7 +4,7 @@
 // through it, and once the run is final nothing it started reaches a listener.
 // No DOM here, so the tests drive it in Node with a fake pipeline.
 import * as Comlink from 'comlink';
-import type { DatasetInfo, FetchEvent, PipelineEvent, PipelineOptions } from '../pipeline/api.js';
+import type { DatasetInfo, FetchEvent, PipelineEvent, PipelineOptions, SampleImages } from '../pipeline/api.js';
 import type { PipelineHandle } from '../pipeline/client.js';
 import { abortable } from './abort.js';
 import type { ModelSpec } from './models/registry.js';
@@ -57,7 +57,7 @@ export class LabSession {
   private readonly machine: RunStateMachine;
   private readonly abort = new AbortController();
   /** Live controls: what the person chose last, applied as soon as the pipeline is open. */
-  private readonly controls: { scanGroup: number; echoFactor: number };
+  private readonly controls: { fidelity: number; echoFactor: number };
   private train: PipelineHandle | undefined;
   private workers: PipelineHandle[] = [];
   private pauseAfterEval = false;
@@ -69,7 +69,7 @@ export class LabSession {
     private readonly listener: SessionListener,
     private readonly startPipeline: StartPipeline,
   ) {
-    this.controls = { scanGroup: config.scanGroup, echoFactor: config.echoFactor };
+    this.controls = { fidelity: config.scanGroup, echoFactor: config.echoFactor };
     this.machine = new RunStateMachine((state, detail) => listener.state(state, detail));
   }
 
@@ -130,9 +130,9 @@ export class LabSession {
     }
   }
 
-  setScanGroup(group: number): void {
-    this.controls.scanGroup = group;
-    this.sendControl((api) => api.setScanGroup(group));
+  setFidelity(level: number): void {
+    this.controls.fidelity = level;
+    this.sendControl((api) => api.setFidelity(level));
   }
 
   setEchoFactor(factor: number): void {
@@ -140,8 +140,10 @@ export class LabSession {
     this.sendControl((api) => api.setEchoFactor(factor));
   }
 
-  samples(n: number) {
-    return this.train && !this.ended ? this.train.api.samples(n) : undefined;
+  /** Sample images of the latest record; undefined for tables (no images), before the first record, and once the run has ended. */
+  async samples(n: number): Promise<SampleImages | undefined> {
+    if (!this.train || this.ended || this.info?.kind !== 'image') return undefined;
+    return this.train.api.samples(n);
   }
 
   private async run(): Promise<void> {
@@ -152,7 +154,7 @@ export class LabSession {
       const base: Omit<PipelineOptions, 'split'> = {
         manifestUrl: c.manifestUrl,
         batchSize: c.batchSize,
-        scanGroup: this.controls.scanGroup,
+        fidelity: this.controls.fidelity,
         echoFactor: this.controls.echoFactor,
         seed: c.seed,
         shuffleBuffer: 512,
@@ -165,7 +167,7 @@ export class LabSession {
       const info = await abortable(train.api.open({ ...base, split: 'train' }, onEvent), signal);
       this.train = train;
       // Controls changed while the pipeline was opening are applied now, not lost.
-      await abortable(Promise.all([train.api.setScanGroup(this.controls.scanGroup), train.api.setEchoFactor(this.controls.echoFactor)]), signal);
+      await abortable(Promise.all([train.api.setFidelity(this.controls.fidelity), train.api.setEchoFactor(this.controls.echoFactor)]), signal);
       this.info = info;
       this.listener.info(info);
       trainer = new Trainer(info, { model: c.model, learningRate: c.learningRate, evalEvery: c.evalEvery, readbackDepth: c.readbackDepth });
@@ -176,7 +178,7 @@ export class LabSession {
       try {
         await abortable(
           test.api.open(
-            { ...base, split: 'test', batchSize: 256, scanGroup: info.scanGroups, echoFactor: 1, shuffleBuffer: 0, epochs: 1, augment: false },
+            { ...base, split: 'test', batchSize: 256, fidelity: info.fidelityLevels, echoFactor: 1, shuffleBuffer: 0, epochs: 1, augment: false },
             onEvent,
           ),
           signal,

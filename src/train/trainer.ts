@@ -28,8 +28,8 @@ export interface StepMetrics {
   loss: number;
   /** Wall-clock seconds since the run started (pauses excluded). */
   time: number;
-  /** Examples trained on per second over the last few steps. */
-  imagesPerSecond: number;
+  /** Examples (images or table rows) trained on per second over the last few steps. */
+  examplesPerSecond: number;
   /** Share of the last step's time spent waiting for data: > 0.5 means upstream is the bottleneck. */
   waitFraction: number;
   bytesFetched: number;
@@ -140,7 +140,7 @@ export class Trainer {
       const partial = {
         step,
         time: active,
-        imagesPerSecond: examples / span,
+        examplesPerSecond: examples / span,
         waitFraction: (t1 - t0) / stepMs,
         bytesFetched: stats.bytesFetched,
         pipeline: stats,

@@ -26,8 +26,8 @@ test('trains on WebGPU, and the fidelity slider cuts the bytes fetched per image
 
   const before = trainFetches(first);
   expect(before.length).toBeGreaterThan(0);
-  expect(before.every((f) => f.group === 6)).toBe(true);
-  const bytesPerImageBefore = mean(before.map((f) => f.received / f.images));
+  expect(before.every((f) => f.level === 6)).toBe(true);
+  const bytesPerImageBefore = mean(before.map((f) => f.received / f.examples));
 
   // Drag the slider's thumb from the right end to the left end: scan group 1.
   const slider = page.locator('#fidelity');
@@ -41,9 +41,9 @@ test('trains on WebGPU, and the fidelity slider cuts the bytes fetched per image
   await expect(page.locator('#fidelity-label')).toContainText('scan group 1 of 6');
   const stepAtDrag = (await snapshot(page)).steps.length;
 
-  const after = await waitFor(page, 'a record fetched at scan group 1', (s) => trainFetches(s).some((f) => f.group === 1));
-  const low = trainFetches(after).filter((f) => f.group === 1);
-  const bytesPerImageAfter = mean(low.map((f) => f.received / f.images));
+  const after = await waitFor(page, 'a record fetched at scan group 1', (s) => trainFetches(s).some((f) => f.level === 1));
+  const low = trainFetches(after).filter((f) => f.level === 1);
+  const bytesPerImageAfter = mean(low.map((f) => f.received / f.examples));
   expect(bytesPerImageAfter).toBeLessThan(0.5 * bytesPerImageBefore);
 
   // The Range requests on the wire shrank the same way.
@@ -134,12 +134,12 @@ test('reads a dataset in the PCR reference format directly, one Range request pe
   const index = encodeURIComponent('__fixtures__/reference/train/PCR_index.pb?size=28x28&channels=1&classes=10');
   await page.goto(`/?manifest=${index}&model=tiny-cnn&batch=64&evalEvery=10&autostart=1`);
   const s = await waitFor(page, '15 steps and an evaluation on the test split', (x) => x.steps.length >= 15 && x.evals.length > 0);
-  expect(s.dataset).toMatchObject({ kind: 'image', scanGroups: 6, inputShape: [28, 28, 1] });
+  expect(s.dataset).toMatchObject({ kind: 'image', fidelityLevels: 6, inputShape: [28, 28, 1] });
   expect(s.steps.every((x) => Number.isFinite(x.loss))).toBe(true);
   expect(s.warnings).toEqual([]);
   const full = Math.max(...ranges);
   await page.locator('#fidelity').fill('2');
-  await waitFor(page, 'a record read at scan group 2', (x) => x.fetches.some((f) => f.record.startsWith('PCR_') && f.group === 2));
+  await waitFor(page, 'a record read at scan group 2', (x) => x.fetches.some((f) => f.record.startsWith('PCR_') && f.level === 2));
   await expect.poll(() => Math.min(...ranges)).toBeLessThan(0.5 * full);
   await page.evaluate(() => window.__lab!.stop());
 });

@@ -88,7 +88,7 @@ test('moving the slider and echo while a run opens is applied, not thrown or res
   await page.locator('#echo').fill('2');
   expect((await snapshot(page)).state).toBe('loading');
   const s = await waitFor(page, 'records fetched at scan group 2', (x) => x.fetches.filter((f) => f.record.startsWith('train-')).length >= 2);
-  expect(s.fetches.filter((f) => f.record.startsWith('train-')).every((f) => f.group === 2)).toBe(true);
+  expect(s.fetches.filter((f) => f.record.startsWith('train-')).every((f) => f.level === 2)).toBe(true);
   await expect(page.locator('#fidelity')).toHaveValue('2');
   // Echo 2 from the start: each example read is emitted twice (less what the 512-example shuffle buffer holds).
   const p = (await waitFor(page, 'echoed examples', (x) => (x.pipeline?.examplesRead ?? 0) >= 2048)).pipeline!;

@@ -40,7 +40,7 @@ function options(server: TestServer, over: Partial<PipelineOptions> = {}): Pipel
     manifestUrl: `${server.url}manifest.json`,
     split: 'train',
     batchSize: 10,
-    scanGroup: 6,
+    fidelity: 6,
     echoFactor: 1,
     seed: 1,
     shuffleBuffer: 0,
@@ -99,11 +99,11 @@ describe('image pipeline', () => {
   it('fetches fewer bytes at a lower scan group, and a change applies from the next record', async () => {
     const server = await serve();
     const { fetches } = await drain(server, { batchSize: RECORD_SIZE, prefetch: 1 }, (p, i) => {
-      if (i === 0) p.setScanGroup(2);
+      if (i === 0) p.setFidelity(2);
     });
     const ends = fixture.manifest.splits.train!.records.map((r) => r.groupEnds);
     expect(fetches[0]!.requested).toBe(ends[0]![6]);
-    expect(fetches.slice(-1)[0]!.group).toBe(2);
+    expect(fetches.slice(-1)[0]!.level).toBe(2);
     expect(fetches.slice(-1)[0]!.requested).toBe(ends[2]![2]);
     expect(ends[2]![2]! / ends[2]![6]!).toBeLessThan(0.8);
     // The Range header on the wire matches.
@@ -143,7 +143,7 @@ describe('image pipeline', () => {
     const server = await startTestServer(files);
     servers.push(server);
     const p = new ImagePipeline(pcrRecords, await loadTurboJpegNode(), () => undefined);
-    await p.open({ ...options(server), batchSize: 4, scanGroup: 10 });
+    await p.open({ ...options(server), batchSize: 4, fidelity: 10 });
     const b = imageBatch((await p.next())!);
     expect(b.size).toBe(4);
     expect(b.x.length).toBe(4 * 16 * 16 * 3);
@@ -184,7 +184,7 @@ describe('image pipeline', () => {
     it('a server that ignores Range: reads only the needed prefix of the 200 response', async () => {
       const server = await serve();
       server.misbehave = 'ignore-range';
-      const { labels, warnings, p } = await drain(server, { scanGroup: 2 });
+      const { labels, warnings, p } = await drain(server, { fidelity: 2 });
       expect(labels).toHaveLength(60);
       expect(warnings.filter((w) => /ignored the Range header \(HTTP 200/.test(w))).toHaveLength(3);
       expect(p.stats.bytesFetched).toBe(fixture.manifest.splits.train!.records.reduce((n, r) => n + r.groupEnds[2]!, 0));

@@ -68,7 +68,7 @@ function options(server: TestServer, over: Partial<PipelineOptions> = {}, query 
     manifestUrl: `${server.url}train/PCR_index.pb${query}`,
     split: 'train',
     batchSize: 10,
-    scanGroup: 6,
+    fidelity: 6,
     echoFactor: 1,
     seed: 1,
     shuffleBuffer: 0,
@@ -116,10 +116,10 @@ describe('reference pipeline', () => {
         classes: ['0', '1', '2', '3'],
         inputShape: [16, 16, 1],
         image: { width: 16, height: 16, channels: 1 },
-        scanGroups: 6,
+        fidelityLevels: 6,
         examples: 60,
       });
-      expect(info.bytesPerGroup).toEqual([1, 2, 3, 4, 5, 6].map((g) => [0, 1, 2].reduce((n, k) => n + prefixLength(k, g), 0)));
+      expect(info.bytesPerLevel).toEqual([1, 2, 3, 4, 5, 6].map((g) => [0, 1, 2].reduce((n, k) => n + prefixLength(k, g), 0)));
       // The index whole (no Range), then the first record's metadata and the head of its first image.
       expect(server.requests[0]).toMatchObject({ path: 'train/PCR_index.pb', range: undefined, status: 200 });
       const requests = recordRequests(server);
@@ -133,16 +133,16 @@ describe('reference pipeline', () => {
         [0, 1, 2].map((k) => [`train/PCR_${k}.pcr`, `bytes=0-${prefixLength(k, 6) - 1}`, 206]),
       );
       expect(fetches.map((f) => f.requested)).toEqual([0, 1, 2].map((k) => prefixLength(k, 6)));
-      expect(fetches.map((f) => f.images)).toEqual([20, 20, 20]);
+      expect(fetches.map((f) => f.examples)).toEqual([20, 20, 20]);
       expect(p.stats.bytesFetched).toBe([0, 1, 2].reduce((n, k) => n + prefixLength(k, 6), 0));
     },
   );
 
   it('yields the very batches the bytelab format yields from the same images', async () => {
     const server = await serve();
-    const ref = await drain(server, { scanGroup: 3 });
+    const ref = await drain(server, { fidelity: 3 });
     const p = new ImagePipeline(pcrRecords, await loadTurboJpegNode(), () => undefined);
-    await p.open({ ...options(server, { scanGroup: 3 }), manifestUrl: `${server.url}ours/manifest.json` });
+    await p.open({ ...options(server, { fidelity: 3 }), manifestUrl: `${server.url}ours/manifest.json` });
     for (const b of ref.batches) {
       const o = imageBatch((await p.next())!);
       expect(Array.from(b.y)).toEqual(Array.from(o.y));
@@ -154,10 +154,10 @@ describe('reference pipeline', () => {
   it('lowering the scan group mid-run lowers the bytes asked for the next record', async () => {
     const server = await serve();
     const { fetches } = await drain(server, { batchSize: RECORD_SIZE, prefetch: 1 }, (p, i) => {
-      if (i === 0) p.setScanGroup(2);
+      if (i === 0) p.setFidelity(2);
     });
     expect(fetches[0]!.requested).toBe(prefixLength(0, 6));
-    expect(fetches.slice(-1)[0]).toMatchObject({ group: 2, requested: prefixLength(2, 2) });
+    expect(fetches.slice(-1)[0]).toMatchObject({ level: 2, requested: prefixLength(2, 2) });
     expect(prefixLength(2, 2) / prefixLength(2, 6)).toBeLessThan(0.8);
     expect(recordRequests(server).slice(-1)[0]!.range).toBe(`bytes=0-${prefixLength(2, 2) - 1}`);
   });
@@ -228,8 +228,8 @@ describe('reference pipeline', () => {
     it('images with fewer scans than the group are used whole; each record is read to min(g, its own groups)', async () => {
       const server = await serve(undefined, files);
       const p = new ImagePipeline(referenceRecords, await loadTurboJpegNode(), () => undefined);
-      const info = await p.open({ ...options(server, { scanGroup: 8, batchSize: 5 }), manifestUrl: `${server.url}r/PCR_index.pb?size=16x16` });
-      expect(info.scanGroups).toBe(10);
+      const info = await p.open({ ...options(server, { fidelity: 8, batchSize: 5 }), manifestUrl: `${server.url}r/PCR_index.pb?size=16x16` });
+      expect(info.fidelityLevels).toBe(10);
       expect(info.image).toEqual({ width: 16, height: 16, channels: 3 }); // colour: the first image is
       const b = imageBatch((await p.next())!);
       expect(Array.from(b.y)).toEqual([0, 1, 0, 1, 1]);
@@ -309,7 +309,7 @@ describe('reference pipeline', () => {
     it('a first record that cannot be read: open takes the metadata of the next, training goes on', async () => {
       const server = await serve((files) => files.set('train/PCR_0.pcr', new Uint8Array(5)));
       const { labels, warnings, info } = await drain(server);
-      expect(info.scanGroups).toBe(6);
+      expect(info.fidelityLevels).toBe(6);
       expect(labels).toHaveLength(40);
       expect(warnings.join('\n')).toMatch(/record PCR_0\.pcr, byte 5: truncated inside the MetadataRecord.*; record skipped/);
     });

@@ -58,7 +58,7 @@ async function drain(files: Map<string, Uint8Array>, over: Partial<PipelineOptio
     manifestUrl: `${server.url}manifest.json`,
     split: 'train',
     batchSize: 10,
-    scanGroup: 1,
+    fidelity: 1,
     echoFactor: 1,
     seed: 1,
     shuffleBuffer: 0,

@@ -17,9 +17,9 @@ export const fakeInfo = (examples: number): DatasetInfo => ({
   classes: ['dark', 'bright'],
   inputShape: [SIDE, SIDE, 1],
   image: { width: SIDE, height: SIDE, channels: 1 },
-  scanGroups: 6,
+  fidelityLevels: 6,
   examples,
-  bytesPerGroup: [1, 2, 3, 4, 5, 6].map((g) => g * examples),
+  bytesPerLevel: [1, 2, 3, 4, 5, 6].map((g) => g * examples),
 });
 
 export interface FakeBehaviour {
@@ -100,17 +100,17 @@ export function fakePipelines(behaviour: (name: string) => FakeBehaviour = () =>
         onEvent?.({
           type: 'fetch',
           record: `${w.options!.split}-${served}`,
-          group: w.options!.scanGroup,
+          level: w.options!.fidelity,
           requested: 10 * size,
           received: 10 * size,
           status: 206,
-          images: size,
+          examples: size,
           ms: 1,
         });
         return { kind: 'image', x, y, size, index: served - 1 };
       },
-      async setScanGroup(g: number) {
-        w.calls.push(`setScanGroup ${g}`);
+      async setFidelity(level: number) {
+        w.calls.push(`setFidelity ${level}`);
       },
       async setEchoFactor(e: number) {
         w.calls.push(`setEchoFactor ${e}`);
@@ -119,7 +119,7 @@ export function fakePipelines(behaviour: (name: string) => FakeBehaviour = () =>
         return { ...w.stats };
       },
       async samples() {
-        throw new Error('no samples in the fake');
+        return undefined; // the fake's images are made per batch, not decoded from records
       },
       async cancel() {
         w.calls.push('cancel');

@@ -172,13 +172,13 @@ describe('LabSession', () => {
     const { s, rec, fakes } = session((name) => (name === 'pipeline-train' ? { openMs: 200 } : {}));
     void s.start();
     await sleep(20);
-    s.setScanGroup(2);
+    s.setFidelity(2);
     s.setEchoFactor(3);
     await until('running', () => s.state === 'running');
     const train = fakes.workers.find((w) => w.name === 'pipeline-train')!;
-    expect(train.calls.slice(0, 3)).toEqual(['open train', 'setScanGroup 2', 'setEchoFactor 3']);
-    s.setScanGroup(4); // after open: straight through
-    await until('the live change', () => train.calls.includes('setScanGroup 4'));
+    expect(train.calls.slice(0, 3)).toEqual(['open train', 'setFidelity 2', 'setEchoFactor 3']);
+    s.setFidelity(4); // after open: straight through
+    await until('the live change', () => train.calls.includes('setFidelity 4'));
     expect(rec.warnings).toEqual([]);
     await s.stop();
   });
