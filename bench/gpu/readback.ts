@@ -47,7 +47,7 @@ async function timeRun(model: string, depth: number, round: number): Promise<Rea
       model: modelById(model),
       batchSize: config.batch,
       learningRate: 0.005,
-      scanGroup: Infinity,
+      fidelity: Infinity,
       echoFactor: config.echo,
       evalEvery: 1e9,
       seed: round + 1,

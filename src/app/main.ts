@@ -336,7 +336,7 @@ function readConfig(): LabSession['config'] | undefined {
     batchSize: value(checkBatchSize(ui.batchSize.value)),
     learningRate: value(checkLearningRate(ui.learningRate.value)),
     // Until the person moves the slider, a run starts at the dataset's full fidelity (the pipeline clamps).
-    scanGroup: fidelityTouched ? Number(ui.fidelity.value) : Infinity,
+    fidelity: fidelityTouched ? Number(ui.fidelity.value) : Infinity,
     echoFactor: value(checkEchoFactor(ui.echo.value)),
     evalEvery: value(checkEvalEvery(ui.evalEvery.value)),
     seed: params.has('seed') ? value(checkSeed(params.get('seed')!)) : 1,

@@ -18,8 +18,8 @@ export interface SessionConfig {
   model: ModelSpec;
   batchSize: number;
   learningRate: number;
-  /** Scan group to start at; Infinity means the dataset's full fidelity. */
-  scanGroup: number;
+  /** Fidelity level to start at; Infinity means the dataset's full fidelity. */
+  fidelity: number;
   echoFactor: number;
   evalEvery: number;
   seed: number;
@@ -69,7 +69,7 @@ export class LabSession {
     private readonly listener: SessionListener,
     private readonly startPipeline: StartPipeline,
   ) {
-    this.controls = { fidelity: config.scanGroup, echoFactor: config.echoFactor };
+    this.controls = { fidelity: config.fidelity, echoFactor: config.echoFactor };
     this.machine = new RunStateMachine((state, detail) => listener.state(state, detail));
   }
 

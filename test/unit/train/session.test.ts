@@ -21,7 +21,7 @@ const config = (over: Partial<SessionConfig> = {}): SessionConfig => ({
   model: mlp,
   batchSize: 16,
   learningRate: 0.01,
-  scanGroup: Infinity,
+  fidelity: Infinity,
   echoFactor: 1,
   evalEvery: 10,
   seed: 1,
