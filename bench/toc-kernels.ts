@@ -268,33 +268,16 @@ function report(r: BenchResults, browserVersion: string, seconds: number, md: bo
     ...table(
       md,
       ['TOC batches', 'min', 'median', 'max', 'total'],
-      [
-        stat(
-          'nnz',
-          e.toc.map((t) => t.nnz),
-        ),
-        stat(
-          '|I|',
-          e.toc.map((t) => t.firstLayer),
-        ),
-        stat(
-          '|D|',
-          e.toc.map((t) => t.codes),
-        ),
-        stat(
-          'tree nodes',
-          e.toc.map((t) => t.nodes),
-        ),
-        stat(
-          'tree levels',
-          e.toc.map((t) => t.levels),
-          false,
-        ),
-        stat(
-          'TOC1 bytes',
-          e.toc.map((t) => t.tocFileBytes),
-        ),
-      ],
+      (
+        [
+          ['nnz', (t) => t.nnz],
+          ['|I|', (t) => t.firstLayer],
+          ['|D|', (t) => t.codes],
+          ['tree nodes', (t) => t.nodes],
+          ['tree levels', (t) => t.levels, false],
+          ['TOC1 bytes', (t) => t.tocFileBytes],
+        ] as [string, (t: (typeof e.toc)[number]) => number, boolean?][]
+      ).map(([label, of, total]) => stat(label, e.toc.map(of), total)),
       ['l', 'r', 'r', 'r', 'r'],
     ),
   );

@@ -13,6 +13,7 @@ import { ImagePipeline } from '../../../src/pipeline/image-pipeline.js';
 import { pcrRecords } from '../../../src/pipeline/pcr-records.js';
 import { buildFixture } from '../../support/fixtures.js';
 import { startTestServer, type TestServer } from '../../support/http-server.js';
+import { testPipelineOptions } from '../../support/pipeline-options.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'bytelab-pipe-'));
 const RECORD_SIZE = 20;
@@ -36,19 +37,7 @@ function imageBatch(b: Batch): ImageBatch {
 }
 
 function options(server: TestServer, over: Partial<PipelineOptions> = {}): PipelineOptions {
-  return {
-    manifestUrl: `${server.url}manifest.json`,
-    split: 'train',
-    batchSize: 10,
-    fidelity: 6,
-    echoFactor: 1,
-    seed: 1,
-    shuffleBuffer: 0,
-    epochs: 1,
-    augment: false,
-    prefetch: 2,
-    ...over,
-  };
+  return testPipelineOptions(`${server.url}manifest.json`, over);
 }
 
 async function drain(server: TestServer, over: Partial<PipelineOptions> = {}, onBatch?: (p: ImagePipeline, i: number) => void) {

@@ -26,6 +26,7 @@ import { pcrRecords } from '../../../src/pipeline/pcr-records.js';
 import { isReferenceIndexUrl, referenceRecords, referenceSplitUrl, referenceUrlOptions } from '../../../src/pipeline/reference-records.js';
 import { buildFixture } from '../../support/fixtures.js';
 import { startTestServer, type TestServer } from '../../support/http-server.js';
+import { testPipelineOptions } from '../../support/pipeline-options.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'bytelab-refpipe-'));
 const RECORD_SIZE = 20;
@@ -64,19 +65,7 @@ function imageBatch(b: Batch): ImageBatch {
 }
 
 function options(server: TestServer, over: Partial<PipelineOptions> = {}, query = ''): PipelineOptions {
-  return {
-    manifestUrl: `${server.url}train/PCR_index.pb${query}`,
-    split: 'train',
-    batchSize: 10,
-    fidelity: 6,
-    echoFactor: 1,
-    seed: 1,
-    shuffleBuffer: 0,
-    epochs: 1,
-    augment: false,
-    prefetch: 2,
-    ...over,
-  };
+  return testPipelineOptions(`${server.url}train/PCR_index.pb${query}`, over);
 }
 
 async function drain(server: TestServer, over: Partial<PipelineOptions> = {}, onBatch?: (p: ImagePipeline, i: number) => void, query = '') {

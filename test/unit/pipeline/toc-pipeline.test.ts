@@ -6,6 +6,7 @@ import { TocPipeline } from '../../../src/pipeline/toc-pipeline.js';
 import { TocSplitWriter, type TocManifest } from '../../../src/toc/dataset.js';
 import { decode } from '../../../src/toc/ops.js';
 import { startTestServer, type TestServer } from '../../support/http-server.js';
+import { testPipelineOptions } from '../../support/pipeline-options.js';
 
 const COLS = 12;
 const ROWS = 100;
@@ -54,19 +55,7 @@ async function drain(files: Map<string, Uint8Array>, over: Partial<PipelineOptio
   servers.push(server);
   const events: PipelineEvent[] = [];
   const p = new TocPipeline((e) => events.push(e));
-  const info = await p.open({
-    manifestUrl: `${server.url}manifest.json`,
-    split: 'train',
-    batchSize: 10,
-    fidelity: 1,
-    echoFactor: 1,
-    seed: 1,
-    shuffleBuffer: 0,
-    epochs: 1,
-    augment: false,
-    prefetch: 2,
-    ...over,
-  });
+  const info = await p.open(testPipelineOptions(`${server.url}manifest.json`, { fidelity: 1, ...over }));
   const batches: TocBatchMessage[] = [];
   for (let b: Batch | null; (b = await p.next()); ) {
     if (b.kind !== 'toc') throw new Error('expected TOC batches');
