@@ -17,7 +17,8 @@ export class LiveChart {
       width: parent.clientWidth || 320,
       height: 170,
       scales: { x: { time: false } },
-      axes: [{ label: xLabel }, {}],
+      // The y axis gets room for labels like 10,000 at any chart width.
+      axes: [{ label: xLabel }, { size: 56 }],
       legend: { show: false },
       series: [{}, { stroke: color, width: 1.5 }],
     };

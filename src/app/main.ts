@@ -59,13 +59,13 @@ const ui = {
   samplesCaption: $('samples-caption'),
   features: $('features'),
   batchHint: $('batch-hint'),
-  m: { step: $('m-step'), loss: $('m-loss'), acc: $('m-acc'), speed: $('m-speed'), bytes: $('m-bytes'), wait: $('m-wait') },
+  m: { step: $('m-step'), loss: $('m-loss'), acc: $('m-acc'), speed: $('m-speed'), speedLabel: $('m-speed-k'), bytes: $('m-bytes'), wait: $('m-wait') },
 };
 
 const charts = {
   loss: new LiveChart($('chart-loss'), 'training loss', 'step', '#c0392b'),
   acc: new LiveChart($('chart-acc'), 'test accuracy', 'step', '#1f7a4d'),
-  speed: new LiveChart($('chart-speed'), 'images / s', 'step', '#2c5aa0'),
+  speed: new LiveChart($('chart-speed'), 'examples / s', 'step', '#2c5aa0'),
   bytes: new LiveChart($('chart-bytes'), 'MB fetched', 'step', '#7d3c98'),
 };
 
@@ -388,6 +388,7 @@ function listenerFor(current: () => LabSession): SessionListener {
       ui.datasetInfo.textContent =
         `${i.name}: ${i.examples} training examples, ${shape}, ${i.classes.length} ` + `classes.${i.attribution ? ` ${i.attribution}.` : ''}`;
       const tabular = i.kind === 'tabular';
+      ui.m.speedLabel.textContent = tabular ? 'rows/s' : 'images/s';
       ui.fidelity.disabled = tabular;
       ui.samples.hidden = tabular;
       ui.features.hidden = !tabular;
