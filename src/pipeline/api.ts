@@ -3,6 +3,7 @@
 // TOC-compressed tables) run inside worker.ts.
 import type { TocGpuLayout } from '../toc/gpu-layout.js';
 import type { TocBatch } from '../toc/batch.js';
+import type { FetchPolicy } from './fetch.js';
 
 export interface PipelineOptions {
   /** URL of the dataset's manifest.json; record files are resolved against it. */
@@ -25,8 +26,12 @@ export interface PipelineOptions {
   augment: boolean;
   /** Batches prepared ahead of the trainer. */
   prefetch: number;
-  /** Give up on a record read after this long (default 30 s). */
-  fetchTimeoutMs?: number;
+  /** Retries and stall timeout of record reads (fetch.ts DEFAULT_FETCH_POLICY where left out). */
+  fetchPolicy?: Partial<FetchPolicy>;
+  /** Range requests in flight at once (default 4). */
+  requestsInFlight?: number;
+  /** How long to wait for a dataset server that stopped answering before the run fails (default 10 min). */
+  outageLimitMs?: number;
 }
 
 export interface ImageBatch {
@@ -88,6 +93,12 @@ export interface PipelineStats {
   fetchMs: number;
   decodeMs: number;
   epoch: number;
+  /** Record reads tried again after a link failure. */
+  retries: number;
+  /** Records left out of an epoch because they could not be read or parsed. */
+  recordsSkipped: number;
+  /** Time spent waiting for a server that stopped answering. */
+  outageMs: number;
 }
 
 export interface DatasetInfo {

@@ -1,8 +1,9 @@
 // What every data pipeline shares: options, counters, the prefetch loop that
-// fills a bounded queue, record reads with Range requests, and warnings.
+// fills a bounded queue, record reads with Range requests (several in flight,
+// consumed in order), riding out a server that goes away, and warnings.
 // Subclasses (image-pipeline.ts, toc-pipeline.ts) say how records become batches.
 import type { Batch, DatasetInfo, PipelineEvent, PipelineOptions, PipelineStats } from './api.js';
-import { fetchPrefix } from './fetch.js';
+import { fetchRange, sleep, TransientFetchError, type RangeResponse } from './fetch.js';
 import { LOCAL_PREFIX, readLocalFile } from '../storage/local-datasets.js';
 import { BoundedQueue } from './queue.js';
 import { seededRandom, shuffleInPlace, type Random } from '../shared/random.js';
@@ -17,7 +18,25 @@ export const emptyStats = (): PipelineStats => ({
   fetchMs: 0,
   decodeMs: 0,
   epoch: 0,
+  retries: 0,
+  recordsSkipped: 0,
+  outageMs: 0,
 });
+
+/** Records read ahead of the one being consumed: their Range requests overlap each other and the decoding. */
+export const DEFAULT_REQUESTS_IN_FLIGHT = 4;
+/** How long the pipeline waits for a server that stopped answering before the run fails. */
+export const DEFAULT_OUTAGE_LIMIT_MS = 10 * 60_000;
+/** Longest wait between two tries while the server is down. */
+const OUTAGE_PROBE_MAX_MS = 30_000;
+
+/**
+ * The run cannot go on: the dataset's server stopped answering for longer than
+ * the outage limit. Unlike a bad record, this is not skipped; it ends the run.
+ */
+export class ServerGoneError extends Error {
+  override name = 'ServerGoneError';
+}
 
 export abstract class BasePipeline<M> {
   protected options!: PipelineOptions;
@@ -26,6 +45,10 @@ export abstract class BasePipeline<M> {
   protected readonly abort = new AbortController();
   private queue: BoundedQueue<Batch> | undefined;
   readonly stats: PipelineStats = emptyStats();
+  /** When the current outage began (0: the server answers). */
+  private outageSince = 0;
+  /** Waits so far in the current outage, for the backoff. */
+  private outageWaits = 0;
 
   constructor(protected readonly emit: (event: PipelineEvent) => void) {}
 
@@ -100,6 +123,12 @@ export abstract class BasePipeline<M> {
     };
   }
 
+  /** A record left out of this epoch: counted every time, named once. */
+  protected skipRecord(reason: string): void {
+    this.stats.recordsSkipped++;
+    this.warn(`${reason}; record skipped`);
+  }
+
   protected warn(message: string): void {
     if (this.warned.has(message)) return;
     this.warned.add(message);
@@ -108,19 +137,34 @@ export abstract class BasePipeline<M> {
 
   /**
    * Epoch loop: reads the split's records (a new random order each epoch when
-   * shuffling) and yields what `read` made of each. A record that fails yields
-   * nothing; a whole epoch that yields nothing ends the stream with an error.
+   * shuffling) and yields what `read` made of each, in that order. Up to
+   * `requestsInFlight` reads run at once, so fetches overlap each other and the
+   * decoding of earlier records. A record that fails yields nothing; a whole
+   * epoch that yields nothing ends the stream with an error.
    */
   protected async *readEpochs<R, T>(records: R[], read: (record: R) => Promise<T[]>): AsyncGenerator<T> {
+    const depth = Math.max(1, this.options.requestsInFlight ?? DEFAULT_REQUESTS_IN_FLIGHT);
     for (let epoch = 0; epoch < this.options.epochs; epoch++) {
       this.stats.epoch = epoch;
       this.emit({ type: 'epoch', split: this.options.split, epoch });
       const order = records.map((_, i) => i);
       if (this.options.shuffleBuffer > 1) shuffleInPlace(order, this.random);
+      const ahead: Promise<T[]>[] = [];
+      let next = 0;
+      const fill = () => {
+        while (ahead.length < depth && next < order.length && !this.abort.signal.aborted) {
+          const reading = read(records[order[next++]!]!);
+          reading.catch(() => undefined); // observed when its turn comes; this keeps an early failure from being "unhandled"
+          ahead.push(reading);
+        }
+      };
       let produced = 0;
-      for (const i of order) {
+      fill();
+      while (ahead.length > 0) {
+        const items = await ahead.shift()!;
         if (this.abort.signal.aborted) return;
-        for (const item of await read(records[i]!)) {
+        fill();
+        for (const item of items) {
           produced++;
           yield item;
         }
@@ -129,22 +173,76 @@ export abstract class BasePipeline<M> {
     }
   }
 
-  /** One Range request for a record prefix, counted in the stats and reported as a fetch event. */
+  /**
+   * One Range request for a record prefix, counted in the stats and reported as
+   * a fetch event. Link failures are retried (fetch.ts). When a record still
+   * fails, the manifest is asked for one byte: if the server answers, the record
+   * alone is at fault and the read throws (the record is skipped); if not, the
+   * server is down and the read waits for it, up to the outage limit, and then
+   * throws ServerGoneError. Any other failure throws, naming the record.
+   */
   protected async fetchCounted(file: string, length: number, level: number, examples: number): Promise<Uint8Array> {
     const url = new URL(file, this.options.manifestUrl).href; // resolved against the manifest
     const start = performance.now();
-    try {
-      const res = await fetchPrefix(url, length, this.abort.signal, this.options.fetchTimeoutMs);
-      const ms = performance.now() - start;
-      this.stats.fetchMs += ms;
-      this.stats.bytesFetched += res.bytes.byteLength;
-      this.stats.recordsFetched++;
-      this.emit({ type: 'fetch', record: file, level, requested: length, received: res.bytes.byteLength, status: res.status, examples, ms });
-      if (res.warning) this.warn(`record ${file}: ${res.warning}`);
-      return res.bytes;
-    } catch (err) {
-      throw new Error(`record ${file}: fetch failed: ${(err as Error).message}`);
+    const signal = this.abort.signal;
+    const policy = this.options.fetchPolicy;
+    const onRetry = () => void this.stats.retries++;
+    let res: RangeResponse;
+    for (;;) {
+      try {
+        res = await fetchRange({ url, end: length, signal, policy, onRetry });
+        break;
+      } catch (err) {
+        const failed = new Error(`record ${file}: fetch failed: ${(err as Error).message}`);
+        if (signal.aborted || !(err instanceof TransientFetchError)) throw failed;
+        if (this.outageSince === 0 && (await this.serverAnswers())) throw failed;
+        await this.waitForServer(file, err);
+      }
     }
+    if (this.outageSince > 0) this.serverBack();
+    const ms = performance.now() - start;
+    this.stats.fetchMs += ms;
+    this.stats.bytesFetched += res.bytes.byteLength;
+    this.stats.recordsFetched++;
+    this.emit({ type: 'fetch', record: file, level, requested: length, received: res.bytes.byteLength, status: res.status, examples, ms });
+    if (res.warning) this.warn(`record ${file}: ${res.warning}`);
+    return res.bytes;
+  }
+
+  /** Whether the dataset's server answers at all: one byte of the manifest, one try. */
+  private async serverAnswers(): Promise<boolean> {
+    const stallMs = this.options.fetchPolicy?.stallMs;
+    try {
+      await fetchRange({ url: this.options.manifestUrl, end: 1, signal: this.abort.signal, policy: { attempts: 1, ...(stallMs ? { stallMs } : {}) } });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** One wait of an outage: says so once, then sleeps a growing, jittered while; throws once the outage limit has passed. */
+  private async waitForServer(file: string, err: Error): Promise<void> {
+    const now = performance.now();
+    if (this.outageSince === 0) {
+      this.outageSince = now;
+      this.emit({ type: 'warning', message: `the dataset's server stopped answering (record ${file}: ${err.message}); waiting for it and trying again` });
+    }
+    const limit = this.options.outageLimitMs ?? DEFAULT_OUTAGE_LIMIT_MS;
+    const down = now - this.outageSince;
+    if (down >= limit) {
+      throw new ServerGoneError(`the dataset's server has not answered for ${Math.round(down / 1000)} s (record ${file}: ${err.message}); the run stops`);
+    }
+    const backoff = this.options.fetchPolicy?.backoffMs ?? 500;
+    const wait = Math.min(OUTAGE_PROBE_MAX_MS, backoff * 2 ** Math.min(this.outageWaits++, 10), limit - down) * (0.5 + Math.random() / 2);
+    await sleep(wait, this.abort.signal);
+  }
+
+  private serverBack(): void {
+    const down = performance.now() - this.outageSince;
+    this.stats.outageMs += down;
+    this.outageSince = 0;
+    this.outageWaits = 0;
+    this.emit({ type: 'warning', message: `the dataset's server answers again after ${(down / 1000).toFixed(1)} s; the run goes on` });
   }
 }
 

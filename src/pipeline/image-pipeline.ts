@@ -10,7 +10,7 @@ import { JpegDecodeError, type TurboJpeg } from '../jpeg/turbo.js';
 import type { ImageShape } from '../pcr/manifest.js';
 import { RecordError } from '../pcr/record.js';
 import type { Batch, DatasetInfo, PipelineEvent, PipelineOptions, SampleImages } from './api.js';
-import { BasePipeline } from './base.js';
+import { BasePipeline, ServerGoneError } from './base.js';
 import { decodeToShape, firstSamples, imageBatches, sampleOf, type ImageExample } from './image-stages.js';
 
 /** Per-record cap on image-level warnings, so one rotten record cannot flood the log. */
@@ -195,12 +195,13 @@ export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipe
       prefix = await this.source.parse(record, await context.fetch(this.source.prefixLength(record, group), record.images), group, context);
     } catch (err) {
       if (this.abort.signal.aborted) return undefined;
-      this.warn(`${messageOf(err, record.file)}; record skipped`);
+      if (err instanceof ServerGoneError) throw err;
+      this.skipRecord(messageOf(err, record.file));
       return undefined;
     }
     const usable = Math.min(group, prefix.completeGroups);
     if (usable === 0) {
-      this.warn(`record ${record.file}: truncated at byte ${prefix.bytes.byteLength}, before scan group 1 ends (byte ${prefix.groupEnds[1]}); record skipped`);
+      this.skipRecord(`record ${record.file}: truncated at byte ${prefix.bytes.byteLength}, before scan group 1 ends (byte ${prefix.groupEnds[1]})`);
       return undefined;
     }
     if (usable < group) {

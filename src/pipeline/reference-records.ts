@@ -209,7 +209,7 @@ async function load(indexUrl: string, options: PipelineOptions, { signal, warn }
   for (const entry of entries) {
     const length = Math.min(referencePrefixLength(entry.offsets, 1), entry.offsets[0]! + FIRST_IMAGE_HEAD);
     try {
-      const res = await fetchPrefix(new URL(entry.name, indexUrl).href, length, signal, options.fetchTimeoutMs);
+      const res = await fetchPrefix(new URL(entry.name, indexUrl).href, length, signal, options.fetchPolicy);
       if (res.warning) warn(`record ${entry.name}: ${res.warning}`);
       const prefix = readReferenceRecordPrefix(res.bytes, entry.offsets, entry.name);
       first = { entry, prefix, frame: firstImageFrame(res.bytes, entry.offsets[0]!) };

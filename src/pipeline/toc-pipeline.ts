@@ -8,7 +8,7 @@ import { toBatch } from '../toc/batch.js';
 import { readTocFrame, tocRecordBytes, tocSplitRows, validateTocManifest, type TocManifest, type TocRecordEntry, type TocSplitEntry } from '../toc/dataset.js';
 import { TocFormatError } from '../toc/types.js';
 import type { Batch, DatasetInfo, TocBatchMessage } from './api.js';
-import { BasePipeline } from './base.js';
+import { BasePipeline, ServerGoneError } from './base.js';
 import { echo, shuffleBuffer } from './stages.js';
 
 /** Copies a view that shares its buffer, so transferring it cannot detach other batches' data. */
@@ -67,7 +67,8 @@ export class TocPipeline extends BasePipeline<TocManifest> {
     try {
       bytes = await this.fetchCounted(entry.file, end, 1, rows);
     } catch (err) {
-      if (!this.abort.signal.aborted) this.warn(`${(err as Error).message}; record skipped`);
+      if (err instanceof ServerGoneError) throw err;
+      if (!this.abort.signal.aborted) this.skipRecord((err as Error).message);
       return [];
     }
     const start = performance.now();

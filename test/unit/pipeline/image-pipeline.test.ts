@@ -85,9 +85,10 @@ describe('image pipeline', () => {
     }
   });
 
-  it('fetches fewer bytes at a lower scan group, and a change applies from the next record', async () => {
+  it('fetches fewer bytes at a lower scan group, and a change applies from the next record requested', async () => {
     const server = await serve();
-    const { fetches } = await drain(server, { batchSize: RECORD_SIZE, prefetch: 1 }, (p, i) => {
+    // One request in flight, so "the next record requested" is the next record.
+    const { fetches } = await drain(server, { batchSize: RECORD_SIZE, prefetch: 1, requestsInFlight: 1 }, (p, i) => {
       if (i === 0) p.setFidelity(2);
     });
     const ends = fixture.manifest.splits.train!.records.map((r) => r.groupEnds);
@@ -196,12 +197,14 @@ describe('image pipeline', () => {
       expect(warnings.join('\n')).toMatch(new RegExp(`record ${second.file}, image 7 \\(chunk at byte \\d+\\): .*image left out`));
     });
 
-    it('a server that stalls: each record read gives up after the timeout, nothing hangs', async () => {
+    it('a server that stalls every record: each read gives up after retries, nothing hangs', async () => {
       const server = await serve();
-      server.misbehave = 'stall-records';
+      server.fault = (path) => (path.endsWith('.pcr') ? { stall: 10 } : undefined);
       const p = new ImagePipeline(pcrRecords, await loadTurboJpegNode(), () => undefined);
-      await p.open(options(server, { fetchTimeoutMs: 300 }));
+      await p.open(options(server, { fetchPolicy: { stallMs: 300, attempts: 2, backoffMs: 10 } }));
       await expect(p.next()).rejects.toThrow(/no readable data in split "train"/);
+      expect(p.stats.recordsSkipped).toBe(3);
+      expect(p.stats.retries).toBe(3);
     });
 
     it('a record with a different number of scan groups than the manifest: skipped', async () => {

@@ -142,7 +142,7 @@ describe('reference pipeline', () => {
 
   it('lowering the scan group mid-run lowers the bytes asked for the next record', async () => {
     const server = await serve();
-    const { fetches } = await drain(server, { batchSize: RECORD_SIZE, prefetch: 1 }, (p, i) => {
+    const { fetches } = await drain(server, { batchSize: RECORD_SIZE, prefetch: 1, requestsInFlight: 1 }, (p, i) => {
       if (i === 0) p.setFidelity(2);
     });
     expect(fetches[0]!.requested).toBe(prefixLength(0, 6));
