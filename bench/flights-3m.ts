@@ -29,7 +29,9 @@ const { page } = lab;
 try {
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('Performance.enable');
-  await page.goto(`${lab.origin}/?dataset=flights-3m&model=logreg&evalEvery=100000&autostart=1`);
+  // One evaluation on the test split, at the step that ends the epoch (250-row batches).
+  const stepsPerEpoch = Math.ceil(target / 250);
+  await page.goto(`${lab.origin}/?dataset=flights-3m&model=logreg&evalEvery=${stepsPerEpoch}&autostart=1`);
   const started = Date.now();
   let firstStepAt = 0;
   let peakHeap = 0;
@@ -45,7 +47,7 @@ try {
     if (p.state === 'failed') throw new Error('training failed (see the page log)');
     if (p.steps > 0 && !firstStepAt) firstStepAt = Date.now();
     const read = counters?.examplesRead ?? 0;
-    if (read >= target) break;
+    if (read >= target && (p.lastEval?.step ?? 0) >= stepsPerEpoch) break;
     if (Date.now() - started > LIMIT_MS) throw new Error(`only ${read} rows after ${LIMIT_MS / 60_000} minutes`);
     if (read >= reported + 250_000) {
       reported = read;
