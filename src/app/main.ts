@@ -2,7 +2,7 @@
 // time. Every value a person enters (field or URL parameter) is checked where it
 // is entered, and a run starts only when all of them are good. A run's events
 // reach the screen only while that run is the current one.
-// URL parameters: dataset, manifest, model, batch, group, echo, lr, evalEvery, seed, autostart (README).
+// URL parameters: dataset, manifest, model, batch, group, echo, lr, evalEvery, seed, cache, autostart (README).
 import './style.css';
 import * as tf from '@tensorflow/tfjs';
 import { adapterDescription, webgpuBackend } from '../gpu/backend.js';
@@ -10,6 +10,7 @@ import { tocOutputCount } from '../gpu/toc/tfjs-op.js';
 import type { DatasetInfo } from '../pipeline/api.js';
 import { liveWorkerCount, startPipelineWorker } from '../pipeline/client.js';
 import { localManifestUrl, LOCAL_PREFIX } from '../storage/local-datasets.js';
+import { PrefixCache, type CacheUsage } from '../storage/prefix-cache.js';
 import { MODELS, modelsFor } from '../train/models/registry.js';
 import { LIVE_STATES, type RunState } from '../train/run-state.js';
 import { LabSession, type SessionListener } from '../train/session.js';
@@ -22,6 +23,7 @@ import type { LabSnapshot } from './test-api.js';
 import {
   checkBatchSize,
   checkEchoFactor,
+  checkCacheLimit,
   checkEvalEvery,
   checkLearningRate,
   checkManifestUrl,
@@ -45,6 +47,9 @@ const ui = {
   batchSize: $<HTMLInputElement>('batch-size'),
   learningRate: $<HTMLInputElement>('learning-rate'),
   evalEvery: $<HTMLInputElement>('eval-every'),
+  cacheLimit: $<HTMLInputElement>('cache-limit'),
+  cacheUsage: $('cache-usage'),
+  cacheClear: $<HTMLButtonElement>('cache-clear'),
   start: $<HTMLButtonElement>('start'),
   pause: $<HTMLButtonElement>('pause'),
   stop: $<HTMLButtonElement>('stop'),
@@ -59,7 +64,16 @@ const ui = {
   samplesCaption: $('samples-caption'),
   features: $('features'),
   batchHint: $('batch-hint'),
-  m: { step: $('m-step'), loss: $('m-loss'), acc: $('m-acc'), speed: $('m-speed'), speedLabel: $('m-speed-k'), bytes: $('m-bytes'), wait: $('m-wait') },
+  m: {
+    step: $('m-step'),
+    loss: $('m-loss'),
+    acc: $('m-acc'),
+    speed: $('m-speed'),
+    speedLabel: $('m-speed-k'),
+    bytes: $('m-bytes'),
+    cache: $('m-cache'),
+    wait: $('m-wait'),
+  },
 };
 
 const charts = {
@@ -105,6 +119,7 @@ const fields = {
   batchSize: field(ui.batchSize, 'batch', checkBatchSize),
   learningRate: field(ui.learningRate, 'lr', checkLearningRate),
   evalEvery: field(ui.evalEvery, 'evalEvery', checkEvalEvery),
+  cacheLimit: field(ui.cacheLimit, 'cache', checkCacheLimit),
   echo: field(ui.echo, 'echo', checkEchoFactor),
   manifestUrl: field(ui.manifestUrl, 'manifest', (text) => {
     const r = checkManifestUrl(text, location.href);
@@ -258,7 +273,7 @@ function refreshControls(): void {
   ui.pause.textContent = state === 'paused' ? 'Resume' : 'Pause';
   ui.stop.disabled = !live || state === 'stopping';
   // What a run is built from cannot change under it; fidelity and echo stay live.
-  for (const el of [ui.dataset, ui.manifestUrl, ui.model, ui.learningRate, ui.evalEvery]) el.disabled = busy;
+  for (const el of [ui.dataset, ui.manifestUrl, ui.model, ui.learningRate, ui.evalEvery, ui.cacheLimit, ui.cacheClear]) el.disabled = busy;
   ui.batchSize.disabled = busy || ui.batchSize.dataset.fixed === 'true';
 }
 
@@ -267,6 +282,7 @@ function showState(state: RunState, detail?: string): void {
   ui.state.dataset.state = state;
   refreshControls();
   if (state === 'failed') log(`training failed: ${detail}`, 'error');
+  if (!LIVE_STATES.has(state)) void showCacheUsage();
 }
 
 /** Clears everything the previous run drew: tiles, charts, dataset info, fidelity table, samples, log. */
@@ -276,6 +292,7 @@ function resetView(): void {
   ui.m.step.textContent = '0';
   ui.m.loss.textContent = ui.m.acc.textContent = ui.m.speed.textContent = ui.m.wait.textContent = '–';
   ui.m.bytes.textContent = '0 B';
+  ui.m.cache.textContent = '–';
   ui.datasetInfo.textContent = '';
   ui.fidelityTable.replaceChildren();
   ui.features.replaceChildren();
@@ -339,6 +356,7 @@ function readConfig(): LabSession['config'] | undefined {
     fidelity: fidelityTouched ? Number(ui.fidelity.value) : Infinity,
     echoFactor: value(checkEchoFactor(ui.echo.value)),
     evalEvery: value(checkEvalEvery(ui.evalEvery.value)),
+    cacheLimitBytes: value(checkCacheLimit(ui.cacheLimit.value)) * 2 ** 20,
     seed: params.has('seed') ? value(checkSeed(params.get('seed')!)) : 1,
   };
 }
@@ -416,10 +434,42 @@ function listenerFor(current: () => LabSession): SessionListener {
       ui.m.acc.textContent = `${(100 * m.accuracy).toFixed(1)}%`;
       charts.acc.push(m.step, m.accuracy);
     },
-    fetch() {},
+    fetch() {
+      if (!shown()) return;
+      const t = current().fetchTotals;
+      const total = t.bytes + t.cachedBytes;
+      ui.m.cache.textContent = total ? `${((100 * t.cachedBytes) / total).toFixed(0)}% of bytes, ${t.hits} of ${t.records} reads` : '–';
+      void showCacheUsage(2000);
+    },
     warning: (message) => shown() && log(message, 'warning'),
   };
 }
+
+// ---------------------------------------------------------------- prefix cache
+
+/** The page's handle on the workers' shared cache: it only reads the usage and clears it (the limit is the workers'). */
+const prefixCache = PrefixCache.available ? new PrefixCache(0) : undefined;
+let cacheUsageAt = 0;
+
+/** Shows what the cache holds; at most once per `throttleMs`. */
+async function showCacheUsage(throttleMs = 0): Promise<CacheUsage | undefined> {
+  if (!prefixCache || performance.now() - cacheUsageAt < throttleMs) return undefined;
+  cacheUsageAt = performance.now();
+  try {
+    const u = await prefixCache.usage();
+    ui.cacheUsage.textContent = `Holds ${formatBytes(u.bytes)} in ${u.entries} record prefix${u.entries === 1 ? '' : 'es'}.`;
+    return u;
+  } catch (err) {
+    ui.cacheUsage.textContent = `The cache cannot be read here: ${(err as Error).message}`;
+    return undefined;
+  }
+}
+
+ui.cacheClear.addEventListener('click', async () => {
+  await prefixCache?.clear();
+  await showCacheUsage();
+  log('prefix cache cleared');
+});
 
 async function stop(): Promise<void> {
   await session?.stop();
@@ -472,6 +522,7 @@ async function applyParams(): Promise<void> {
   put('batch', fields.batchSize);
   put('lr', fields.learningRate);
   put('evalEvery', fields.evalEvery);
+  put('cache', fields.cacheLimit);
   put('echo', fields.echo);
   const seed = params.get('seed');
   if (seed !== null) {
@@ -567,6 +618,7 @@ window.__lab = {
     };
   },
   runs: () => ({ open: openSessions.size, workers: liveWorkerCount() }),
+  cache: () => showCacheUsage(),
   memory: () => ({ tensors: tf.memory().numTensors, bytes: tf.memory().numBytes, tocBuffers: tocOutputCount() }),
   start,
   pause: () => session?.pause(),
@@ -575,6 +627,7 @@ window.__lab = {
 };
 
 const ready = applyParams();
+void showCacheUsage();
 showState('idle');
 webgpuBackend()
   .then(async (device) => {

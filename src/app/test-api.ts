@@ -1,5 +1,6 @@
 // The small typed API the page exposes as window.__lab, so end-to-end tests read
 // numbers rather than scrape the DOM.
+import type { CacheUsage } from '../storage/prefix-cache.js';
 import type { DatasetInfo, FetchEvent, PipelineStats } from '../pipeline/api.js';
 import type { RunState } from '../train/run-state.js';
 import type { EvalMetrics, StepMetrics } from '../train/trainer.js';
@@ -38,6 +39,8 @@ export interface LabTestApi {
   progress(): LabProgress;
   /** Runs not yet ended, and pipeline workers alive: one run at a time holds at most its own. */
   runs(): { open: number; workers: number };
+  /** What the prefix cache holds (undefined where there is no IndexedDB); also refreshes the page's line. */
+  cache(): Promise<CacheUsage | undefined>;
   /** tf.memory() (tensors alive on the page) and the TOC op's cached GPU buffers, to find leaks across runs. */
   memory(): { tensors: number; bytes: number; tocBuffers: number };
   start(): Promise<void>;

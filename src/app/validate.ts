@@ -15,6 +15,7 @@ const LIMITS = {
   evalEvery: { min: 1, max: 100_000 },
   scanGroup: { min: 1, max: 64 },
   seed: { min: 0, max: 2 ** 32 - 1 },
+  cacheLimitMb: { min: 0, max: 65_536 },
 } as const;
 
 /** A plain decimal number: no hex, no blanks, no "1e" halves, nothing after it. */
@@ -43,6 +44,7 @@ export const checkEchoFactor = (text: string) => numberIn(text, 'echo factor', L
 export const checkLearningRate = (text: string) => numberIn(text, 'learning rate', LIMITS.learningRate);
 export const checkEvalEvery = (text: string) => integerIn(text, 'evaluation interval', LIMITS.evalEvery);
 export const checkSeed = (text: string) => integerIn(text, 'seed', LIMITS.seed);
+export const checkCacheLimit = (text: string) => integerIn(text, 'cache size (MB)', LIMITS.cacheLimitMb);
 
 export function checkScanGroup(text: string, groups: number = LIMITS.scanGroup.max): Checked<number> {
   return integerIn(text, 'scan group', { min: 1, max: groups });
@@ -66,7 +68,7 @@ export function checkManifestUrl(text: string, page: string): Checked<string | u
 }
 
 /** URL parameters the page reads; any other is reported, so a typo is not silently ignored. */
-const URL_PARAMS = ['dataset', 'manifest', 'model', 'batch', 'group', 'echo', 'lr', 'evalEvery', 'seed', 'autostart'] as const;
+const URL_PARAMS = ['dataset', 'manifest', 'model', 'batch', 'group', 'echo', 'lr', 'evalEvery', 'seed', 'cache', 'autostart'] as const;
 
 export function unknownParams(params: URLSearchParams): string[] {
   return [...new Set(params.keys())].filter((k) => !(URL_PARAMS as readonly string[]).includes(k));

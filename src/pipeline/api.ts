@@ -32,6 +32,10 @@ export interface PipelineOptions {
   requestsInFlight?: number;
   /** How long to wait for a dataset server that stopped answering before the run fails (default 10 min). */
   outageLimitMs?: number;
+  /** Size limit of the prefix cache (src/storage/prefix-cache.ts) in bytes; 0 or left out: no cache. */
+  cacheLimitBytes?: number;
+  /** IndexedDB database of the prefix cache (default "bytelab-cache"; tests use their own). */
+  cacheName?: string;
 }
 
 export interface ImageBatch {
@@ -73,6 +77,9 @@ export interface FetchEvent {
   requested: number;
   /** Bytes taken from the response (what we read off the wire). */
   received: number;
+  /** Bytes that came from the prefix cache (the first `cached` bytes; all of them when nothing was requested). */
+  cached: number;
+  /** HTTP status of the answer; 0 when the prefix cache held every byte and no request was made. */
   status: number;
   /** Examples in the record (images, or table rows). */
   examples: number;
@@ -99,6 +106,14 @@ export interface PipelineStats {
   recordsSkipped: number;
   /** Time spent waiting for a server that stopped answering. */
   outageMs: number;
+  /** Records read wholly from the prefix cache (no request). */
+  cacheHits: number;
+  /** Records whose cached prefix was extended with a Range request for the missing bytes. */
+  cacheExtended: number;
+  /** Cached prefixes found cut or altered, dropped and read again. */
+  cacheCorrupt: number;
+  /** Bytes taken from the prefix cache. */
+  bytesFromCache: number;
 }
 
 export interface DatasetInfo {

@@ -5,6 +5,7 @@
 import type { Batch, DatasetInfo, PipelineEvent, PipelineOptions, PipelineStats } from './api.js';
 import { fetchRange, sleep, TransientFetchError, type RangeResponse } from './fetch.js';
 import { LOCAL_PREFIX, readLocalFile } from '../storage/local-datasets.js';
+import { PrefixCache, type CachedPrefix } from '../storage/prefix-cache.js';
 import { BoundedQueue } from './queue.js';
 import { seededRandom, shuffleInPlace, type Random } from '../shared/random.js';
 
@@ -21,6 +22,10 @@ export const emptyStats = (): PipelineStats => ({
   retries: 0,
   recordsSkipped: 0,
   outageMs: 0,
+  cacheHits: 0,
+  cacheExtended: 0,
+  cacheCorrupt: 0,
+  bytesFromCache: 0,
 });
 
 /** Records read ahead of the one being consumed: their Range requests overlap each other and the decoding. */
@@ -45,6 +50,8 @@ export abstract class BasePipeline<M> {
   protected readonly abort = new AbortController();
   private queue: BoundedQueue<Batch> | undefined;
   readonly stats: PipelineStats = emptyStats();
+  /** Record prefixes kept across epochs and reloads (off when options.cacheLimitBytes is 0 or there is no IndexedDB). */
+  protected cache: PrefixCache | undefined;
   /** When the current outage began (0: the server answers). */
   private outageSince = 0;
   /** Waits so far in the current outage, for the backoff. */
@@ -64,6 +71,8 @@ export abstract class BasePipeline<M> {
   async open(options: PipelineOptions, manifestJson?: unknown): Promise<DatasetInfo> {
     this.options = { ...options };
     this.random = seededRandom(options.seed);
+    const limit = options.cacheLimitBytes ?? 0;
+    this.cache = limit > 0 && PrefixCache.available ? new PrefixCache(limit, options.cacheName) : undefined;
     this.manifest = this.validate(manifestJson ?? (await fetchManifest(options.manifestUrl, this.abort.signal)), options.manifestUrl);
     const splits = (this.manifest as { splits: Record<string, unknown> }).splits;
     if (!splits[options.split]) throw new Error(`${options.manifestUrl}: no split "${options.split}" (have ${Object.keys(splits).join(', ')})`);
@@ -91,6 +100,7 @@ export abstract class BasePipeline<M> {
   close(): void {
     this.abort.abort();
     this.queue?.close();
+    this.cache?.close();
   }
 
   private async pump(queue: BoundedQueue<Batch>): Promise<void> {
@@ -174,24 +184,92 @@ export abstract class BasePipeline<M> {
   }
 
   /**
-   * One Range request for a record prefix, counted in the stats and reported as
-   * a fetch event. Link failures are retried (fetch.ts). When a record still
-   * fails, the manifest is asked for one byte: if the server answers, the record
-   * alone is at fault and the read throws (the record is skipped); if not, the
-   * server is down and the read waits for it, up to the outage limit, and then
-   * throws ServerGoneError. Any other failure throws, naming the record.
+   * A record's first `length` bytes, counted in the stats and reported as a fetch
+   * event. From the prefix cache when it holds them; when it holds fewer, one
+   * Range request for the rest (If-Range: a file changed on the server is read
+   * again whole); otherwise one Range request from byte 0. `fresh` skips the cache.
    */
-  protected async fetchCounted(file: string, length: number, level: number, examples: number): Promise<Uint8Array> {
+  protected async fetchCounted(file: string, length: number, level: number, examples: number, fresh = false): Promise<Uint8Array> {
     const url = new URL(file, this.options.manifestUrl).href; // resolved against the manifest
     const start = performance.now();
+    const cached = fresh ? undefined : await this.cachedPrefix(url, file);
+    if (cached && cached.bytes.byteLength >= length) {
+      const bytes = cached.bytes.subarray(0, length);
+      this.stats.cacheHits++;
+      this.stats.bytesFromCache += length;
+      this.fromCache.add(bytes);
+      this.emit({ type: 'fetch', record: file, level, requested: length, received: 0, cached: length, status: 0, examples, ms: performance.now() - start });
+      return bytes;
+    }
+    let from = cached?.bytes.byteLength ?? 0;
+    let res = await this.fetchRetrying(file, url, from, length, cached?.validator);
+    if (res.changed) {
+      this.warn(`record ${file}: the file changed on the server since its prefix was cached; read again from byte 0`);
+      from = 0;
+      res = await this.fetchRetrying(file, url, 0, length);
+    }
+    let bytes = res.bytes;
+    if (from > 0) {
+      bytes = new Uint8Array(from + res.bytes.byteLength);
+      bytes.set(cached!.bytes);
+      bytes.set(res.bytes, from);
+      this.stats.cacheExtended++;
+      this.stats.bytesFromCache += from;
+      this.fromCache.add(bytes);
+    }
+    const ms = performance.now() - start;
+    this.stats.fetchMs += ms;
+    this.stats.bytesFetched += res.bytes.byteLength;
+    this.stats.recordsFetched++;
+    this.emit({ type: 'fetch', record: file, level, requested: length, received: res.bytes.byteLength, cached: from, status: res.status, examples, ms });
+    if (res.warning) this.warn(`record ${file}: ${res.warning}`);
+    // Only whole answers are kept: a file shorter than asked would make the next, longer read start past its end.
+    if (this.cache && bytes.byteLength === length) {
+      await this.cache
+        .write(url, bytes, res.validator ?? cached?.validator)
+        .catch((err: unknown) => this.warn(`the prefix cache could not store a record: ${err}`));
+    }
+    return bytes;
+  }
+
+  /** Arrays fetchCounted answered at least partly from the cache: a source that finds them unreadable asks again with `fresh`. */
+  protected readonly fromCache = new WeakSet<Uint8Array>();
+
+  /** The cached prefix of `url`, if usable; a corrupt one is reported and dropped. */
+  private async cachedPrefix(url: string, file: string): Promise<CachedPrefix | undefined> {
+    if (!this.cache || url.startsWith(LOCAL_PREFIX)) return undefined;
+    const found = await this.cache.read(url).catch((err: unknown) => {
+      this.warn(`the prefix cache could not be read (${err}); reading from the server`);
+      return undefined;
+    });
+    if (found !== 'corrupt') return found;
+    this.stats.cacheCorrupt++;
+    this.warn(`record ${file}: its cached prefix failed its checksum (cut or altered); dropped and read from the server`);
+    return undefined;
+  }
+
+  /** Drops a cached prefix that a source could not parse. */
+  protected async forget(file: string): Promise<void> {
+    this.stats.cacheCorrupt++;
+    await this.cache?.remove(new URL(file, this.options.manifestUrl).href).catch(() => undefined);
+  }
+
+  /**
+   * Bytes [from, end) of a record. Link failures are retried (fetch.ts). When a
+   * record still fails, the manifest is asked for one byte: if the server
+   * answers, the record alone is at fault and the read throws (the record is
+   * skipped); if not, the server is down and the read waits for it, up to the
+   * outage limit, and then throws ServerGoneError. Any other failure throws, naming the record.
+   */
+  private async fetchRetrying(file: string, url: string, from: number, end: number, validator?: string): Promise<RangeResponse> {
     const signal = this.abort.signal;
     const policy = this.options.fetchPolicy;
     const onRetry = () => void this.stats.retries++;
-    let res: RangeResponse;
     for (;;) {
       try {
-        res = await fetchRange({ url, end: length, signal, policy, onRetry });
-        break;
+        const res = await fetchRange({ url, start: from, end, signal, policy, validator, onRetry });
+        if (this.outageSince > 0) this.serverBack();
+        return res;
       } catch (err) {
         const failed = new Error(`record ${file}: fetch failed: ${(err as Error).message}`);
         if (signal.aborted || !(err instanceof TransientFetchError)) throw failed;
@@ -199,14 +277,6 @@ export abstract class BasePipeline<M> {
         await this.waitForServer(file, err);
       }
     }
-    if (this.outageSince > 0) this.serverBack();
-    const ms = performance.now() - start;
-    this.stats.fetchMs += ms;
-    this.stats.bytesFetched += res.bytes.byteLength;
-    this.stats.recordsFetched++;
-    this.emit({ type: 'fetch', record: file, level, requested: length, received: res.bytes.byteLength, status: res.status, examples, ms });
-    if (res.warning) this.warn(`record ${file}: ${res.warning}`);
-    return res.bytes;
   }
 
   /** Whether the dataset's server answers at all: one byte of the manifest, one try. */

@@ -127,7 +127,9 @@ async function fetchOnce(url: string, start: number, sink: Sink, stallMs: number
       throw new TransientFetchError(stalled ? `no answer within ${stallMs} ms` : `network error (${(err as Error).message})`);
     }
     const status = res.status;
-    const answered = res.headers.get('etag') ?? res.headers.get('last-modified') ?? undefined;
+    // If-Range takes only a strong validator: a weak ETag (W/"...", as some dev servers send) makes the server send the whole file.
+    const etag = res.headers.get('etag');
+    const answered = (etag && !etag.startsWith('W/') ? etag : res.headers.get('last-modified')) ?? undefined;
     const changed = validator !== undefined && answered !== validator;
     if (status === 408 || status === 429 || status >= 500) {
       await res.body?.cancel().catch(() => undefined);

@@ -192,7 +192,17 @@ export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipe
         warn: (m) => this.warn(m),
         fetch: (length, images) => this.fetchCounted(record.file, length, group, images),
       };
-      prefix = await this.source.parse(record, await context.fetch(this.source.prefixLength(record, group), record.images), group, context);
+      const length = this.source.prefixLength(record, group);
+      const bytes = await context.fetch(length, record.images);
+      try {
+        prefix = await this.source.parse(record, bytes, group, context);
+      } catch (err) {
+        if (!this.fromCache.has(bytes)) throw err;
+        // The cached prefix passed its checksum but not the record's own header: drop it and ask the server.
+        this.warn(`${messageOf(err, record.file)}; that prefix came from the cache, so it was dropped and read again`);
+        await this.forget(record.file);
+        prefix = await this.source.parse(record, await this.fetchCounted(record.file, length, group, record.images, true), group, context);
+      }
     } catch (err) {
       if (this.abort.signal.aborted) return undefined;
       if (err instanceof ServerGoneError) throw err;

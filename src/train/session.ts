@@ -25,6 +25,8 @@ export interface SessionConfig {
   seed: number;
   /** Loss readbacks in flight (see TrainConfig); the benchmark compares 0 with the default. */
   readbackDepth?: number;
+  /** Size limit of the prefix cache the pipeline workers share (0: no cache). */
+  cacheLimitBytes?: number;
 }
 
 export interface SessionListener {
@@ -51,7 +53,8 @@ export class LabSession {
   readonly fetches = new RingBuffer<FetchEvent>(HISTORY.fetches);
   readonly warnings = new RingBuffer<string>(HISTORY.warnings);
   /** Running totals over every fetch of the run, including those the ring has dropped. */
-  readonly fetchTotals = { records: 0, bytes: 0 };
+  /** Record reads of the run: how many, bytes off the wire, and those the prefix cache answered (wholly: hits; bytes: cachedBytes). */
+  readonly fetchTotals = { records: 0, bytes: 0, hits: 0, cachedBytes: 0 };
   info: DatasetInfo | undefined;
 
   private readonly machine: RunStateMachine;
@@ -161,6 +164,7 @@ export class LabSession {
         epochs: Infinity,
         augment: true,
         prefetch: 4,
+        cacheLimitBytes: c.cacheLimitBytes ?? 0,
       };
       const onEvent = Comlink.proxy((e: PipelineEvent) => this.onPipelineEvent(e));
       const train = this.spawn('pipeline-train');
@@ -270,6 +274,8 @@ export class LabSession {
       this.fetches.push(e);
       this.fetchTotals.records++;
       this.fetchTotals.bytes += e.received;
+      this.fetchTotals.cachedBytes += e.cached;
+      if (e.status === 0) this.fetchTotals.hits++;
       this.listener.fetch(e);
     } else if (e.type === 'warning') {
       this.onWarning(e.message);

@@ -145,6 +145,7 @@ const paramCases: [string, RegExp][] = [
   ['evalEvery=-3', /URL parameter evalEvery=-3: evaluation interval/],
   ['group=99', /URL parameter group=99: scan group must be a whole number from 1 to 6/],
   ['seed=x', /URL parameter seed=x: seed must be a whole number/],
+  ['cache=lots', /URL parameter cache=lots: cache size \(MB\) must be a whole number from 0 to 65536/],
   ['dataset=nope', /URL parameter dataset=nope names no dataset/],
   ['model=nope', /URL parameter model=nope names no model/],
   ['model=logreg', /URL parameter model=logreg: .* reads tabular data, the chosen dataset is image/],

@@ -1,6 +1,7 @@
 // A real HTTP server on loopback for tests: serves files from memory with Range
 // support, and can misbehave on purpose (ignore Range, cut files short, drop or
 // stall a response, answer 5xx, go away and come back on the same port).
+import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -69,7 +70,8 @@ export async function startTestServer(files: Map<string, Uint8Array>): Promise<T
       } else if ('drop' in fault) {
         record(-1);
         head(part.byteLength);
-        res.write(part.subarray(0, fault.drop), () => res.destroy());
+        // A graceful close (FIN) after the bytes, so they reach the client before the connection ends.
+        res.write(part.subarray(0, fault.drop), () => res.socket?.end());
       } else if ('stall' in fault) {
         record(0);
         head(part.byteLength);
@@ -81,7 +83,7 @@ export async function startTestServer(files: Map<string, Uint8Array>): Promise<T
       } else if ('lie' in fault) {
         record(-2);
         head(part.byteLength + fault.lie);
-        res.write(part, () => res.destroy());
+        res.write(part, () => res.socket?.end());
       } else {
         record(m ? 206 : 200);
         head(part.byteLength);
@@ -97,10 +99,14 @@ export async function startTestServer(files: Map<string, Uint8Array>): Promise<T
       }
       return;
     }
-    const m = range && state.misbehave !== 'ignore-range' ? /^bytes=(\d+)-(\d*)$/.exec(range) : null;
+    // A strong ETag from the content, and If-Range honoured: a changed file is answered whole (200).
+    const etag = `"${body.byteLength}-${createHash('sha1').update(body).digest('hex').slice(0, 16)}"`;
+    const ifRange = req.headers['if-range'];
+    const fresh = ifRange === undefined || ifRange === etag;
+    const m = range && fresh && state.misbehave !== 'ignore-range' ? /^bytes=(\d+)-(\d*)$/.exec(range) : null;
     if (!m) {
       record(200);
-      res.writeHead(200, { 'Content-Length': body.byteLength, 'Accept-Ranges': state.misbehave === 'ignore-range' ? 'none' : 'bytes' }).end(body);
+      res.writeHead(200, { 'Content-Length': body.byteLength, ETag: etag, 'Accept-Ranges': state.misbehave === 'ignore-range' ? 'none' : 'bytes' }).end(body);
       return;
     }
     const start = Number(m[1]);
@@ -111,7 +117,9 @@ export async function startTestServer(files: Map<string, Uint8Array>): Promise<T
       return;
     }
     record(206);
-    res.writeHead(206, { 'Content-Range': `bytes ${start}-${end}/${body.byteLength}`, 'Content-Length': end - start + 1 }).end(body.subarray(start, end + 1));
+    res
+      .writeHead(206, { 'Content-Range': `bytes ${start}-${end}/${body.byteLength}`, 'Content-Length': end - start + 1, ETag: etag })
+      .end(body.subarray(start, end + 1));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;

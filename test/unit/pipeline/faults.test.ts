@@ -14,8 +14,10 @@ import { testPipelineOptions } from '../../support/pipeline-options.js';
 const fixture = await buildFixture({ train: 60, recordSize: 20 }); // 3 records of 20 images
 const records = fixture.manifest.splits.train!.records;
 const fullBytes = records.reduce((n, r) => n + r.groupEnds[6]!, 0);
-/** Fast retries so the tests take milliseconds, not seconds. */
-const POLICY = { attempts: 3, backoffMs: 10, stallMs: 300 };
+/** Fast retries so the tests take milliseconds, not seconds; a stall time a loaded CI machine never reaches by accident. */
+const POLICY = { attempts: 3, backoffMs: 10, stallMs: 3000 };
+/** For the tests about stalls. */
+const SHORT_STALL = { ...POLICY, stallMs: 300 };
 
 const servers: TestServer[] = [];
 afterEach(async () => {
@@ -71,17 +73,17 @@ describe('a failing link', () => {
 
   it('a stalled answer is abandoned after the stall time and tried again', async () => {
     const server = await serve((path, _r, nth) => (path === second && nth === 1 ? { stall: 50 } : undefined));
-    const { p, labels } = await drain(server);
+    const { p, labels } = await drain(server, { fetchPolicy: SHORT_STALL });
     expect(labels).toHaveLength(60);
     expect(p.stats).toMatchObject({ retries: 1, recordsSkipped: 0 });
   });
 
   it('a slow answer that keeps moving is not a stall: it takes longer than the stall time and still counts as one try', async () => {
-    // About 1.3 s for the second record, in pieces 100 ms apart; the stall time is 300 ms.
+    // About 1.3 s for the second record, in pieces 100 ms apart; the stall time is 500 ms.
     const piece = Math.ceil(records[1]!.groupEnds[6]! / 13);
     const server = await serve((path) => (path === second ? { trickle: piece, everyMs: 100 } : undefined));
     const started = Date.now();
-    const { p, labels } = await drain(server);
+    const { p, labels } = await drain(server, { fetchPolicy: { ...POLICY, stallMs: 500 } });
     expect(Date.now() - started).toBeGreaterThan(1000);
     expect(labels).toHaveLength(60);
     expect(p.stats).toMatchObject({ retries: 0, recordsSkipped: 0 });

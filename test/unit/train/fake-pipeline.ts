@@ -102,6 +102,7 @@ export function fakePipelines(behaviour: (name: string) => FakeBehaviour = () =>
           record: `${w.options!.split}-${served}`,
           level: w.options!.fidelity,
           requested: 10 * size,
+          cached: 0,
           received: 10 * size,
           status: 206,
           examples: size,

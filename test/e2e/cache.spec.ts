@@ -1,0 +1,50 @@
+// The prefix cache in Chromium, on its own IndexedDB, with the real workers and
+// the bundled dataset: what a run fetched is there after a reload, a lower
+// fidelity reads nothing from the network, and Clear empties it.
+import { expect, test } from '@playwright/test';
+import { snapshot, waitFor } from './helpers.js';
+
+const usage = (page: import('@playwright/test').Page) => page.evaluate(() => window.__lab!.cache());
+
+test('a reload reads what the last run fetched from the cache; a lower scan group needs no request; Clear empties it', async ({ page }) => {
+  await page.goto('/?model=mlp&batch=64&evalEvery=5&autostart=1');
+  const first = await waitFor(
+    page,
+    'an evaluation and a few train records',
+    (s) => s.evals.length > 0 && s.fetches.filter((f) => f.record.startsWith('train')).length >= 4,
+  );
+  await page.locator('#stop').click();
+  await expect(page.locator('#start')).toBeEnabled({ timeout: 10_000 });
+  // Every record read from the server is kept: the 4 test records and the train records read so far.
+  const fetched = new Set((await snapshot(page)).fetches.filter((f) => f.status === 206).map((f) => f.record));
+  expect(first.fetches.every((f) => f.status === 206)).toBe(true); // a fresh browser: nothing cached yet
+  expect((await usage(page))!.entries).toBe(fetched.size);
+  await expect(page.locator('#cache-usage')).toHaveText(new RegExp(`^Holds [\\d.]+ (KiB|MiB) in ${fetched.size} record prefixes\\.$`));
+
+  // Same seed, so the same records come first; at scan group 3 they are prefixes of what is cached.
+  await page.goto('/?model=mlp&batch=64&evalEvery=5&group=3&autostart=1');
+  const second = await waitFor(page, 'an evaluation', (s) => s.evals.length > 0 && s.fetches.filter((f) => f.record.startsWith('train')).length >= 2);
+  const test = second.fetches.filter((f) => f.record.startsWith('test'));
+  expect(test.length).toBe(4);
+  expect(test.every((f) => f.status === 0 && f.received === 0 && f.cached === f.requested)).toBe(true);
+  const train = second.fetches.filter((f) => f.record.startsWith('train') && fetched.has(f.record));
+  expect(train.length).toBeGreaterThan(0);
+  expect(train.every((f) => f.status === 0 && f.level === 3 && f.received === 0)).toBe(true);
+  await expect(page.locator('#m-cache')).toHaveText(/^\d+% of bytes, \d+ of \d+ reads$/);
+  await page.locator('#stop').click();
+  await expect(page.locator('#start')).toBeEnabled({ timeout: 10_000 });
+
+  await page.locator('#cache-clear').click();
+  await expect(page.locator('#cache-usage')).toHaveText('Holds 0 B in 0 record prefixes.');
+});
+
+test('cache size 0 turns the cache off; a bad size is refused beside the field', async ({ page }) => {
+  await page.goto('/?model=mlp&cache=0&evalEvery=5&autostart=1');
+  await waitFor(page, 'an evaluation', (s) => s.evals.length > 0);
+  await page.locator('#stop').click();
+  await expect(page.locator('#start')).toBeEnabled({ timeout: 10_000 });
+  expect(await usage(page)).toEqual({ bytes: 0, entries: 0 });
+  await page.locator('#cache-limit').fill('-5');
+  await expect(page.locator('#cache-limit-error')).toContainText('cache size (MB) must be a whole number from 0 to 65536');
+  await expect(page.locator('#start')).toBeDisabled();
+});
