@@ -2,12 +2,12 @@
 // time. Every value a person enters (field or URL parameter) is checked where it
 // is entered, and a run starts only when all of them are good. A run's events
 // reach the screen only while that run is the current one.
-// URL parameters: dataset, manifest, model, batch, group, echo, lr, evalEvery, seed, cache, autostart (README).
+// URL parameters: dataset, manifest, model, batch, group, echo, lr, evalEvery, seed, cache, shuffle, echoMode, autoEcho, autostart (README).
 import './style.css';
 import * as tf from '@tensorflow/tfjs';
 import { adapterDescription, webgpuBackend } from '../gpu/backend.js';
 import { tocOutputCount } from '../gpu/toc/tfjs-op.js';
-import type { DatasetInfo } from '../pipeline/api.js';
+import type { DatasetInfo, EchoMode } from '../pipeline/api.js';
 import { liveWorkerCount, startPipelineWorker } from '../pipeline/client.js';
 import { localManifestUrl, LOCAL_PREFIX } from '../storage/local-datasets.js';
 import { PrefixCache, type CacheUsage } from '../storage/prefix-cache.js';
@@ -24,6 +24,8 @@ import {
   checkBatchSize,
   checkEchoFactor,
   checkCacheLimit,
+  checkEchoMode,
+  checkShuffleBuffer,
   checkEvalEvery,
   checkLearningRate,
   checkManifestUrl,
@@ -48,6 +50,12 @@ const ui = {
   learningRate: $<HTMLInputElement>('learning-rate'),
   evalEvery: $<HTMLInputElement>('eval-every'),
   cacheLimit: $<HTMLInputElement>('cache-limit'),
+  echoAuto: $<HTMLInputElement>('echo-auto'),
+  echoMode: $<HTMLSelectElement>('echo-mode'),
+  shuffleBuffer: $<HTMLInputElement>('shuffle-buffer'),
+  echoReading: $('echo-reading'),
+  echoUse: $<HTMLButtonElement>('echo-use'),
+  echoCounters: $('echo-counters'),
   cacheUsage: $('cache-usage'),
   cacheClear: $<HTMLButtonElement>('cache-clear'),
   start: $<HTMLButtonElement>('start'),
@@ -120,6 +128,7 @@ const fields = {
   learningRate: field(ui.learningRate, 'lr', checkLearningRate),
   evalEvery: field(ui.evalEvery, 'evalEvery', checkEvalEvery),
   cacheLimit: field(ui.cacheLimit, 'cache', checkCacheLimit),
+  shuffleBuffer: field(ui.shuffleBuffer, 'shuffle', checkShuffleBuffer),
   echo: field(ui.echo, 'echo', checkEchoFactor),
   manifestUrl: field(ui.manifestUrl, 'manifest', (text) => {
     const r = checkManifestUrl(text, location.href);
@@ -137,7 +146,7 @@ let manifestProbe: { url: string; result: DatasetProbe } | undefined;
 /** Errors in the URL the page was opened with, shown above the page until the person fixes the control. */
 const paramErrors = new Map<string, string>();
 /** Parameters that name something (no field holds their bad value): they block Start while they stand. */
-const NAMING_PARAMS = new Set(['dataset', 'model', 'manifest', 'group', 'seed']);
+const NAMING_PARAMS = new Set(['dataset', 'model', 'manifest', 'group', 'seed', 'echoMode']);
 
 function showParamErrors(): void {
   ui.paramError.hidden = paramErrors.size === 0;
@@ -293,6 +302,8 @@ function resetView(): void {
   ui.m.loss.textContent = ui.m.acc.textContent = ui.m.speed.textContent = ui.m.wait.textContent = '–';
   ui.m.bytes.textContent = '0 B';
   ui.m.cache.textContent = '–';
+  ui.echoReading.textContent = ui.echoCounters.textContent = '';
+  ui.echoUse.hidden = true;
   ui.datasetInfo.textContent = '';
   ui.fidelityTable.replaceChildren();
   ui.features.replaceChildren();
@@ -357,6 +368,9 @@ function readConfig(): LabSession['config'] | undefined {
     echoFactor: value(checkEchoFactor(ui.echo.value)),
     evalEvery: value(checkEvalEvery(ui.evalEvery.value)),
     cacheLimitBytes: value(checkCacheLimit(ui.cacheLimit.value)) * 2 ** 20,
+    echoMode: value(checkEchoMode(ui.echoMode.value)),
+    shuffleBuffer: value(checkShuffleBuffer(ui.shuffleBuffer.value)),
+    autoEcho: ui.echoAuto.checked,
     seed: params.has('seed') ? value(checkSeed(params.get('seed')!)) : 1,
   };
 }
@@ -408,6 +422,9 @@ function listenerFor(current: () => LabSession): SessionListener {
       const tabular = i.kind === 'tabular';
       ui.m.speedLabel.textContent = tabular ? 'rows/s' : 'images/s';
       ui.fidelity.disabled = tabular;
+      // A TOC table is compressed in batches: it echoes whole batches whatever is chosen.
+      ui.echoMode.disabled = tabular;
+      ui.echoMode.title = tabular ? 'TOC tables echo whole batches' : '';
       ui.samples.hidden = tabular;
       ui.features.hidden = !tabular;
       if (tabular) {
@@ -424,6 +441,10 @@ function listenerFor(current: () => LabSession): SessionListener {
       ui.m.speed.textContent = m.examplesPerSecond.toFixed(1);
       ui.m.bytes.textContent = formatBytes(m.bytesFetched);
       ui.m.wait.textContent = `${(100 * m.waitFraction).toFixed(0)}%`;
+      const p = m.pipeline;
+      ui.echoCounters.textContent =
+        `${p.examplesRead.toLocaleString('en-US')} fresh examples read · ${p.examplesEchoed.toLocaleString('en-US')} echoed copies · ` +
+        `${m.step.toLocaleString('en-US')} SGD steps · ${p.duplicatesInBatches.toLocaleString('en-US')} repeats within a batch`;
       charts.loss.push(m.step, m.loss);
       charts.speed.push(m.step, m.examplesPerSecond);
       charts.bytes.push(m.step, m.bytesFetched / 1024 ** 2);
@@ -438,10 +459,29 @@ function listenerFor(current: () => LabSession): SessionListener {
       if (!shown()) return;
       const t = current().fetchTotals;
       const total = t.bytes + t.cachedBytes;
-      ui.m.cache.textContent = total ? `${((100 * t.cachedBytes) / total).toFixed(0)}% of bytes, ${t.hits} of ${t.records} reads` : '–';
+      ui.m.cache.textContent = total ? `${((100 * t.cachedBytes) / total).toFixed(0)}%` : '–';
+      ui.m.cache.title = `${formatBytes(t.cachedBytes)} of ${formatBytes(total)} read came from the cache; ${t.hits} of ${t.records} records without a request`;
       void showCacheUsage(2000);
     },
     warning: (message) => shown() && log(message, 'warning'),
+    echo(r, factor) {
+      if (!shown()) return;
+      if (ui.echoAuto.checked) ui.echo.value = String(factor);
+      const advice =
+        r.suggested > factor
+          ? `Echo ${r.suggested} would keep the trainer busy.`
+          : r.ratio < 1
+            ? 'The trainer is the slow side: echoing cannot help.'
+            : factor > r.suggested
+              ? `Echo above ${r.suggested} only adds repeats.`
+              : 'Echo matches R.';
+      ui.echoReading.textContent =
+        `Upstream (fetch, decode, augment) ${r.upstreamMsPerBatch.toFixed(0)} ms per batch · trainer ${r.downstreamMsPerStep.toFixed(0)} ms per step · ` +
+        `R = ${r.ratio.toFixed(1)} · waiting for data ${(100 * r.waitShare).toFixed(0)}% of the time. ${advice}`;
+      ui.echoUse.hidden = ui.echoAuto.checked || r.suggested === factor;
+      ui.echoUse.dataset.value = String(r.suggested);
+      ui.echoUse.textContent = `Use echo ${r.suggested}`;
+    },
   };
 }
 
@@ -492,6 +532,26 @@ ui.echo.addEventListener('input', () => {
   const r = checkEchoFactor(ui.echo.value);
   if (r.ok && session && !session.ended) session.setEchoFactor(r.value); // a bad value is shown and not applied
 });
+ui.echoAuto.addEventListener('change', () => {
+  ui.echo.readOnly = ui.echoAuto.checked; // auto echo writes the field; the person's value comes back when it is off
+  ui.echoUse.hidden = true;
+  if (session && !session.ended) session.setAutoEcho(ui.echoAuto.checked);
+});
+ui.echoMode.addEventListener('change', () => {
+  clearParamError('echoMode');
+  if (session && !session.ended) session.setEchoMode(ui.echoMode.value as EchoMode);
+});
+ui.shuffleBuffer.addEventListener('input', () => {
+  const r = checkShuffleBuffer(ui.shuffleBuffer.value);
+  if (r.ok && session && !session.ended) session.setShuffleBuffer(r.value);
+});
+ui.echoUse.addEventListener('click', () => {
+  const suggested = ui.echoUse.dataset.value;
+  if (!suggested) return;
+  ui.echo.value = suggested;
+  ui.echo.dispatchEvent(new Event('input'));
+  ui.echoUse.hidden = true;
+});
 ui.dataset.addEventListener('change', () => {
   clearParamError('dataset');
   listModels(ui.model.value);
@@ -523,6 +583,17 @@ async function applyParams(): Promise<void> {
   put('lr', fields.learningRate);
   put('evalEvery', fields.evalEvery);
   put('cache', fields.cacheLimit);
+  put('shuffle', fields.shuffleBuffer);
+  const echoMode = params.get('echoMode');
+  if (echoMode !== null) {
+    const r = checkEchoMode(echoMode);
+    if (r.ok) ui.echoMode.value = r.value;
+    else paramErrors.set('echoMode', `URL parameter echoMode=${echoMode}: ${r.reason}`);
+  }
+  if (params.has('autoEcho')) {
+    ui.echoAuto.checked = true;
+    ui.echo.readOnly = true;
+  }
   put('echo', fields.echo);
   const seed = params.get('seed');
   if (seed !== null) {

@@ -2,6 +2,8 @@
 // Each returns the parsed value or a reason written for the person, shown
 // beside the field; a run never starts with a value that failed.
 
+import { ECHO_MODES, type EchoMode } from '../pipeline/api.js';
+
 export type Checked<T> = { ok: true; value: T } | { ok: false; reason: string };
 
 const ok = <T>(value: T): Checked<T> => ({ ok: true, value });
@@ -16,6 +18,7 @@ const LIMITS = {
   scanGroup: { min: 1, max: 64 },
   seed: { min: 0, max: 2 ** 32 - 1 },
   cacheLimitMb: { min: 0, max: 65_536 },
+  shuffleBuffer: { min: 1, max: 65_536 },
 } as const;
 
 /** A plain decimal number: no hex, no blanks, no "1e" halves, nothing after it. */
@@ -45,6 +48,11 @@ export const checkLearningRate = (text: string) => numberIn(text, 'learning rate
 export const checkEvalEvery = (text: string) => integerIn(text, 'evaluation interval', LIMITS.evalEvery);
 export const checkSeed = (text: string) => integerIn(text, 'seed', LIMITS.seed);
 export const checkCacheLimit = (text: string) => integerIn(text, 'cache size (MB)', LIMITS.cacheLimitMb);
+export const checkShuffleBuffer = (text: string) => integerIn(text, 'shuffle buffer', LIMITS.shuffleBuffer);
+
+export function checkEchoMode(text: string): Checked<EchoMode> {
+  return (ECHO_MODES as readonly string[]).includes(text) ? ok(text as EchoMode) : bad(`echo mode must be one of ${ECHO_MODES.join(', ')}, not "${text}"`);
+}
 
 export function checkScanGroup(text: string, groups: number = LIMITS.scanGroup.max): Checked<number> {
   return integerIn(text, 'scan group', { min: 1, max: groups });
@@ -68,7 +76,22 @@ export function checkManifestUrl(text: string, page: string): Checked<string | u
 }
 
 /** URL parameters the page reads; any other is reported, so a typo is not silently ignored. */
-const URL_PARAMS = ['dataset', 'manifest', 'model', 'batch', 'group', 'echo', 'lr', 'evalEvery', 'seed', 'cache', 'autostart'] as const;
+const URL_PARAMS = [
+  'dataset',
+  'manifest',
+  'model',
+  'batch',
+  'group',
+  'echo',
+  'lr',
+  'evalEvery',
+  'seed',
+  'cache',
+  'shuffle',
+  'echoMode',
+  'autoEcho',
+  'autostart',
+] as const;
 
 export function unknownParams(params: URLSearchParams): string[] {
   return [...new Set(params.keys())].filter((k) => !(URL_PARAMS as readonly string[]).includes(k));

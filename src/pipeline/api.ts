@@ -5,6 +5,15 @@ import type { TocGpuLayout } from '../toc/gpu-layout.js';
 import type { TocBatch } from '../toc/batch.js';
 import type { FetchPolicy } from './fetch.js';
 
+/**
+ * Which items data echoing repeats (Choi et al. 2019): each example before
+ * augmentation (copies get their own random flip), each example after it
+ * (identical copies), or each whole batch. TOC tables are compressed in
+ * batches and echo batches whatever is asked.
+ */
+export type EchoMode = 'examples' | 'examples-after-augment' | 'batches';
+export const ECHO_MODES: readonly EchoMode[] = ['examples', 'examples-after-augment', 'batches'];
+
 export interface PipelineOptions {
   /** URL of the dataset's manifest.json; record files are resolved against it. */
   manifestUrl: string;
@@ -17,8 +26,10 @@ export interface PipelineOptions {
   fidelity: number;
   /** Data echoing factor e >= 1; a fraction is realised by a Bernoulli draw per example. */
   echoFactor: number;
+  /** What echoing repeats (default 'examples'); a live control. */
+  echoMode?: EchoMode;
   seed: number;
-  /** Examples held by the shuffle buffer (after echoing, so echoed copies spread out). */
+  /** Examples held by the shuffle buffer (after echoing, so echoed copies spread out); a live control, but 1 or less at open means no shuffling. */
   shuffleBuffer: number;
   /** Passes over the split; Infinity streams forever (training). */
   epochs: number;
@@ -95,6 +106,18 @@ export interface PipelineStats {
   examplesRead: number;
   /** Examples left out because their bytes were bad. */
   examplesDropped: number;
+  /** Copies made by data echoing (an echoed batch counts its examples). */
+  examplesEchoed: number;
+  /** Examples in a batch that repeat an example already in that batch (example echoing with a small shuffle buffer). */
+  duplicatesInBatches: number;
+  /**
+   * Time the stages before the trainer needed (fetch, decode, augment, batch):
+   * the batch loop's time not blocked on a full queue, or, where more, the
+   * decoding time or the fetch time per request slot (records are read ahead in
+   * the background). Divided by the fresh batches read, it is the upstream time
+   * per batch of the echoing papers.
+   */
+  upstreamBusyMs: number;
   examplesEmitted: number;
   batchesEmitted: number;
   fetchMs: number;
@@ -155,6 +178,9 @@ export interface PipelineApi {
   /** Clamped to 1..fidelityLevels; applies to the next record fetched. */
   setFidelity(level: number): void;
   setEchoFactor(factor: number): void;
+  setEchoMode(mode: EchoMode): void;
+  /** Examples the shuffle buffer holds (no effect on a split opened without shuffling). */
+  setShuffleBuffer(size: number): void;
   stats(): PipelineStats;
   /**
    * Up to n images of the latest decoded record, at the fidelity they were

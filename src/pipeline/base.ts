@@ -2,7 +2,7 @@
 // fills a bounded queue, record reads with Range requests (several in flight,
 // consumed in order), riding out a server that goes away, and warnings.
 // Subclasses (image-pipeline.ts, toc-pipeline.ts) say how records become batches.
-import type { Batch, DatasetInfo, PipelineEvent, PipelineOptions, PipelineStats } from './api.js';
+import { ECHO_MODES, type Batch, type DatasetInfo, type EchoMode, type PipelineEvent, type PipelineOptions, type PipelineStats } from './api.js';
 import { fetchRange, sleep, TransientFetchError, type RangeResponse } from './fetch.js';
 import { LOCAL_PREFIX, readLocalFile } from '../storage/local-datasets.js';
 import { PrefixCache, type CachedPrefix } from '../storage/prefix-cache.js';
@@ -15,6 +15,9 @@ export const emptyStats = (): PipelineStats => ({
   examplesRead: 0,
   examplesDropped: 0,
   examplesEmitted: 0,
+  examplesEchoed: 0,
+  duplicatesInBatches: 0,
+  upstreamBusyMs: 0,
   batchesEmitted: 0,
   fetchMs: 0,
   decodeMs: 0,
@@ -78,12 +81,23 @@ export abstract class BasePipeline<M> {
     if (!splits[options.split]) throw new Error(`${options.manifestUrl}: no split "${options.split}" (have ${Object.keys(splits).join(', ')})`);
     this.setFidelity(options.fidelity);
     this.setEchoFactor(options.echoFactor);
+    if (options.echoMode) this.setEchoMode(options.echoMode);
     return this.describe();
   }
 
   setEchoFactor(factor: number): void {
     if (!(factor >= 1)) throw new RangeError(`echo factor must be >= 1, got ${factor}`);
     this.options.echoFactor = factor;
+  }
+
+  setEchoMode(mode: EchoMode): void {
+    if (!ECHO_MODES.includes(mode)) throw new RangeError(`echo mode must be one of ${ECHO_MODES.join(', ')}, got ${mode}`);
+    this.options.echoMode = mode;
+  }
+
+  setShuffleBuffer(size: number): void {
+    if (!(size >= 1)) throw new RangeError(`shuffle buffer must be >= 1, got ${size}`);
+    if (this.options.shuffleBuffer > 1) this.options.shuffleBuffer = Math.round(size); // a split opened in order stays in order
   }
 
   /** The next batch, or null after the last epoch. Starts the prefetching loop on first call. */
@@ -104,12 +118,20 @@ export abstract class BasePipeline<M> {
   }
 
   private async pump(queue: BoundedQueue<Batch>): Promise<void> {
+    const started = performance.now();
+    let blocked = 0; // time spent waiting for room in the queue: the trainer, not upstream, was the slow side
     try {
       for await (const batch of this.batches()) {
         if (queue.isClosed) return;
         this.stats.batchesEmitted++;
         this.stats.examplesEmitted += batch.size;
+        const t = performance.now();
+        // Records are read ahead in the background, also while this loop is blocked, so its unblocked time alone
+        // undercounts when the trainer is the slow side: the decoding and the fetches (sharing their slots) bound it too.
+        const inFlight = Math.max(1, this.options.requestsInFlight ?? DEFAULT_REQUESTS_IN_FLIGHT);
+        this.stats.upstreamBusyMs = Math.max(t - started - blocked, this.stats.decodeMs, this.stats.fetchMs / inFlight);
         await queue.push(batch);
+        blocked += performance.now() - t;
       }
       queue.close();
     } catch (err) {
@@ -122,14 +144,16 @@ export abstract class BasePipeline<M> {
 
   /** The live controls the per-example stages read: echo factor and batch size may change mid-run. */
   protected stageControls() {
-    const o = this.options;
     return {
-      augment: o.augment,
-      shuffleBuffer: o.shuffleBuffer,
+      augment: this.options.augment,
       random: this.random,
       echoFactor: () => this.options.echoFactor,
+      echoMode: () => this.options.echoMode ?? 'examples',
+      shuffleBuffer: () => this.options.shuffleBuffer,
       batchSize: () => this.options.batchSize,
       batchIndex: () => this.stats.batchesEmitted,
+      echoed: (n: number) => void (this.stats.examplesEchoed += n),
+      duplicates: (n: number) => void (this.stats.duplicatesInBatches += n),
     };
   }
 

@@ -82,6 +82,8 @@ export interface RecordSource<R extends ImageRecord> {
 
 export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipeline<ImageDataset<R>> {
   private latest: SampleImages | undefined;
+  /** Fresh examples decoded so far: each one's id. */
+  private freshExamples = 0;
 
   constructor(
     private readonly source: RecordSource<R>,
@@ -165,7 +167,7 @@ export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipe
         const jpeg = prefix.image(i, group);
         const img = this.manifest.variableSize ? decodeToShape(this.decoder, jpeg, shape) : this.decoder.decode(jpeg, channels);
         if (img.width !== width || img.height !== height) throw new JpegDecodeError(`decoded ${img.width}x${img.height}, the manifest says ${width}x${height}`);
-        examples.push({ pixels: img.data, label });
+        examples.push({ pixels: img.data, label, id: this.freshExamples++ });
       } catch (err) {
         if (!(err instanceof JpegDecodeError)) throw err;
         drop(`record ${record.file}, image ${i} (chunk at byte ${prefix.chunkOffset(i, 1)}): ${err.message}; image left out`);

@@ -4,7 +4,7 @@
 import type { DecodedImage, TurboJpeg } from '../jpeg/turbo.js';
 import type { ImageShape } from '../pcr/manifest.js';
 import { resize } from '../pcr/pixels.js';
-import type { ImageBatch, SampleImages } from './api.js';
+import type { EchoMode, ImageBatch, SampleImages } from './api.js';
 import type { Random } from '../shared/random.js';
 import { chunk, echo, shuffleBuffer } from './stages.js';
 
@@ -12,19 +12,26 @@ export interface ImageExample {
   /** height x width x channels, interleaved, at the model's input size. */
   pixels: Uint8Array;
   label: number;
+  /** Which fresh example this is (echoed copies share it): counts duplicates within a batch. */
+  id: number;
 }
 
 export interface ImageStageControls {
   /** The model's input: every example has this shape. */
   shape: ImageShape;
   augment: boolean;
-  shuffleBuffer: number;
   random: Random;
   /** Read per example and per batch, so changes apply at once. */
   echoFactor(): number;
+  echoMode(): EchoMode;
+  /** Examples the shuffle buffer holds; 1 or less at open: no shuffle stage at all (the test split). */
+  shuffleBuffer(): number;
   batchSize(): number;
   /** The index the next batch gets. */
   batchIndex(): number;
+  /** Counters: echoed copies of examples made; examples in a batch that repeat one already in it. */
+  echoed(examples: number): void;
+  duplicates(n: number): void;
 }
 
 /**
@@ -54,9 +61,16 @@ async function* flipExamples(source: AsyncIterable<ImageExample>, shape: ImageSh
         for (let c = 0; c < channels; c++) out[to + c] = ex.pixels[from + c]!;
       }
     }
-    yield { pixels: out, label: ex.label };
+    yield { pixels: out, label: ex.label, id: ex.id };
   }
 }
+
+/** Examples in the group that repeat an example already in it. */
+function duplicatesIn(examples: ImageExample[]): number {
+  return examples.length - new Set(examples.map((e) => e.id)).size;
+}
+
+const copyImageBatch = (b: ImageBatch): ImageBatch => ({ ...b, x: b.x.slice(), y: b.y.slice() });
 
 /** Examples as one image batch: x scaled to [0, 1]. */
 function toImageBatch(examples: ImageExample[], index: number): ImageBatch {
@@ -71,13 +85,27 @@ function toImageBatch(examples: ImageExample[], index: number): ImageBatch {
   return { kind: 'image', x, y, size: examples.length, index };
 }
 
-/** echo -> (flip) -> (shuffle) -> batch, as ImagePipeline.batches() does it. */
+/**
+ * echo -> (flip) -> (shuffle) -> batch -> batch echo, as ImagePipeline.batches()
+ * does it. The echo mode picks which of the three echo stages repeats: examples
+ * before augmentation (Choi et al.'s default: copies get different flips, and
+ * the shuffle buffer spreads them apart), examples after it (identical copies),
+ * or whole batches.
+ */
 export async function* imageBatches(examples: AsyncIterable<ImageExample>, c: ImageStageControls): AsyncGenerator<ImageBatch> {
-  // Echo before augmenting and shuffling (Choi et al.): copies get different flips and are spread apart.
-  const echoed = echo(examples, c.echoFactor, c.random);
-  const augmented = c.augment ? flipExamples(echoed, c.shape, c.random) : echoed;
-  const shuffled = c.shuffleBuffer > 1 ? shuffleBuffer(augmented, c.shuffleBuffer, c.random) : augmented;
-  for await (const group of chunk(shuffled, c.batchSize)) yield toImageBatch(group, c.batchIndex());
+  const stage = (mode: EchoMode) => ({ factor: c.echoFactor, random: c.random, active: () => c.echoMode() === mode, echoed: () => c.echoed(1) });
+  const early = echo(examples, stage('examples'));
+  const augmented = c.augment ? flipExamples(early, c.shape, c.random) : early;
+  const late = echo(augmented, stage('examples-after-augment'));
+  const shuffled = c.shuffleBuffer() > 1 ? shuffleBuffer(late, c.shuffleBuffer, c.random) : late;
+  async function* batches(): AsyncGenerator<ImageBatch> {
+    for await (const group of chunk(shuffled, c.batchSize)) {
+      c.duplicates(duplicatesIn(group));
+      yield toImageBatch(group, 0);
+    }
+  }
+  const echoed = echo(batches(), { ...stage('batches'), clone: copyImageBatch, echoed: (b) => c.echoed(b.size) });
+  for await (const b of echoed) yield { ...b, index: c.batchIndex() };
 }
 
 /** Up to 64 of a record's examples, kept for the lab's sample view. */

@@ -55,8 +55,15 @@ export class TocPipeline extends BasePipeline<TocManifest> {
     const batches = this.readEpochs(this.split().records, (r) => this.readRecord(r));
     // Batch echoing: the mini-batch is the unit the TOC format compresses. Batches
     // leave the worker as transferables (detached once sent), so echoed copies get arrays of their own.
-    const echoed = echo(batches, () => this.options.echoFactor, this.random, copyBatch);
-    const shuffled = o.shuffleBuffer > 1 ? shuffleBuffer(echoed, Math.max(2, Math.round(o.shuffleBuffer / 250)), this.random) : echoed;
+    const echoed = echo(batches, {
+      factor: () => this.options.echoFactor,
+      random: this.random,
+      clone: copyBatch,
+      echoed: (b) => void (this.stats.examplesEchoed += b.size),
+    });
+    // The buffer holds batches: as many as hold about shuffleBuffer rows.
+    const batchesHeld = () => Math.max(2, Math.round(this.options.shuffleBuffer / 250));
+    const shuffled = o.shuffleBuffer > 1 ? shuffleBuffer(echoed, batchesHeld, this.random) : echoed;
     for await (const b of shuffled) yield { ...b, index: this.stats.batchesEmitted };
   }
 

@@ -50,6 +50,8 @@ const api: PipelineApi = {
   },
   setFidelity: (level) => current().setFidelity(level),
   setEchoFactor: (factor) => current().setEchoFactor(factor),
+  setEchoMode: (mode) => current().setEchoMode(mode),
+  setShuffleBuffer: (size) => current().setShuffleBuffer(size),
   stats: () => ({ ...current().stats }),
   async samples(n) {
     // Only an image pipeline has samples; a table has no images to show.

@@ -4,9 +4,10 @@
 // through it, and once the run is final nothing it started reaches a listener.
 // No DOM here, so the tests drive it in Node with a fake pipeline.
 import * as Comlink from 'comlink';
-import type { DatasetInfo, FetchEvent, PipelineEvent, PipelineOptions, SampleImages } from '../pipeline/api.js';
+import type { DatasetInfo, EchoMode, FetchEvent, PipelineEvent, PipelineOptions, SampleImages } from '../pipeline/api.js';
 import type { PipelineHandle } from '../pipeline/client.js';
 import { abortable } from './abort.js';
+import { EchoAdvisor, type EchoReading } from './echo-advisor.js';
 import type { ModelSpec } from './models/registry.js';
 import { RingBuffer } from './ring-buffer.js';
 import { RunStateMachine, type RunState } from './run-state.js';
@@ -27,6 +28,12 @@ export interface SessionConfig {
   readbackDepth?: number;
   /** Size limit of the prefix cache the pipeline workers share (0: no cache). */
   cacheLimitBytes?: number;
+  /** What echoing repeats (default examples, before augmentation). */
+  echoMode?: EchoMode;
+  /** Examples the training split's shuffle buffer holds (default 512). */
+  shuffleBuffer?: number;
+  /** The echo factor follows the suggestion from the measured upstream/downstream ratio. */
+  autoEcho?: boolean;
 }
 
 export interface SessionListener {
@@ -36,6 +43,8 @@ export interface SessionListener {
   eval(m: EvalMetrics): void;
   fetch(e: FetchEvent): void;
   warning(message: string): void;
+  /** Where the time goes over the last steps, and the echo factor in use (set by the person, or by auto echo). */
+  echo?(reading: EchoReading, factor: number): void;
 }
 
 /** Starts one pipeline worker; the page passes startPipelineWorker, tests a fake. */
@@ -43,6 +52,11 @@ export type StartPipeline = (name: string) => PipelineHandle;
 
 /** History kept per run: bounded, so a run of days does not grow the page's memory. */
 const HISTORY = { steps: 10_000, evals: 2_000, fetches: 2_000, warnings: 500 };
+
+/** Examples the training split's shuffle buffer holds unless the person sets it. */
+export const DEFAULT_SHUFFLE_BUFFER = 512;
+/** Steps between two moves of auto echo: the reading looks back 20 steps, so it has changed by then. */
+const AUTO_ECHO_EVERY = 10;
 
 /** How long stop() waits for the run to wind down before it tears the workers down regardless. */
 const STOP_GRACE_MS = 5_000;
@@ -60,7 +74,8 @@ export class LabSession {
   private readonly machine: RunStateMachine;
   private readonly abort = new AbortController();
   /** Live controls: what the person chose last, applied as soon as the pipeline is open. */
-  private readonly controls: { fidelity: number; echoFactor: number };
+  private readonly controls: { fidelity: number; echoFactor: number; echoMode: EchoMode; shuffleBuffer: number; autoEcho: boolean };
+  private readonly advisor = new EchoAdvisor();
   private train: PipelineHandle | undefined;
   private workers: PipelineHandle[] = [];
   private pauseAfterEval = false;
@@ -72,7 +87,13 @@ export class LabSession {
     private readonly listener: SessionListener,
     private readonly startPipeline: StartPipeline,
   ) {
-    this.controls = { fidelity: config.fidelity, echoFactor: config.echoFactor };
+    this.controls = {
+      fidelity: config.fidelity,
+      echoFactor: config.echoFactor,
+      echoMode: config.echoMode ?? 'examples',
+      shuffleBuffer: config.shuffleBuffer ?? DEFAULT_SHUFFLE_BUFFER,
+      autoEcho: config.autoEcho ?? false,
+    };
     this.machine = new RunStateMachine((state, detail) => listener.state(state, detail));
   }
 
@@ -143,6 +164,25 @@ export class LabSession {
     this.sendControl((api) => api.setEchoFactor(factor));
   }
 
+  setEchoMode(mode: EchoMode): void {
+    this.controls.echoMode = mode;
+    this.sendControl((api) => api.setEchoMode(mode));
+  }
+
+  setShuffleBuffer(size: number): void {
+    this.controls.shuffleBuffer = size;
+    this.sendControl((api) => api.setShuffleBuffer(size));
+  }
+
+  /** Auto echo: every few steps the echo factor follows the advisor's suggestion (e = R). */
+  setAutoEcho(on: boolean): void {
+    this.controls.autoEcho = on;
+  }
+
+  get echoFactor(): number {
+    return this.controls.echoFactor;
+  }
+
   /** Sample images of the latest record; undefined for tables (no images), before the first record, and once the run has ended. */
   async samples(n: number): Promise<SampleImages | undefined> {
     if (!this.train || this.ended || this.info?.kind !== 'image') return undefined;
@@ -160,7 +200,8 @@ export class LabSession {
         fidelity: this.controls.fidelity,
         echoFactor: this.controls.echoFactor,
         seed: c.seed,
-        shuffleBuffer: 512,
+        shuffleBuffer: this.controls.shuffleBuffer,
+        echoMode: this.controls.echoMode,
         epochs: Infinity,
         augment: true,
         prefetch: 4,
@@ -171,7 +212,16 @@ export class LabSession {
       const info = await abortable(train.api.open({ ...base, split: 'train' }, onEvent), signal);
       this.train = train;
       // Controls changed while the pipeline was opening are applied now, not lost.
-      await abortable(Promise.all([train.api.setFidelity(this.controls.fidelity), train.api.setEchoFactor(this.controls.echoFactor)]), signal);
+      const k = this.controls;
+      await abortable(
+        Promise.all([
+          train.api.setFidelity(k.fidelity),
+          train.api.setEchoFactor(k.echoFactor),
+          train.api.setEchoMode(k.echoMode),
+          train.api.setShuffleBuffer(k.shuffleBuffer),
+        ]),
+        signal,
+      );
       this.info = info;
       this.listener.info(info);
       trainer = new Trainer(info, { model: c.model, learningRate: c.learningRate, evalEvery: c.evalEvery, readbackDepth: c.readbackDepth });
@@ -204,6 +254,7 @@ export class LabSession {
           if (this.machine.isFinal) return;
           this.steps.push(m);
           this.listener.step(m);
+          this.adviseEcho(m);
         },
         eval: (m) => {
           if (this.machine.isFinal) return;
@@ -248,6 +299,16 @@ export class LabSession {
   private openGate(): void {
     this.resumeGate?.release();
     this.resumeGate = undefined;
+  }
+
+  /** Reports where the time goes; with auto echo on, moves the echo factor to the suggestion every AUTO_ECHO_EVERY steps. */
+  private adviseEcho(m: StepMetrics): void {
+    const reading = this.advisor.push(m);
+    if (!reading) return;
+    if (this.controls.autoEcho && m.step % AUTO_ECHO_EVERY === 0 && reading.suggested !== this.controls.echoFactor) {
+      this.setEchoFactor(reading.suggested);
+    }
+    this.listener.echo?.(reading, this.controls.echoFactor);
   }
 
   private sendControl(send: (api: PipelineHandle['api']) => Promise<void>): void {

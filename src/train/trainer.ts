@@ -32,6 +32,10 @@ export interface StepMetrics {
   examplesPerSecond: number;
   /** Share of the last step's time spent waiting for data: > 0.5 means upstream is the bottleneck. */
   waitFraction: number;
+  /** Examples in the step's batch. */
+  examples: number;
+  /** The step's own time on the trainer's side (model, optimiser, readback waits), without the wait for data: downstream time per step. */
+  computeMs: number;
   bytesFetched: number;
   pipeline: PipelineStats;
 }
@@ -142,6 +146,8 @@ export class Trainer {
         time: active,
         examplesPerSecond: examples / span,
         waitFraction: (t1 - t0) / stepMs,
+        examples: batch.size,
+        computeMs: t2 - t1resumed,
         bytesFetched: stats.bytesFetched,
         pipeline: stats,
       };

@@ -107,6 +107,33 @@ describe('image pipeline', () => {
     expect(p.stats.recordsFetched).toBe(3);
   });
 
+  it('echo modes: whole batches repeated, or examples before or after the random flip, with their counters', async () => {
+    const server = await serve();
+    const batches = await drain(server, { echoFactor: 2, echoMode: 'batches' });
+    expect(batches.labels).toHaveLength(120);
+    expect(batches.p.stats).toMatchObject({ examplesRead: 60, examplesEchoed: 60, duplicatesInBatches: 0, recordsFetched: 3 });
+
+    // In order, no shuffle, batches of 10: each example's two copies sit side by side.
+    const pixelsOf = async (echoMode: 'examples' | 'examples-after-augment') => {
+      const events: PipelineEvent[] = [];
+      const p = new ImagePipeline(pcrRecords, await loadTurboJpegNode(), (e) => events.push(e));
+      await p.open(options(server, { echoFactor: 2, echoMode, augment: true }));
+      const pairs: boolean[] = [];
+      for (let b = await p.next(); b; b = await p.next()) {
+        const x = imageBatch(b).x;
+        const per = x.length / b.size;
+        for (let i = 0; i < b.size; i += 2) pairs.push(x.subarray(i * per, (i + 1) * per).every((v, k) => v === x[(i + 1) * per + k]));
+      }
+      return { pairs, stats: p.stats };
+    };
+    const after = await pixelsOf('examples-after-augment');
+    expect(after.pairs.every(Boolean)).toBe(true); // copies made after the flip are identical
+    expect(after.stats).toMatchObject({ examplesEchoed: 60, duplicatesInBatches: 60 });
+    const before = await pixelsOf('examples');
+    expect(before.pairs.filter((same) => !same).length).toBeGreaterThan(10); // each copy flipped on its own draw
+    expect(before.stats).toMatchObject({ examplesEchoed: 60, duplicatesInBatches: 60 });
+  });
+
   it('scales images stored at their own sizes (a transcoded JPEG collection) to the model input', async () => {
     const files = new Map<string, Uint8Array>();
     const items = [

@@ -14,18 +14,18 @@ async function* range(n: number): AsyncGenerator<number> {
 
 describe('echo stage', () => {
   it('repeats every item exactly e times for an integer e, in order', async () => {
-    const out = await collect(echo(range(5), () => 3, seededRandom(1)));
+    const out = await collect(echo(range(5), { factor: () => 3, random: seededRandom(1) }));
     expect(out).toEqual([0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4]);
   });
 
   it('passes items through once when e = 1', async () => {
-    expect(await collect(echo(range(100), () => 1, seededRandom(1)))).toEqual(Array.from({ length: 100 }, (_, i) => i));
+    expect(await collect(echo(range(100), { factor: () => 1, random: seededRandom(1) }))).toEqual(Array.from({ length: 100 }, (_, i) => i));
   });
 
   it('realises a fractional e by a Bernoulli draw: the mean count is e', async () => {
     const n = 20_000;
     const e = 1.5;
-    const out = await collect(echo(range(n), () => e, seededRandom(3)));
+    const out = await collect(echo(range(n), { factor: () => e, random: seededRandom(3) }));
     const counts = new Map<number, number>();
     for (const x of out) counts.set(x, (counts.get(x) ?? 0) + 1);
     expect([...counts.values()].every((c) => c === 1 || c === 2)).toBe(true);
@@ -36,7 +36,7 @@ describe('echo stage', () => {
   it('reads the factor per item, so a change applies at once', async () => {
     let e = 1;
     const out: number[] = [];
-    for await (const x of echo(range(6), () => e, seededRandom(1))) {
+    for await (const x of echo(range(6), { factor: () => e, random: seededRandom(1) })) {
       out.push(x);
       if (x === 2) e = 2;
     }
@@ -46,9 +46,34 @@ describe('echo stage', () => {
 
 describe('shuffle buffer and batching', () => {
   it('emits a permutation of its input, not the input order', async () => {
-    const out = await collect(shuffleBuffer(range(500), 64, seededRandom(5)));
+    const out = await collect(shuffleBuffer(range(500), () => 64, seededRandom(5)));
     expect([...out].sort((a, b) => a - b)).toEqual(Array.from({ length: 500 }, (_, i) => i));
     expect(out).not.toEqual(Array.from({ length: 500 }, (_, i) => i));
+  });
+
+  it('a shrinking capacity emits the surplus at once; a growing one holds more back', async () => {
+    let cap = 8;
+    const emittedAt: number[] = [];
+    let seen = 0;
+    async function* counted() {
+      for (let i = 0; i < 40; i++) {
+        seen = i + 1;
+        if (i === 20) cap = 2;
+        yield i;
+      }
+    }
+    for await (const _ of shuffleBuffer(counted(), () => cap, seededRandom(2))) emittedAt.push(seen);
+    // Item 8 (the 9th) overflows 8; at item 20 the buffer shrinks to 2, emitting 7 at once.
+    expect(emittedAt.filter((n) => n === 9)).toHaveLength(1);
+    expect(emittedAt.filter((n) => n === 21)).toHaveLength(7);
+    expect(emittedAt).toHaveLength(40);
+  });
+
+  it('counts echoed copies, and a stage that is not active passes items through', async () => {
+    let echoed = 0;
+    expect(await collect(echo(range(4), { factor: () => 3, random: seededRandom(1), echoed: () => echoed++ }))).toHaveLength(12);
+    expect(echoed).toBe(8);
+    expect(await collect(echo(range(4), { factor: () => 3, random: seededRandom(1), active: () => false }))).toEqual([0, 1, 2, 3]);
   });
 
   it('batches items and keeps the short last batch', async () => {

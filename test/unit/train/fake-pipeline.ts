@@ -94,6 +94,9 @@ export function fakePipelines(behaviour: (name: string) => FakeBehaviour = () =>
           for (let p = 0; p < SIDE * SIDE; p++) x[i * SIDE * SIDE + p] = (y[i] ? 0.6 : 0.1) + 0.3 * random();
         }
         served++;
+        // As if every batch were fresh and took nextMs upstream.
+        w.stats.examplesRead += size;
+        w.stats.upstreamBusyMs += b.nextMs ?? 0;
         w.stats.batchesEmitted++;
         w.stats.examplesEmitted += size;
         w.stats.bytesFetched += size * 10;
@@ -115,6 +118,12 @@ export function fakePipelines(behaviour: (name: string) => FakeBehaviour = () =>
       },
       async setEchoFactor(e: number) {
         w.calls.push(`setEchoFactor ${e}`);
+      },
+      async setEchoMode(mode: string) {
+        w.calls.push(`setEchoMode ${mode}`);
+      },
+      async setShuffleBuffer(size: number) {
+        w.calls.push(`setShuffleBuffer ${size}`);
       },
       async stats() {
         return { ...w.stats };

@@ -183,6 +183,28 @@ describe('LabSession', () => {
     await s.stop();
   });
 
+  it('auto echo: with a slow pipeline the echo factor moves to the measured ratio, and the readings reach the listener', async () => {
+    const readings: { ratio: number; factor: number }[] = [];
+    const { s, fakes, rec } = session((name) => (name === 'pipeline-train' ? { nextMs: 60 } : {}), { autoEcho: true, evalEvery: 1000 });
+    rec.listener.echo = (r, factor) => readings.push({ ratio: r.ratio, factor });
+    void s.start();
+    await until('an auto echo move', () => fakes.workers.some((w) => w.calls.some((c) => c.startsWith('setEchoFactor') && c !== 'setEchoFactor 1')));
+    const train = fakes.workers.find((w) => w.name === 'pipeline-train')!;
+    const moved = Number(
+      train.calls
+        .filter((c) => c.startsWith('setEchoFactor'))
+        .at(-1)!
+        .split(' ')[1],
+    );
+    // The fake spends 60 ms per batch upstream; the MLP on 16 examples takes a few ms a step: R and so e are well above 1.
+    expect(moved).toBeGreaterThan(1);
+    expect(s.echoFactor).toBe(moved);
+    const last = readings.at(-1)!;
+    expect(last.ratio).toBeGreaterThan(1);
+    expect(moved).toBe(Math.min(16, Math.max(1, Math.round(readings.find((r) => r.factor === moved)!.ratio * 2) / 2)));
+    await s.stop();
+  });
+
   it('start after stop: the old run sends nothing more, the new run starts clean', async () => {
     const a = session((name) => (name === 'pipeline-train' ? { nextMs: 20 } : {}));
     void a.s.start();

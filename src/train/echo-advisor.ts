@@ -1,0 +1,49 @@
+// Reads, from the last steps, where the time goes: upstream time per fresh batch
+// (fetch, decode, augment: the pipeline's busy time over the batches of fresh
+// examples it read) and downstream time per step (the trainer's own), and their
+// ratio R. Choi et al. (2019): with R > 1 the accelerator idles (R - 1) / R of
+// the time, and an echo factor e <= R turns that idle time into SGD steps on
+// repeated data; beyond R, echoing only adds repeats. So the advice is e = R.
+import type { StepMetrics } from './trainer.js';
+
+export interface EchoReading {
+  /** Milliseconds the stages before the trainer spend per batch of fresh examples. */
+  upstreamMsPerBatch: number;
+  /** Milliseconds the trainer spends per step, waits for data excluded. */
+  downstreamMsPerStep: number;
+  /** upstream / downstream. */
+  ratio: number;
+  /** Share of the window's step time the trainer waited for data. */
+  waitShare: number;
+  /** The echo factor that would keep the trainer busy: R rounded to a half, 1 to 16. */
+  suggested: number;
+}
+
+/** Steps a reading looks back over. */
+const WINDOW = 20;
+
+export class EchoAdvisor {
+  private readonly window: StepMetrics[] = [];
+
+  /** Adds a step; the reading over the last steps, once there are enough of them and the pipeline read fresh data meanwhile. */
+  push(m: StepMetrics): EchoReading | undefined {
+    this.window.push(m);
+    if (this.window.length > WINDOW) this.window.shift();
+    if (this.window.length < 5) return undefined;
+    const first = this.window[0]!;
+    const steps = this.window.slice(1);
+    const busy = m.pipeline.upstreamBusyMs - first.pipeline.upstreamBusyMs;
+    const fresh = m.pipeline.examplesRead - first.pipeline.examplesRead;
+    const perBatch = steps.reduce((n, s) => n + s.examples, 0) / steps.length;
+    if (fresh <= 0 || busy <= 0 || perBatch <= 0) return undefined;
+    const upstreamMsPerBatch = busy / (fresh / perBatch);
+    const downstreamMsPerStep = steps.reduce((t, s) => t + s.computeMs, 0) / steps.length;
+    const ratio = upstreamMsPerBatch / Math.max(1e-3, downstreamMsPerStep);
+    const waitShare = steps.reduce((t, s) => t + s.waitFraction, 0) / steps.length;
+    return { upstreamMsPerBatch, downstreamMsPerStep, ratio, waitShare, suggested: Math.min(16, Math.max(1, Math.round(ratio * 2) / 2)) };
+  }
+
+  reset(): void {
+    this.window.length = 0;
+  }
+}

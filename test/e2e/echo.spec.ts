@@ -1,0 +1,40 @@
+// Data echoing as a person uses it: the page reads where the time goes (R),
+// auto echo follows it, and the echo mode switches live.
+import { expect, test } from '@playwright/test';
+import { snapshot, waitFor } from './helpers.js';
+
+test('the page shows upstream and trainer time and R; auto echo moves the factor to the suggestion; the mode switches live', async ({ page }) => {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto('/?model=mlp&batch=32&evalEvery=1000&autoEcho&autostart=1');
+  await expect(page.locator('#echo')).toHaveJSProperty('readOnly', true);
+  const reading = page.locator('#echo-reading');
+  await expect(reading).toHaveText(/^Upstream \(fetch, decode, augment\) \d+ ms per batch · trainer \d+ ms per step · R = [\d.]+ · waiting for data \d+%/, {
+    timeout: 120_000,
+  });
+  // After a few auto moves the factor is the suggestion for the R shown (R to the half, 1 to 16).
+  await waitFor(page, '40 steps', (s) => s.steps.length >= 40);
+  const r = Number(/R = ([\d.]+)/.exec((await reading.textContent()) ?? '')![1]);
+  const echo = Number(await page.locator('#echo').inputValue());
+  expect(echo).toBeGreaterThanOrEqual(1);
+  expect(echo).toBeLessThanOrEqual(16);
+  expect(Math.abs(echo - Math.min(16, Math.max(1, r)))).toBeLessThanOrEqual(1.5); // R moves between the move and the reading
+  await expect(page.locator('#echo-counters')).toHaveText(
+    /^[\d,]+ fresh examples read · [\d,]+ echoed copies · [\d,]+ SGD steps · [\d,]+ repeats within a batch$/,
+  );
+
+  // Whole batches from now on: no example repeats within a batch any more.
+  await page.locator('#echo-auto').uncheck();
+  await page.locator('#echo').fill('2');
+  await page.locator('#echo-mode').selectOption('batches');
+  const at = (await snapshot(page)).pipeline!;
+  // What the shuffle buffer and queue held from before the switch drains first; then duplicates stop growing.
+  const later = await waitFor(page, 'batches echoed', (s) => (s.pipeline?.examplesEchoed ?? 0) > at.examplesEchoed + 2048);
+  const settled = later.pipeline!.duplicatesInBatches;
+  const after = await waitFor(page, 'more batches', (s) => (s.pipeline?.batchesEmitted ?? 0) > later.pipeline!.batchesEmitted + 20);
+  expect(after.pipeline!.duplicatesInBatches).toBe(settled);
+  expect(after.pipeline!.examplesEchoed).toBeGreaterThan(later.pipeline!.examplesEchoed);
+  expect(errors).toEqual([]);
+  await page.screenshot({ path: 'test-results/lab-echo.png', fullPage: true });
+  await page.evaluate(() => window.__lab!.stop());
+});
