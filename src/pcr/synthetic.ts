@@ -1,4 +1,4 @@
-import { Fnv1a } from '../shared/hash.js';
+import { hash32, seededRandom, type Random } from '../shared/random.js';
 /**
  * Synthetic colour image datasets for the two kinds of task the PCR paper
  * contrasts (Kuchnik et al., Progressive Compressed Records, section 4.2: "Cars
@@ -52,7 +52,7 @@ import { Fnv1a } from '../shared/hash.js';
  * MS-SSIM uses scales of 128, 64, 32 and 16 px).
  *
  * Determinism: image i of a split is a pure function of (task, seed, split name,
- * i, size); the random numbers come from an integer generator (sfc32) seeded
+ * i, size); the random numbers come from the shared generator (sfc32) seeded
  * by hashing those, so the same arguments give the same bytes (Math.sin and
  * Math.cos are the only inexact library functions used; V8 computes them with
  * its own fdlibm port, the same on every platform). Labels are balanced and
@@ -131,45 +131,12 @@ function syntheticLabel(index: number, task: SyntheticTask = 'coarse'): number {
 
 // ------------------------------------------------------------------ random
 
-/** 32-bit string/integer hash (FNV-1a over the parts, then a murmur3 finaliser). */
-function hash32(...parts: (string | number)[]): number {
-  const fnv = new Fnv1a();
-  for (const part of parts) {
-    if (typeof part === 'string') for (let i = 0; i < part.length; i++) fnv.u16(part.charCodeAt(i));
-    else fnv.u32(part | 0);
-    fnv.byte(0x1f); // separator, so ('ab', 'c') and ('a', 'bc') differ
-  }
-  let h = fnv.value;
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
-
-/** sfc32 (Chris Doty-Humphrey's small fast counting generator): uniform [0, 1). */
+/** Draws for one image: the shared seeded generator (src/shared/random.ts) with the shapes the scenes need. */
 class Rng {
-  private a: number;
-  private b: number;
-  private c: number;
-  private d = 1;
+  readonly next: Random;
 
   constructor(seed: number) {
-    this.a = seed >>> 0;
-    this.b = hash32(seed, 1);
-    this.c = hash32(seed, 2);
-    for (let i = 0; i < 12; i++) this.next();
-  }
-
-  next(): number {
-    const t = (((this.a + this.b) | 0) + this.d) | 0;
-    this.d = (this.d + 1) | 0;
-    this.a = this.b ^ (this.b >>> 9);
-    this.b = (this.c + (this.c << 3)) | 0;
-    this.c = (this.c << 21) | (this.c >>> 11);
-    this.c = (this.c + t) | 0;
-    return (t >>> 0) / 4294967296;
+    this.next = seededRandom(seed);
   }
 
   range(lo: number, hi: number): number {

