@@ -37,9 +37,6 @@ export interface CacheUsage {
   entries: number;
 }
 
-/** The default size limit: large enough for the bundled and built datasets at full fidelity. */
-export const DEFAULT_CACHE_LIMIT_MB = 512;
-
 const checksum = (bytes: Uint8Array) => {
   const h = new Fnv1a();
   for (let i = 0; i < bytes.byteLength; i++) h.byte(bytes[i]!);
