@@ -2,7 +2,7 @@
 // time. Every value a person enters (field or URL parameter) is checked where it
 // is entered, and a run starts only when all of them are good. A run's events
 // reach the screen only while that run is the current one.
-// URL parameters: dataset, manifest, model, batch, group, echo, lr, evalEvery, seed, cache, shuffle, echoMode, autoEcho, autostart (README).
+// URL parameters: dataset, manifest, model, batch, group, echo, lr, evalEvery, seed, cache, shuffle, echoMode, autoEcho, readers, autostart (README).
 import './style.css';
 import * as tf from '@tensorflow/tfjs';
 import { adapterDescription, webgpuBackend } from '../gpu/backend.js';
@@ -25,6 +25,7 @@ import {
   checkEchoFactor,
   checkCacheLimit,
   checkEchoMode,
+  checkReaders,
   checkShuffleBuffer,
   checkEvalEvery,
   checkLearningRate,
@@ -50,6 +51,7 @@ const ui = {
   learningRate: $<HTMLInputElement>('learning-rate'),
   evalEvery: $<HTMLInputElement>('eval-every'),
   cacheLimit: $<HTMLInputElement>('cache-limit'),
+  readers: $<HTMLInputElement>('readers'),
   echoAuto: $<HTMLInputElement>('echo-auto'),
   echoMode: $<HTMLSelectElement>('echo-mode'),
   shuffleBuffer: $<HTMLInputElement>('shuffle-buffer'),
@@ -129,6 +131,7 @@ const fields = {
   evalEvery: field(ui.evalEvery, 'evalEvery', checkEvalEvery),
   cacheLimit: field(ui.cacheLimit, 'cache', checkCacheLimit),
   shuffleBuffer: field(ui.shuffleBuffer, 'shuffle', checkShuffleBuffer),
+  readers: field(ui.readers, 'readers', checkReaders),
   echo: field(ui.echo, 'echo', checkEchoFactor),
   manifestUrl: field(ui.manifestUrl, 'manifest', (text) => {
     const r = checkManifestUrl(text, location.href);
@@ -282,7 +285,7 @@ function refreshControls(): void {
   ui.pause.textContent = state === 'paused' ? 'Resume' : 'Pause';
   ui.stop.disabled = !live || state === 'stopping';
   // What a run is built from cannot change under it; fidelity and echo stay live.
-  for (const el of [ui.dataset, ui.manifestUrl, ui.model, ui.learningRate, ui.evalEvery, ui.cacheLimit, ui.cacheClear]) el.disabled = busy;
+  for (const el of [ui.dataset, ui.manifestUrl, ui.model, ui.learningRate, ui.evalEvery, ui.readers, ui.cacheLimit, ui.cacheClear]) el.disabled = busy;
   ui.batchSize.disabled = busy || ui.batchSize.dataset.fixed === 'true';
 }
 
@@ -371,6 +374,7 @@ function readConfig(): LabSession['config'] | undefined {
     echoMode: value(checkEchoMode(ui.echoMode.value)),
     shuffleBuffer: value(checkShuffleBuffer(ui.shuffleBuffer.value)),
     autoEcho: ui.echoAuto.checked,
+    readers: value(checkReaders(ui.readers.value)),
     seed: params.has('seed') ? value(checkSeed(params.get('seed')!)) : 1,
   };
 }
@@ -584,6 +588,7 @@ async function applyParams(): Promise<void> {
   put('evalEvery', fields.evalEvery);
   put('cache', fields.cacheLimit);
   put('shuffle', fields.shuffleBuffer);
+  put('readers', fields.readers);
   const echoMode = params.get('echoMode');
   if (echoMode !== null) {
     const r = checkEchoMode(echoMode);
@@ -697,6 +702,8 @@ window.__lab = {
   stop,
 };
 
+// One reader per spare core (the page thread and the GPU driver need one), up to 4; a URL parameter may say otherwise.
+ui.readers.value = String(Math.min(4, Math.max(1, (navigator.hardwareConcurrency || 2) - 1)));
 const ready = applyParams();
 void showCacheUsage();
 showState('idle');

@@ -19,6 +19,7 @@ const LIMITS = {
   seed: { min: 0, max: 2 ** 32 - 1 },
   cacheLimitMb: { min: 0, max: 65_536 },
   shuffleBuffer: { min: 1, max: 65_536 },
+  readers: { min: 1, max: 16 },
 } as const;
 
 /** A plain decimal number: no hex, no blanks, no "1e" halves, nothing after it. */
@@ -49,6 +50,7 @@ export const checkEvalEvery = (text: string) => integerIn(text, 'evaluation inte
 export const checkSeed = (text: string) => integerIn(text, 'seed', LIMITS.seed);
 export const checkCacheLimit = (text: string) => integerIn(text, 'cache size (MB)', LIMITS.cacheLimitMb);
 export const checkShuffleBuffer = (text: string) => integerIn(text, 'shuffle buffer', LIMITS.shuffleBuffer);
+export const checkReaders = (text: string) => integerIn(text, 'readers', LIMITS.readers);
 
 export function checkEchoMode(text: string): Checked<EchoMode> {
   return (ECHO_MODES as readonly string[]).includes(text) ? ok(text as EchoMode) : bad(`echo mode must be one of ${ECHO_MODES.join(', ')}, not "${text}"`);

@@ -43,6 +43,14 @@ export interface PipelineOptions {
   requestsInFlight?: number;
   /** How long to wait for a dataset server that stopped answering before the run fails (default 10 min). */
   outageLimitMs?: number;
+  /**
+   * This reader's share of the split (InputSplit): every epoch's record order is
+   * the same for all ranks (it comes from the seed), and rank r reads the
+   * records at positions r, r + count, r + 2 count, ... of it. The ranks of one
+   * count read disjoint records and together cover each epoch exactly once,
+   * whatever the number of record files. Default: one reader, all records.
+   */
+  partition?: { count: number; rank: number };
   /** Size limit of the prefix cache (src/storage/prefix-cache.ts) in bytes; 0 or left out: no cache. */
   cacheLimitBytes?: number;
   /** IndexedDB database of the prefix cache (default "bytelab-cache"; tests use their own). */
@@ -150,6 +158,8 @@ export interface DatasetInfo {
   fidelityLevels: number;
   /** Examples in the split. */
   examples: number;
+  /** Record files in the split: the most readers a partition can have. */
+  records: number;
   /** Bytes a full pass over the split reads at each fidelity level; index 0 is level 1. */
   bytesPerLevel: number[];
   /** Column names of a tabular dataset (one-hot columns read `column=value`). */

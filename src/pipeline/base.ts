@@ -7,7 +7,7 @@ import { fetchRange, sleep, TransientFetchError, type RangeResponse } from './fe
 import { LOCAL_PREFIX, readLocalFile } from '../storage/local-datasets.js';
 import { PrefixCache, type CachedPrefix } from '../storage/prefix-cache.js';
 import { BoundedQueue } from './queue.js';
-import { seededRandom, shuffleInPlace, type Random } from '../shared/random.js';
+import { hash32, seededRandom, shuffleInPlace, type Random } from '../shared/random.js';
 
 export const emptyStats = (): PipelineStats => ({
   bytesFetched: 0,
@@ -49,7 +49,10 @@ export class ServerGoneError extends Error {
 export abstract class BasePipeline<M> {
   protected options!: PipelineOptions;
   protected manifest!: M;
+  /** Draws of the stages (echo, flips, shuffle buffer): a stream per partition rank. */
   protected random!: Random;
+  /** Draws of the epochs' record orders: the same for every rank, so the ranks' shares are disjoint. */
+  private orderRandom!: Random;
   protected readonly abort = new AbortController();
   private queue: BoundedQueue<Batch> | undefined;
   readonly stats: PipelineStats = emptyStats();
@@ -73,12 +76,19 @@ export abstract class BasePipeline<M> {
   /** Opens the dataset; `manifestJson` may be given when the caller already fetched it. */
   async open(options: PipelineOptions, manifestJson?: unknown): Promise<DatasetInfo> {
     this.options = { ...options };
-    this.random = seededRandom(options.seed);
+    const { count, rank } = options.partition ?? { count: 1, rank: 0 };
+    if (!(Number.isInteger(count) && count >= 1 && Number.isInteger(rank) && rank >= 0 && rank < count)) {
+      throw new RangeError(`partition must have a whole count >= 1 and a rank from 0 to count - 1, got rank ${rank} of ${count}`);
+    }
+    this.orderRandom = seededRandom(options.seed);
+    this.random = seededRandom(hash32(options.seed, 'stages', rank));
     const limit = options.cacheLimitBytes ?? 0;
     this.cache = limit > 0 && PrefixCache.available ? new PrefixCache(limit, options.cacheName) : undefined;
     this.manifest = this.validate(manifestJson ?? (await fetchManifest(options.manifestUrl, this.abort.signal)), options.manifestUrl);
     const splits = (this.manifest as { splits: Record<string, unknown> }).splits;
     if (!splits[options.split]) throw new Error(`${options.manifestUrl}: no split "${options.split}" (have ${Object.keys(splits).join(', ')})`);
+    const records = this.describe().records;
+    if (rank >= records) throw new RangeError(`partition rank ${rank} of ${count} holds no records: split "${options.split}" has ${records}`);
     this.setFidelity(options.fidelity);
     this.setEchoFactor(options.echoFactor);
     if (options.echoMode) this.setEchoMode(options.echoMode);
@@ -181,8 +191,10 @@ export abstract class BasePipeline<M> {
     for (let epoch = 0; epoch < this.options.epochs; epoch++) {
       this.stats.epoch = epoch;
       this.emit({ type: 'epoch', split: this.options.split, epoch });
-      const order = records.map((_, i) => i);
-      if (this.options.shuffleBuffer > 1) shuffleInPlace(order, this.random);
+      const everyone = records.map((_, i) => i);
+      if (this.options.shuffleBuffer > 1) shuffleInPlace(everyone, this.orderRandom);
+      const { count, rank } = this.options.partition ?? { count: 1, rank: 0 };
+      const order = everyone.filter((_, position) => position % count === rank);
       const ahead: Promise<T[]>[] = [];
       let next = 0;
       const fill = () => {

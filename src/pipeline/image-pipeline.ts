@@ -119,6 +119,7 @@ export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipe
       image: m.image,
       fidelityLevels: m.scanGroups,
       examples: records.reduce((n, r) => n + r.images, 0),
+      records: records.length,
       bytesPerLevel: Array.from({ length: m.scanGroups }, (_, g) => bytesAt(g + 1)),
       ...(m.msssim ? { msssim: m.msssim } : {}),
       ...(m.attribution ? { attribution: m.attribution } : {}),

@@ -42,6 +42,7 @@ export class TocPipeline extends BasePipeline<TocManifest> {
       featureNames: m.featureNames,
       fidelityLevels: 1,
       examples: tocSplitRows(this.split()),
+      records: this.split().records.length,
       bytesPerLevel: [this.split().records.reduce((n, r) => n + tocRecordBytes(r), 0)],
       ...(m.attribution ? { attribution: m.attribution } : {}),
     };

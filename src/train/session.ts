@@ -5,7 +5,7 @@
 // No DOM here, so the tests drive it in Node with a fake pipeline.
 import * as Comlink from 'comlink';
 import type { DatasetInfo, EchoMode, FetchEvent, PipelineEvent, PipelineOptions, SampleImages } from '../pipeline/api.js';
-import type { PipelineHandle } from '../pipeline/client.js';
+import { takeInTurn, type PipelineHandle } from '../pipeline/client.js';
 import { abortable } from './abort.js';
 import { EchoAdvisor, type EchoReading } from './echo-advisor.js';
 import type { ModelSpec } from './models/registry.js';
@@ -34,6 +34,8 @@ export interface SessionConfig {
   shuffleBuffer?: number;
   /** The echo factor follows the suggestion from the measured upstream/downstream ratio. */
   autoEcho?: boolean;
+  /** Pipeline workers that read (fetch and decode) the training split, each its own share (default 1; at most the split's records). */
+  readers?: number;
 }
 
 export interface SessionListener {
@@ -76,7 +78,8 @@ export class LabSession {
   /** Live controls: what the person chose last, applied as soon as the pipeline is open. */
   private readonly controls: { fidelity: number; echoFactor: number; echoMode: EchoMode; shuffleBuffer: number; autoEcho: boolean };
   private readonly advisor = new EchoAdvisor();
-  private train: PipelineHandle | undefined;
+  /** The training split's readers, each a pipeline worker with its share of the records. */
+  private train: PipelineHandle[] = [];
   private workers: PipelineHandle[] = [];
   private pauseAfterEval = false;
   private resumeGate: { promise: Promise<void>; release: () => void } | undefined;
@@ -185,8 +188,8 @@ export class LabSession {
 
   /** Sample images of the latest record; undefined for tables (no images), before the first record, and once the run has ended. */
   async samples(n: number): Promise<SampleImages | undefined> {
-    if (!this.train || this.ended || this.info?.kind !== 'image') return undefined;
-    return this.train.api.samples(n);
+    if (!this.train[0] || this.ended || this.info?.kind !== 'image') return undefined;
+    return this.train[0].api.samples(n);
   }
 
   private async run(): Promise<void> {
@@ -208,18 +211,30 @@ export class LabSession {
         cacheLimitBytes: c.cacheLimitBytes ?? 0,
       };
       const onEvent = Comlink.proxy((e: PipelineEvent) => this.onPipelineEvent(e));
-      const train = this.spawn('pipeline-train');
-      const info = await abortable(train.api.open({ ...base, split: 'train' }, onEvent), signal);
+      const first = this.spawn('pipeline-train');
+      let info = await abortable(first.api.open({ ...base, split: 'train' }, onEvent), signal);
+      // More readers: each opens the split with its share; the first reopens with its own (it had to learn the record count).
+      const readers = Math.max(1, Math.min(c.readers ?? 1, info.records));
+      const train = [first, ...Array.from({ length: readers - 1 }, (_, r) => this.spawn(`pipeline-train-${r + 1}`))];
+      if (readers > 1) {
+        const opened = await abortable(
+          Promise.all(train.map((w, rank) => w.api.open({ ...base, split: 'train', partition: { count: readers, rank } }, onEvent))),
+          signal,
+        );
+        info = opened[0]!;
+      }
       this.train = train;
       // Controls changed while the pipeline was opening are applied now, not lost.
       const k = this.controls;
       await abortable(
-        Promise.all([
-          train.api.setFidelity(k.fidelity),
-          train.api.setEchoFactor(k.echoFactor),
-          train.api.setEchoMode(k.echoMode),
-          train.api.setShuffleBuffer(k.shuffleBuffer),
-        ]),
+        Promise.all(
+          train.flatMap(({ api }) => [
+            api.setFidelity(k.fidelity),
+            api.setEchoFactor(k.echoFactor),
+            api.setEchoMode(k.echoMode),
+            api.setShuffleBuffer(k.shuffleBuffer),
+          ]),
+        ),
         signal,
       );
       this.info = info;
@@ -246,7 +261,7 @@ export class LabSession {
       this.retire(test);
 
       this.machine.to('running');
-      const outcome = await trainer.run(train.api, {
+      const outcome = await trainer.run(takeInTurn(train.map((w) => w.api)), {
         signal,
         gate: () => this.resumeGate?.promise ?? Promise.resolve(),
         phase: (p) => this.onPhase(p),
@@ -312,10 +327,12 @@ export class LabSession {
   }
 
   private sendControl(send: (api: PipelineHandle['api']) => Promise<void>): void {
-    if (!this.train || this.ended) return; // before open: run() applies this.controls once the pipeline is open
-    send(this.train.api).catch((err: Error) => {
-      if (!this.ended) this.onWarning(`could not apply the control: ${err.message}`);
-    });
+    if (this.ended) return; // before open (no readers yet): run() applies this.controls once the pipeline is open
+    for (const { api } of this.train) {
+      send(api).catch((err: Error) => {
+        if (!this.ended) this.onWarning(`could not apply the control: ${err.message}`);
+      });
+    }
   }
 
   private spawn(name: string): PipelineHandle {

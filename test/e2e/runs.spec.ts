@@ -22,14 +22,19 @@ async function watchStates(page: Page): Promise<() => Promise<string[]>> {
 test('Stop then Start, again and again: exactly one run at a time, and Stop really stops it', async ({ page }) => {
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto('/?model=tiny-cnn&batch=32&evalEvery=15');
+  // Two readers (pipeline workers) share the training split: a run is one session with two workers.
+  await page.goto('/?model=tiny-cnn&batch=32&evalEvery=15&readers=2');
   await expect(page.locator('#backend')).toContainText('webgpu');
   const start = page.locator('#start');
   const stop = page.locator('#stop');
 
   await start.dblclick(); // a double click starts one run
-  await waitFor(page, 'the first steps', (s) => s.steps.length >= 3);
-  expect(await runs(page)).toEqual({ open: 1, workers: 1 });
+  const early = await waitFor(page, 'the first steps', (s) => s.steps.length >= 3);
+  expect(await runs(page)).toEqual({ open: 1, workers: 2 });
+  // Disjoint shares: within the first epoch no training record is read twice.
+  const trainRecords = early.fetches.filter((f) => f.record.startsWith('train-')).map((f) => f.record);
+  expect(trainRecords.length).toBeGreaterThan(1);
+  expect(new Set(trainRecords).size).toBe(trainRecords.length);
 
   for (let round = 0; round < 3; round++) {
     await waitFor(page, 'an evaluation', (s) => s.evals.length > 0);
@@ -44,7 +49,7 @@ test('Stop then Start, again and again: exactly one run at a time, and Stop real
     expect(fresh.steps[0]!.step).toBe(1);
     expect(fresh.steps.map((m) => m.step)).toEqual(fresh.steps.map((_, i) => i + 1)); // no zig-zag from another run
     expect(fresh.evals.every((e) => e.step <= fresh.steps.at(-1)!.step + 1)).toBe(true);
-    expect(await runs(page)).toEqual({ open: 1, workers: 1 });
+    expect(await runs(page)).toEqual({ open: 1, workers: 2 });
   }
 
   await stop.click();
@@ -148,6 +153,7 @@ const paramCases: [string, RegExp][] = [
   ['seed=x', /URL parameter seed=x: seed must be a whole number/],
   ['cache=lots', /URL parameter cache=lots: cache size \(MB\) must be a whole number from 0 to 65536/],
   ['shuffle=0', /URL parameter shuffle=0: shuffle buffer must be a whole number from 1 to 65536/],
+  ['readers=0', /URL parameter readers=0: readers must be a whole number from 1 to 16/],
   ['echoMode=twice', /URL parameter echoMode=twice: echo mode must be one of examples, examples-after-augment, batches/],
   ['dataset=nope', /URL parameter dataset=nope names no dataset/],
   ['model=nope', /URL parameter model=nope names no model/],

@@ -253,3 +253,30 @@ describe('image pipeline', () => {
     });
   });
 });
+
+describe('partitions (InputSplit)', () => {
+  it('the ranks of one count read disjoint records that together cover each epoch once, shuffled or not', async () => {
+    const fixture6 = await buildFixture({ train: 120, recordSize: RECORD_SIZE }); // 6 records
+    const server = await startTestServer(new Map(fixture6.files));
+    servers.push(server);
+    for (const shuffleBuffer of [0, 64]) {
+      const all = await drain(server, { epochs: 2, shuffleBuffer });
+      const ranks = await Promise.all([0, 1, 2, 3].map((rank) => drain(server, { epochs: 2, shuffleBuffer, partition: { count: 4, rank } })));
+      const perEpoch = (fetches: { record: string }[]) => [fetches.slice(0, fetches.length / 2), fetches.slice(fetches.length / 2)];
+      for (const epoch of [0, 1]) {
+        const records = ranks.flatMap((r) => perEpoch(r.fetches)[epoch]!.map((f) => f.record));
+        expect(new Set(records).size).toBe(6); // disjoint...
+        expect(records).toHaveLength(6); // ...and every record once
+      }
+      expect(ranks.map((r) => r.fetches.length / 2)).toEqual([2, 2, 1, 1]); // 6 records over 4 ranks
+      expect(ranks.flatMap((r) => r.labels).sort()).toEqual([...all.labels].sort());
+    }
+  });
+
+  it('a rank beyond the records, or a bad partition, is refused at open', async () => {
+    const server = await serve();
+    const p = new ImagePipeline(pcrRecords, await loadTurboJpegNode(), () => undefined);
+    await expect(p.open(options(server, { partition: { count: 4, rank: 3 } }))).rejects.toThrow('partition rank 3 of 4 holds no records: split "train" has 3');
+    await expect(p.open(options(server, { partition: { count: 2, rank: 2 } }))).rejects.toThrow(/rank from 0 to count - 1, got rank 2 of 2/);
+  });
+});

@@ -19,6 +19,7 @@ export const fakeInfo = (examples: number): DatasetInfo => ({
   image: { width: SIDE, height: SIDE, channels: 1 },
   fidelityLevels: 6,
   examples,
+  records: 8,
   bytesPerLevel: [1, 2, 3, 4, 5, 6].map((g) => g * examples),
 });
 

@@ -205,6 +205,26 @@ describe('LabSession', () => {
     await s.stop();
   });
 
+  it('two readers: each opens its share of the split, batches come from each in turn, controls reach both, stop cancels both', async () => {
+    const { s, fakes } = session(undefined, { readers: 2 });
+    void s.start();
+    await until('10 steps', () => s.steps.total >= 10);
+    s.setFidelity(3);
+    const readers = fakes.workers.filter((w) => w.name.startsWith('pipeline-train'));
+    expect(readers.map((w) => w.name)).toEqual(['pipeline-train', 'pipeline-train-1']);
+    expect(readers.map((w) => w.options!.partition)).toEqual([
+      { count: 2, rank: 0 },
+      { count: 2, rank: 1 },
+    ]);
+    const served = readers.map((w) => w.stats.batchesEmitted);
+    expect(Math.abs(served[0]! - served[1]!)).toBeLessThanOrEqual(s.config.readers! * 4 + 1); // in turn, give or take what each prefetched
+    // The counters are summed: the last step saw more batches than either reader has served.
+    expect(s.steps.last()!.pipeline.batchesEmitted).toBeGreaterThan(Math.max(...served));
+    await until('the control on both', () => readers.every((w) => w.calls.includes('setFidelity 3')));
+    await s.stop();
+    expect(readers.every((w) => w.terminated || w.cancelled)).toBe(true);
+  });
+
   it('start after stop: the old run sends nothing more, the new run starts clean', async () => {
     const a = session((name) => (name === 'pipeline-train' ? { nextMs: 20 } : {}));
     void a.s.start();
