@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Set-up that `npm start` and `npm test` run first, on a fresh machine too:
 // installs npm dependencies when missing, and for tests the Debian packages the
-// tests use (chromium, libjpeg-turbo-progs) when running as root.
+// tests use (chromium, libjpeg-turbo-progs, nginx) when running as root.
 // Uses Node built-ins only: it runs before node_modules exists.
 import { execSync, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
@@ -25,6 +25,8 @@ if (forTests) {
   const needed = [];
   if (!existsSync(chrome)) needed.push('chromium');
   if (!existsSync('/usr/bin/djpeg') || !existsSync('/usr/bin/jpegtran')) needed.push('libjpeg-turbo-progs');
+  // test/e2e/nginx.spec.ts serves the built lab and a second dataset origin from nginx (deploy/nginx/).
+  if (!existsSync(process.env.NGINX_PATH || '/usr/sbin/nginx')) needed.push('nginx');
   if (needed.length) {
     const isRoot = process.getuid?.() === 0;
     const hasApt = spawnSync('which', ['apt-get']).status === 0;
