@@ -3,7 +3,7 @@
 // consumed in order), riding out a server that goes away, and warnings.
 // Subclasses (image-pipeline.ts, toc-pipeline.ts) say how records become batches.
 import { ECHO_MODES, type Batch, type DatasetInfo, type EchoMode, type PipelineEvent, type PipelineOptions, type PipelineStats } from './api.js';
-import { fetchRange, sleep, TransientFetchError, type RangeResponse } from './fetch.js';
+import { FetchError, fetchRange, sleep, TransientFetchError, type RangeResponse } from './fetch.js';
 import { LOCAL_PREFIX, readLocalFile } from '../storage/local-datasets.js';
 import { PrefixCache, type CachedPrefix } from '../storage/prefix-cache.js';
 import { BoundedQueue } from './queue.js';
@@ -238,7 +238,17 @@ export abstract class BasePipeline<M> {
       return bytes;
     }
     let from = cached?.bytes.byteLength ?? 0;
-    let res = await this.fetchRetrying(file, url, from, length, cached?.validator);
+    let res: RangeResponse;
+    try {
+      res = await this.fetchRetrying(file, url, from, length, cached?.validator);
+    } catch (err) {
+      // The rest of a cached prefix could not be read (416: the file is now shorter than the prefix): start over without it.
+      if (from === 0 || !((err as Error).cause instanceof FetchError)) throw err;
+      this.warn(`${(err as Error).message}; the cached prefix (${from} bytes) was dropped and the record read again from byte 0`);
+      await this.forget(file);
+      from = 0;
+      res = await this.fetchRetrying(file, url, 0, length);
+    }
     if (res.changed) {
       this.warn(`record ${file}: the file changed on the server since its prefix was cached; read again from byte 0`);
       from = 0;
@@ -307,7 +317,7 @@ export abstract class BasePipeline<M> {
         if (this.outageSince > 0) this.serverBack();
         return res;
       } catch (err) {
-        const failed = new Error(`record ${file}: fetch failed: ${(err as Error).message}`);
+        const failed = new Error(`record ${file}: fetch failed: ${(err as Error).message}`, { cause: err });
         if (signal.aborted || !(err instanceof TransientFetchError)) throw failed;
         if (this.outageSince === 0 && (await this.serverAnswers())) throw failed;
         await this.waitForServer(file, err);

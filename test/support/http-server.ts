@@ -5,7 +5,8 @@ import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type Misbehaviour = 'none' | 'ignore-range';
+/** ignore-range: answer 200 with the whole file; no-validators: send no ETag and ignore If-Range (as some static hosts do). */
+export type Misbehaviour = 'none' | 'ignore-range' | 'no-validators';
 
 /** What to do to one request, instead of answering it properly. */
 export type Fault =
@@ -100,13 +101,20 @@ export async function startTestServer(files: Map<string, Uint8Array>): Promise<T
       return;
     }
     // A strong ETag from the content, and If-Range honoured: a changed file is answered whole (200).
+    const validators = state.misbehave !== 'no-validators';
     const etag = `"${body.byteLength}-${createHash('sha1').update(body).digest('hex').slice(0, 16)}"`;
-    const ifRange = req.headers['if-range'];
+    const ifRange = validators ? req.headers['if-range'] : undefined;
     const fresh = ifRange === undefined || ifRange === etag;
     const m = range && fresh && state.misbehave !== 'ignore-range' ? /^bytes=(\d+)-(\d*)$/.exec(range) : null;
     if (!m) {
       record(200);
-      res.writeHead(200, { 'Content-Length': body.byteLength, ETag: etag, 'Accept-Ranges': state.misbehave === 'ignore-range' ? 'none' : 'bytes' }).end(body);
+      res
+        .writeHead(200, {
+          'Content-Length': body.byteLength,
+          ...(validators ? { ETag: etag } : {}),
+          'Accept-Ranges': state.misbehave === 'ignore-range' ? 'none' : 'bytes',
+        })
+        .end(body);
       return;
     }
     const start = Number(m[1]);
@@ -118,7 +126,7 @@ export async function startTestServer(files: Map<string, Uint8Array>): Promise<T
     }
     record(206);
     res
-      .writeHead(206, { 'Content-Range': `bytes ${start}-${end}/${body.byteLength}`, 'Content-Length': end - start + 1, ETag: etag })
+      .writeHead(206, { 'Content-Range': `bytes ${start}-${end}/${body.byteLength}`, 'Content-Length': end - start + 1, ...(validators ? { ETag: etag } : {}) })
       .end(body.subarray(start, end + 1));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

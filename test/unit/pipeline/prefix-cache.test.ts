@@ -123,6 +123,26 @@ describe('prefix cache', () => {
     // The If-Range request is answered whole (200, stopped once the range was read), then the prefix is read from byte 0.
     expect(server.requests.filter((r) => r.path === records[1]!.file).map((r) => r.status)).toEqual([200, 206]);
   });
+
+  it('a file now shorter than its cached prefix, on a server without validators (416 on the rest): dropped, read from byte 0', async () => {
+    const server = await serve();
+    server.misbehave = 'no-validators'; // with an ETag, If-Range would catch the change first (the test above)
+    const cacheName = freshCacheName();
+    await drain(server, { fidelity: 3, cacheName });
+    // The second record's file is cut on the server to less than its cached group-3 prefix.
+    const cut = records[1]!.groupEnds[2]! + 10;
+    server.files.set(records[1]!.file, fixture.files.get(records[1]!.file)!.subarray(0, cut));
+    server.requests.length = 0;
+    const { warnings, stats } = await drain(server, { fidelity: 6, cacheName });
+    const second = server.requests.filter((r) => r.path === records[1]!.file);
+    expect(second.map((r) => r.status)).toEqual([416, 206]);
+    expect(second[1]!.range).toBe(`bytes=0-${records[1]!.groupEnds[6]! - 1}`);
+    expect(warnings.join('\n')).toMatch(
+      /HTTP 416: byte \d+ is past the end of the file .*; the cached prefix \(\d+ bytes\) was dropped and the record read again/,
+    );
+    expect(warnings.join('\n')).toMatch(/using group 2/); // what the cut file still holds
+    expect(stats.recordsSkipped).toBe(0);
+  });
 });
 
 describe('PrefixCache', () => {
