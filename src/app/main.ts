@@ -285,7 +285,8 @@ function refreshControls(): void {
   ui.pause.textContent = state === 'paused' ? 'Resume' : 'Pause';
   ui.stop.disabled = !live || state === 'stopping';
   // What a run is built from cannot change under it; fidelity and echo stay live.
-  for (const el of [ui.dataset, ui.manifestUrl, ui.model, ui.learningRate, ui.evalEvery, ui.readers, ui.cacheLimit, ui.cacheClear]) el.disabled = busy;
+  // The learning rate stays live like fidelity and echo.
+  for (const el of [ui.dataset, ui.manifestUrl, ui.model, ui.evalEvery, ui.readers, ui.cacheLimit, ui.cacheClear]) el.disabled = busy;
   ui.batchSize.disabled = busy || ui.batchSize.dataset.fixed === 'true';
 }
 
@@ -535,6 +536,10 @@ ui.fidelity.addEventListener('input', () => {
 ui.echo.addEventListener('input', () => {
   const r = checkEchoFactor(ui.echo.value);
   if (r.ok && session && !session.ended) session.setEchoFactor(r.value); // a bad value is shown and not applied
+});
+ui.learningRate.addEventListener('input', () => {
+  const r = checkLearningRate(ui.learningRate.value);
+  if (r.ok && session && !session.ended) session.setLearningRate(r.value);
 });
 ui.echoAuto.addEventListener('change', () => {
   ui.echo.readOnly = ui.echoAuto.checked; // auto echo writes the field; the person's value comes back when it is off

@@ -76,7 +76,8 @@ export class LabSession {
   private readonly machine: RunStateMachine;
   private readonly abort = new AbortController();
   /** Live controls: what the person chose last, applied as soon as the pipeline is open. */
-  private readonly controls: { fidelity: number; echoFactor: number; echoMode: EchoMode; shuffleBuffer: number; autoEcho: boolean };
+  private readonly controls: { fidelity: number; echoFactor: number; echoMode: EchoMode; shuffleBuffer: number; autoEcho: boolean; learningRate: number };
+  private trainer: Trainer | undefined;
   private readonly advisor = new EchoAdvisor();
   /** The training split's readers, each a pipeline worker with its share of the records. */
   private train: PipelineHandle[] = [];
@@ -96,6 +97,7 @@ export class LabSession {
       echoMode: config.echoMode ?? 'examples',
       shuffleBuffer: config.shuffleBuffer ?? DEFAULT_SHUFFLE_BUFFER,
       autoEcho: config.autoEcho ?? false,
+      learningRate: config.learningRate,
     };
     this.machine = new RunStateMachine((state, detail) => listener.state(state, detail));
   }
@@ -177,6 +179,17 @@ export class LabSession {
     this.sendControl((api) => api.setShuffleBuffer(size));
   }
 
+  /** From the next step on; before the trainer exists, it starts with this rate. */
+  setLearningRate(lr: number): void {
+    this.controls.learningRate = lr;
+    this.trainer?.setLearningRate(lr);
+  }
+
+  /** The learning rate the optimiser uses now. */
+  get learningRate(): number {
+    return this.trainer?.learningRate ?? this.controls.learningRate;
+  }
+
   /** Auto echo: every few steps the echo factor follows the advisor's suggestion (e = R). */
   setAutoEcho(on: boolean): void {
     this.controls.autoEcho = on;
@@ -239,7 +252,8 @@ export class LabSession {
       );
       this.info = info;
       this.listener.info(info);
-      trainer = new Trainer(info, { model: c.model, learningRate: c.learningRate, evalEvery: c.evalEvery, readbackDepth: c.readbackDepth });
+      trainer = new Trainer(info, { model: c.model, learningRate: this.controls.learningRate, evalEvery: c.evalEvery, readbackDepth: c.readbackDepth });
+      this.trainer = trainer;
 
       // The test split is read once, at full fidelity, in order, then its worker goes.
       const test = this.spawn('pipeline-test');

@@ -80,6 +80,18 @@ export class Trainer {
     if (config.model.input !== info.kind) throw new Error(`${config.model.label} reads ${config.model.input} data; ${info.name} is ${info.kind}`);
   }
 
+  /** The optimiser's learning rate now (the configured one before prepare). */
+  get learningRate(): number {
+    return (this.optimizer?.getConfig().learningRate as number | undefined) ?? this.config.learningRate;
+  }
+
+  /** Changes the learning rate from the next step on: Adam reads it at every update, and its moments are kept. */
+  setLearningRate(lr: number): void {
+    this.config.learningRate = lr;
+    // tfjs keeps it in a protected field that applyGradients reads each step; there is no setter.
+    if (this.optimizer) (this.optimizer as unknown as { learningRate: number }).learningRate = lr;
+  }
+
   /** Builds the model and optimizer, and reads the whole test split onto the GPU. */
   async prepare(test: BatchSource | undefined, signal: AbortSignal): Promise<void> {
     this.model = this.config.model.create(this.info);

@@ -225,6 +225,17 @@ describe('LabSession', () => {
     expect(readers.every((w) => w.terminated || w.cancelled)).toBe(true);
   });
 
+  it('the learning rate changes mid-run (set before the trainer exists too)', async () => {
+    const { s } = session((name) => (name === 'pipeline-train' ? { openMs: 100 } : {}), { evalEvery: 1000 });
+    void s.start();
+    s.setLearningRate(0.02); // while opening
+    await until('5 steps', () => s.steps.total >= 5);
+    expect(s.learningRate).toBe(0.02);
+    s.setLearningRate(0.001);
+    expect(s.learningRate).toBe(0.001);
+    await s.stop();
+  });
+
   it('start after stop: the old run sends nothing more, the new run starts clean', async () => {
     const a = session((name) => (name === 'pipeline-train' ? { nextMs: 20 } : {}));
     void a.s.start();
