@@ -2,7 +2,7 @@
 // enable it, rather than fall back silently to a slower backend.
 import * as tf from '@tensorflow/tfjs';
 
-export class WebGpuUnavailableError extends Error {
+class WebGpuUnavailableError extends Error {
   override name = 'WebGpuUnavailableError';
 }
 

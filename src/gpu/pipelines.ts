@@ -21,7 +21,7 @@ export interface KernelProgram {
 }
 
 /** Workgroups to dispatch, derived from the program's layout and workgroup size. */
-export function dispatchShape(program: KernelProgram, items: number, k: number): [number, number] {
+function dispatchShape(program: KernelProgram, items: number, k: number): [number, number] {
   return program.layout === 'grid' ? [Math.ceil(items / program.workgroupSize), k] : [k, 1];
 }
 
@@ -46,7 +46,7 @@ function moduleFor(device: GPUDevice, program: KernelProgram): GPUShaderModule {
   return module;
 }
 
-export function pipelineFor(device: GPUDevice, program: KernelProgram): GPUComputePipeline {
+function pipelineFor(device: GPUDevice, program: KernelProgram): GPUComputePipeline {
   const module = moduleFor(device, program);
   let cache = pipelines.get(module);
   if (!cache) pipelines.set(module, (cache = new Map()));

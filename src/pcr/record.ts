@@ -167,7 +167,7 @@ export function readRecordHeader(bytes: Uint8Array, record: string): RecordHeade
 }
 
 /** The highest scan group whose bytes are all inside a prefix of `available` bytes (0 if none). */
-export function completeGroups(header: RecordHeader, available: number): number {
+function completeGroups(header: RecordHeader, available: number): number {
   let g = 0;
   while (g < header.groups && header.groupEnds[g + 1]! <= available) g++;
   return g;

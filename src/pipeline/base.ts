@@ -32,9 +32,9 @@ export const emptyStats = (): PipelineStats => ({
 });
 
 /** Records read ahead of the one being consumed: their Range requests overlap each other and the decoding. */
-export const DEFAULT_REQUESTS_IN_FLIGHT = 4;
+const DEFAULT_REQUESTS_IN_FLIGHT = 4;
 /** How long the pipeline waits for a server that stopped answering before the run fails. */
-export const DEFAULT_OUTAGE_LIMIT_MS = 10 * 60_000;
+const DEFAULT_OUTAGE_LIMIT_MS = 10 * 60_000;
 /** Longest wait between two tries while the server is down. */
 const OUTAGE_PROBE_MAX_MS = 30_000;
 

@@ -17,7 +17,7 @@ export interface FetchPolicy {
   stallMs: number;
 }
 
-export const DEFAULT_FETCH_POLICY: FetchPolicy = { attempts: 4, backoffMs: 500, stallMs: 15_000 };
+const DEFAULT_FETCH_POLICY: FetchPolicy = { attempts: 4, backoffMs: 500, stallMs: 15_000 };
 
 /** The data is not there or not usable; trying again cannot help. */
 export class FetchError extends Error {

@@ -7,4 +7,3 @@ export * from './physical.js';
 export * from './batch.js';
 export * from './ops.js';
 export * from './baselines.js';
-export { bitsFor } from './bits.js';

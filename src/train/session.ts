@@ -56,7 +56,7 @@ export type StartPipeline = (name: string) => PipelineHandle;
 const HISTORY = { steps: 10_000, evals: 2_000, fetches: 2_000, warnings: 500 };
 
 /** Examples the training split's shuffle buffer holds unless the person sets it. */
-export const DEFAULT_SHUFFLE_BUFFER = 512;
+const DEFAULT_SHUFFLE_BUFFER = 512;
 /** Steps between two moves of auto echo: the reading looks back 20 steps, so it has changed by then. */
 const AUTO_ECHO_EVERY = 10;
 
