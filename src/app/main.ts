@@ -707,9 +707,49 @@ window.__lab = {
   stop,
 };
 
+// ---------------------------------------------------------------- the URL follows the controls
+
+/**
+ * Writes the current settings into the address bar (replaceState: no history
+ * entry per keystroke), so the URL can be shared or reloaded. Only valid values
+ * are written; a field that fails its check keeps what the URL said. Defaults
+ * are left out; autostart stays as it was.
+ */
+function writeUrl(): void {
+  if (paramErrors.size) return; // the URL being fixed is shown above the page; it changes once it is fixed
+  const next = new URLSearchParams();
+  const dataset = DATASETS.find((d) => d.manifest === ui.dataset.value);
+  const typed = checkManifestUrl(ui.manifestUrl.value, location.href);
+  if (typed.ok && typed.value) next.set('manifest', ui.manifestUrl.value.trim());
+  else if (dataset) next.set('dataset', dataset.id);
+  if (ui.model.value) next.set('model', ui.model.value);
+  const put = (name: string, f: Field, fallback: string) => {
+    const text = f.input.value.trim();
+    const keep = f.check().ok ? text : params.get(name);
+    if (keep !== null && keep !== fallback) next.set(name, keep);
+  };
+  put('batch', fields.batchSize, ui.batchSize.defaultValue);
+  put('lr', fields.learningRate, ui.learningRate.defaultValue);
+  put('evalEvery', fields.evalEvery, ui.evalEvery.defaultValue);
+  put('echo', fields.echo, ui.echo.defaultValue);
+  put('shuffle', fields.shuffleBuffer, ui.shuffleBuffer.defaultValue);
+  put('cache', fields.cacheLimit, ui.cacheLimit.defaultValue);
+  put('readers', fields.readers, String(DEFAULT_READERS));
+  if (fidelityTouched) next.set('group', ui.fidelity.value);
+  if (ui.echoMode.value !== 'examples') next.set('echoMode', ui.echoMode.value);
+  if (ui.echoAuto.checked) next.set('autoEcho', '');
+  for (const k of ['seed', 'autostart']) if (params.has(k)) next.set(k, params.get(k)!);
+  const query = next.toString().replace(/=(&|$)/g, '$1'); // flags without "="
+  if (query !== location.search.slice(1)) history.replaceState(null, '', `${location.pathname}${query ? `?${query}` : ''}`);
+}
+
+for (const el of [ui.dataset, ui.model, ui.echoMode, ui.echoAuto, ui.fidelity]) el.addEventListener('change', writeUrl);
+for (const f of Object.values(fields)) f.input.addEventListener('input', writeUrl);
+
 // One reader per spare core (the page thread and the GPU driver need one), up to 4; a URL parameter may say otherwise.
-ui.readers.value = String(Math.min(4, Math.max(1, (navigator.hardwareConcurrency || 2) - 1)));
-const ready = applyParams();
+const DEFAULT_READERS = Math.min(4, Math.max(1, (navigator.hardwareConcurrency || 2) - 1));
+ui.readers.value = String(DEFAULT_READERS);
+const ready = applyParams().then(writeUrl);
 void showCacheUsage();
 showState('idle');
 webgpuBackend()

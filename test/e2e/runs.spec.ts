@@ -193,3 +193,19 @@ test('lists only datasets that exist; the others show the command that builds th
   expect(models).toEqual(['logreg', 'svm', 'toc-mlp']);
   await expect(page.locator('#batch-size')).toBeDisabled();
 });
+
+test('the URL follows the controls, and reloading it restores them', async ({ page }) => {
+  await page.goto('/?model=mlp&batch=64');
+  await page.locator('#echo').fill('2');
+  await page.locator('#learning-rate').fill('0.01');
+  await page.locator('#echo-mode').selectOption('batches');
+  await page.locator('#shuffle-buffer').fill('0'); // a bad value is not written: the URL keeps the last good one (none: the default)
+  await expect.poll(() => new URL(page.url()).search).toBe('?dataset=fashion-mnist-mini&model=mlp&batch=64&lr=0.01&echo=2&echoMode=batches');
+  await page.reload();
+  await expect(page.locator('#model')).toHaveValue('mlp');
+  await expect(page.locator('#batch-size')).toHaveValue('64');
+  await expect(page.locator('#learning-rate')).toHaveValue('0.01');
+  await expect(page.locator('#echo')).toHaveValue('2');
+  await expect(page.locator('#echo-mode')).toHaveValue('batches');
+  await expect(page.locator('#shuffle-buffer')).toHaveValue('512');
+});
