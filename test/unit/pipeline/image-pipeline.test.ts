@@ -254,6 +254,16 @@ describe('image pipeline', () => {
   });
 });
 
+describe('seeds', () => {
+  it('the same seed gives the same example order on every run; another seed another order', async () => {
+    const server = await serve();
+    const run = async (seed: number) => (await drain(server, { seed, shuffleBuffer: 32, echoFactor: 1.5, augment: true, epochs: 2 })).labels;
+    const a = await run(7);
+    expect(await run(7)).toEqual(a);
+    expect(await run(8)).not.toEqual(a);
+  });
+});
+
 describe('partitions (InputSplit)', () => {
   it('the ranks of one count read disjoint records that together cover each epoch once, shuffled or not', async () => {
     const fixture6 = await buildFixture({ train: 120, recordSize: RECORD_SIZE }); // 6 records
