@@ -10,12 +10,14 @@ import { tocOutputCount } from '../gpu/toc/tfjs-op.js';
 import type { DatasetInfo, EchoMode } from '../pipeline/api.js';
 import { liveWorkerCount, startPipelineWorker } from '../pipeline/client.js';
 import { localManifestUrl, LOCAL_PREFIX } from '../storage/local-datasets.js';
-import { PrefixCache, type CacheUsage } from '../storage/prefix-cache.js';
 import { MODELS, modelsFor } from '../train/models/registry.js';
 import { LIVE_STATES, type RunState } from '../train/run-state.js';
 import { LabSession, type SessionListener } from '../train/session.js';
 import type { StepMetrics } from '../train/trainer.js';
 import { setupBuildPanel } from './build-panel.js';
+import { setupCachePanel } from './cache-panel.js';
+import { describeEchoReading } from './echo-reading.js';
+import { formatBytes } from './format.js';
 import { LiveChart } from './charts.js';
 import { DATASETS, probeDataset, type DatasetProbe } from './datasets.js';
 import { clearSamples, drawSamples } from './samples.js';
@@ -245,12 +247,6 @@ let gpuError: string | undefined;
 let info: DatasetInfo | undefined;
 let fidelityTouched = false;
 
-function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 ** 2) return `${(n / 1024).toFixed(1)} KiB`;
-  return `${(n / 1024 ** 2).toFixed(2)} MiB`;
-}
-
 function log(message: string, kind: 'info' | 'warning' | 'error' = 'info'): void {
   const li = document.createElement('li');
   li.className = kind;
@@ -472,17 +468,7 @@ function listenerFor(current: () => LabSession): SessionListener {
     echo(r, factor) {
       if (!shown()) return;
       if (ui.echoAuto.checked) ui.echo.value = String(factor);
-      const advice =
-        r.suggested > factor
-          ? `Echo ${r.suggested} would keep the trainer busy.`
-          : r.ratio < 1
-            ? 'The trainer is the slow side: echoing cannot help.'
-            : factor > r.suggested
-              ? `Echo above ${r.suggested} only adds repeats.`
-              : 'Echo matches R.';
-      ui.echoReading.textContent =
-        `Upstream (fetch, decode, augment) ${r.upstreamMsPerBatch.toFixed(0)} ms per batch · trainer ${r.downstreamMsPerStep.toFixed(0)} ms per step · ` +
-        `R = ${r.ratio.toFixed(1)} · waiting for data ${(100 * r.waitShare).toFixed(0)}% of the time. ${advice}`;
+      ui.echoReading.textContent = describeEchoReading(r, factor);
       ui.echoUse.hidden = ui.echoAuto.checked || r.suggested === factor;
       ui.echoUse.dataset.value = String(r.suggested);
       ui.echoUse.textContent = `Use echo ${r.suggested}`;
@@ -492,29 +478,8 @@ function listenerFor(current: () => LabSession): SessionListener {
 
 // ---------------------------------------------------------------- prefix cache
 
-/** The page's handle on the workers' shared cache: it only reads the usage and clears it (the limit is the workers'). */
-const prefixCache = PrefixCache.available ? new PrefixCache(0) : undefined;
-let cacheUsageAt = 0;
-
-/** Shows what the cache holds; at most once per `throttleMs`. */
-async function showCacheUsage(throttleMs = 0): Promise<CacheUsage | undefined> {
-  if (!prefixCache || performance.now() - cacheUsageAt < throttleMs) return undefined;
-  cacheUsageAt = performance.now();
-  try {
-    const u = await prefixCache.usage();
-    ui.cacheUsage.textContent = `Holds ${formatBytes(u.bytes)} in ${u.entries} record prefix${u.entries === 1 ? '' : 'es'}.`;
-    return u;
-  } catch (err) {
-    ui.cacheUsage.textContent = `The cache cannot be read here: ${(err as Error).message}`;
-    return undefined;
-  }
-}
-
-ui.cacheClear.addEventListener('click', async () => {
-  await prefixCache?.clear();
-  await showCacheUsage();
-  log('prefix cache cleared');
-});
+const cachePanel = setupCachePanel(ui.cacheUsage, ui.cacheClear, (m) => log(m));
+const showCacheUsage = (throttleMs?: number) => cachePanel.show(throttleMs);
 
 async function stop(): Promise<void> {
   await session?.stop();

@@ -1,0 +1,19 @@
+import { describe, expect, it } from 'vitest';
+import { describeEchoReading } from '../../../src/app/echo-reading.js';
+
+const reading = (ratio: number, suggested: number) => ({ upstreamMsPerBatch: 30 * ratio, downstreamMsPerStep: 30, ratio, waitShare: 0.5, suggested });
+
+describe('the echo reading in words', () => {
+  it('gives the times, R and the waiting share', () => {
+    expect(describeEchoReading(reading(3, 3), 1)).toMatch(
+      /^Upstream \(fetch, decode, augment\) 90 ms per batch · trainer 30 ms per step · R = 3\.0 · waiting for data 50%/,
+    );
+  });
+
+  it('advises by where the factor stands against R', () => {
+    expect(describeEchoReading(reading(3, 3), 1)).toMatch(/Echo 3 would keep the trainer busy\.$/);
+    expect(describeEchoReading(reading(0.4, 1), 1)).toMatch(/The trainer is the slow side: echoing cannot help\.$/);
+    expect(describeEchoReading(reading(2, 2), 4)).toMatch(/Echo above 2 only adds repeats\.$/);
+    expect(describeEchoReading(reading(2, 2), 2)).toMatch(/Echo matches R\.$/);
+  });
+});
