@@ -13,6 +13,6 @@ export function describeEchoReading(r: EchoReading, factor: number): string {
           : 'Echo matches R.';
   return (
     `Upstream (fetch, decode, augment) ${r.upstreamMsPerBatch.toFixed(0)} ms per batch · trainer ${r.downstreamMsPerStep.toFixed(0)} ms per step · ` +
-    `R = ${r.ratio.toFixed(1)} · waiting for data ${(100 * r.waitShare).toFixed(0)}% of the time. ${advice}`
+    `R = ${r.ratio.toFixed(r.ratio < 1 ? 2 : 1)} · waiting for data ${(100 * r.waitShare).toFixed(0)}% of the time. ${advice}`
   );
 }

@@ -12,7 +12,7 @@ describe('the echo reading in words', () => {
 
   it('advises by where the factor stands against R', () => {
     expect(describeEchoReading(reading(3, 3), 1)).toMatch(/Echo 3 would keep the trainer busy\.$/);
-    expect(describeEchoReading(reading(0.4, 1), 1)).toMatch(/The trainer is the slow side: echoing cannot help\.$/);
+    expect(describeEchoReading(reading(0.04, 1), 1)).toMatch(/R = 0\.04 · .*The trainer is the slow side: echoing cannot help\.$/);
     expect(describeEchoReading(reading(2, 2), 4)).toMatch(/Echo above 2 only adds repeats\.$/);
     expect(describeEchoReading(reading(2, 2), 2)).toMatch(/Echo matches R\.$/);
   });
