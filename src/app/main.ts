@@ -467,7 +467,10 @@ function listenerFor(current: () => LabSession): SessionListener {
     warning: (message) => shown() && log(message, 'warning'),
     echo(r, factor) {
       if (!shown()) return;
-      if (ui.echoAuto.checked) ui.echo.value = String(factor);
+      if (ui.echoAuto.checked && ui.echo.value !== String(factor)) {
+        ui.echo.value = String(factor);
+        markCharts(`auto echo ${factor}`);
+      }
       ui.echoReading.textContent = describeEchoReading(r, factor);
       ui.echoUse.hidden = ui.echoAuto.checked || r.suggested === factor;
       ui.echoUse.dataset.value = String(r.suggested);
@@ -498,6 +501,11 @@ ui.fidelity.addEventListener('input', () => {
   updateFidelityLabel();
   if (session && !session.ended) session.setFidelity(Number(ui.fidelity.value));
 });
+ui.fidelity.addEventListener('change', () => markCharts(`group ${ui.fidelity.value}`)); // on release, not every notch
+ui.echo.addEventListener('change', () => {
+  if (checkEchoFactor(ui.echo.value).ok) markCharts(`echo ${ui.echo.value}`);
+});
+ui.echoMode.addEventListener('change', () => markCharts(ui.echoMode.value === 'batches' ? 'echo batches' : 'echo examples'));
 ui.echo.addEventListener('input', () => {
   const r = checkEchoFactor(ui.echo.value);
   if (r.ok && session && !session.ended) session.setEchoFactor(r.value); // a bad value is shown and not applied
@@ -506,6 +514,13 @@ ui.learningRate.addEventListener('input', () => {
   const r = checkLearningRate(ui.learningRate.value);
   if (r.ok && session && !session.ended) session.setLearningRate(r.value);
 });
+/** Marks every chart at the run's current step: where a control changed. */
+function markCharts(label: string): void {
+  if (!session || session.ended || !LIVE_STATES.has(session.state)) return;
+  const step = session.steps.last()?.step ?? 0;
+  for (const c of Object.values(charts)) c.mark(step, label);
+}
+
 ui.echoAuto.addEventListener('change', () => {
   ui.echo.readOnly = ui.echoAuto.checked; // auto echo writes the field; the person's value comes back when it is off
   ui.echoUse.hidden = true;
@@ -664,6 +679,7 @@ window.__lab = {
     };
   },
   runs: () => ({ open: openSessions.size, workers: liveWorkerCount() }),
+  marks: () => charts.loss.markLabels,
   cache: () => showCacheUsage(),
   memory: () => ({ tensors: tf.memory().numTensors, bytes: tf.memory().numBytes, tocBuffers: tocOutputCount() }),
   start,

@@ -39,6 +39,8 @@ export interface LabTestApi {
   progress(): LabProgress;
   /** Runs not yet ended, and pipeline workers alive: one run at a time holds at most its own. */
   runs(): { open: number; workers: number };
+  /** The marks on the charts where a control changed mid-run, as "step: label". */
+  marks(): string[];
   /** What the prefix cache holds (undefined where there is no IndexedDB); also refreshes the page's line. */
   cache(): Promise<CacheUsage | undefined>;
   /** tf.memory() (tensors alive on the page) and the TOC op's cached GPU buffers, to find leaks across runs. */

@@ -26,7 +26,10 @@ test('the page shows upstream and trainer time and R; auto echo moves the factor
   // Whole batches from now on: no example repeats within a batch any more.
   await page.locator('#echo-auto').uncheck();
   await page.locator('#echo').fill('2');
+  await page.locator('#echo').dispatchEvent('change');
   await page.locator('#echo-mode').selectOption('batches');
+  // Each change is marked on the charts at the step it was made.
+  expect(await page.evaluate(() => window.__lab!.marks())).toEqual([expect.stringMatching(/^\d+: echo 2$/), expect.stringMatching(/^\d+: echo batches$/)]);
   const at = (await snapshot(page)).pipeline!;
   // What the shuffle buffer and queue held from before the switch drains first; then duplicates stop growing.
   const later = await waitFor(page, 'batches echoed', (s) => (s.pipeline?.examplesEchoed ?? 0) > at.examplesEchoed + 2048);
