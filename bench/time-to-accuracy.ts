@@ -1,0 +1,1022 @@
+// Time to a target accuracy over a slow link, in the lab (issue 8: the seeds'
+// results, reproduced). The bundled Fashion-MNIST mini is served by a small
+// static server of this bench (Range, ETag, CORS, CORP) behind
+// scripts/throttle-proxy.mjs (one shared link: a rate and a per-request delay);
+// the lab page comes from a Vite dev server and reads the dataset through the
+// proxy with cache=0, so every record crosses the link. Part A (PCR): scan
+// groups 2, 3 and 6 at echo 1. Part B (data echoing): group 6 with echo 1, 2, 4
+// (examples) and 2, 4 (batches). The group 6 / echo 1 run is the baseline of
+// both parts. Variants take turns within each round, the order rotated from
+// round to round; ratios are per round. Writes bench/results/time-to-accuracy.md.
+// Usage: npx tsx bench/time-to-accuracy.ts [--rounds N] [--target ACC] [--rate KBPS] [--delay MS] [--budget S] [--eval-every N]
+//   [--model tiny-cnn] [--seed N] [--warmup S] [--variants "g6 e1,g3 e1"] [--from-json FILE (rebuild the report only)]
+//   (kB = 1000 bytes). Run it alone: `flock /tmp/bytelab-bench.lock npx tsx bench/time-to-accuracy.ts`.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { Page } from '@playwright/test';
+import type { LabSnapshot } from '../src/app/test-api.js';
+import type { PipelineStats } from '../src/pipeline/api.js';
+import { openLabBrowser } from './support/lab-browser.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const DATASET_DIR = join(ROOT, 'public', 'datasets', 'fashion-mnist-mini');
+const DATASET_PATH = '/datasets/fashion-mnist-mini/';
+const RESULTS = join(ROOT, 'bench', 'results', 'time-to-accuracy.md');
+/** Every run's recording, for rebuilding the report (--from-json); outside the repository. */
+const RAW = join(os.tmpdir(), 'bytelab-time-to-accuracy.json');
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '2' },
+    target: { type: 'string' },
+    rate: { type: 'string', default: '50' },
+    delay: { type: 'string', default: '40' },
+    budget: { type: 'string', default: '75' },
+    'eval-every': { type: 'string', default: '20' },
+    model: { type: 'string', default: 'tiny-cnn' },
+    seed: { type: 'string', default: '7' },
+    warmup: { type: 'string', default: '10' },
+    variants: { type: 'string' },
+    'from-json': { type: 'string' },
+  },
+});
+const rounds = Number(values.rounds);
+/** A saved bench (--from-json) keeps its target unless --target gives another. */
+const savedTarget = values['from-json']
+  ? (JSON.parse(readFileSync(values['from-json'], 'utf8')) as { meta: { options: { target: number } } }).meta.options.target
+  : undefined;
+const target = Number(values.target ?? savedTarget ?? 0.72);
+const rateKBps = Number(values.rate);
+const delayMs = Number(values.delay);
+const budgetS = Number(values.budget);
+const evalEvery = Number(values['eval-every']);
+const warmupS = Number(values.warmup);
+if (!(Number.isInteger(rounds) && rounds > 0 && target > 0 && target < 1 && rateKBps > 0 && delayMs >= 0 && budgetS > 0 && evalEvery > 0)) {
+  throw new Error('--rounds N (>= 1), --target between 0 and 1, --rate KBPS > 0, --delay MS >= 0, --budget S > 0, --eval-every N > 0');
+}
+const BATCH = 32;
+/** The pipeline's record reads in flight (its default, DEFAULT_REQUESTS_IN_FLIGHT in src/pipeline/base.ts). */
+const REQUESTS_IN_FLIGHT = 4;
+/** How long a run may take to open (manifest, test split over the link) before the bench gives up. */
+const OPEN_LIMIT_MS = 120_000;
+
+interface Variant {
+  id: string;
+  group: number;
+  echo: number;
+  mode: 'examples' | 'batches';
+}
+const BASELINE: Variant = { id: 'g6 e1', group: 6, echo: 1, mode: 'examples' };
+const VARIANTS: Variant[] = [
+  BASELINE,
+  { id: 'g3 e1', group: 3, echo: 1, mode: 'examples' },
+  { id: 'g2 e1', group: 2, echo: 1, mode: 'examples' },
+  { id: 'g6 e2 examples', group: 6, echo: 2, mode: 'examples' },
+  { id: 'g6 e4 examples', group: 6, echo: 4, mode: 'examples' },
+  { id: 'g6 e2 batches', group: 6, echo: 2, mode: 'batches' },
+  { id: 'g6 e4 batches', group: 6, echo: 4, mode: 'batches' },
+];
+const PART_A = ['g6 e1', 'g3 e1', 'g2 e1'];
+const PART_B = ['g6 e1', 'g6 e2 examples', 'g6 e4 examples', 'g6 e2 batches', 'g6 e4 batches'];
+
+// ------------------------------------------------------------------ the dataset host and the link
+
+interface SourceCounters {
+  requests: number;
+  bytes: { train: number; test: number; other: number };
+}
+
+/** Serves the dataset's files from memory with what docs/hosting.md asks of another origin: Range (206), a strong ETag, CORS, CORP. */
+async function startDatasetServer(): Promise<{ url: string; counters: SourceCounters; close(): Promise<void> }> {
+  const files = new Map<string, { body: Buffer; etag: string; lastModified: string }>();
+  for (const name of readdirSync(DATASET_DIR)) {
+    const st = statSync(join(DATASET_DIR, name));
+    if (st.isFile())
+      files.set(name, {
+        body: readFileSync(join(DATASET_DIR, name)),
+        etag: `"${st.size.toString(16)}-${st.mtimeMs.toString(16)}"`,
+        lastModified: st.mtime.toUTCString(),
+      });
+  }
+  const counters: SourceCounters = { requests: 0, bytes: { train: 0, test: 0, other: 0 } };
+  const cors = {
+    'Access-Control-Allow-Origin': '*',
+    'Access-Control-Expose-Headers': 'Content-Range, Content-Length, ETag, Last-Modified',
+    'Cross-Origin-Resource-Policy': 'cross-origin',
+  };
+  const server: Server = createServer((req, res) => {
+    counters.requests++;
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, {
+        ...cors,
+        'Access-Control-Allow-Methods': 'GET, HEAD, OPTIONS',
+        'Access-Control-Allow-Headers': 'Range, If-Range',
+        'Access-Control-Max-Age': '86400',
+      });
+      res.end();
+      return;
+    }
+    const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
+    const file = path.startsWith(DATASET_PATH) ? files.get(path.slice(DATASET_PATH.length)) : undefined;
+    if (!file) {
+      res.writeHead(404, { ...cors, 'Content-Type': 'text/plain' }).end('not found');
+      return;
+    }
+    const name = path.slice(DATASET_PATH.length);
+    const size = file.body.byteLength;
+    const headers: Record<string, string> = {
+      ...cors,
+      'Content-Type': name.endsWith('.json') ? 'application/json' : 'application/octet-stream',
+      'Cache-Control': name.endsWith('.json') ? 'no-cache' : 'public, max-age=86400',
+      'Accept-Ranges': 'bytes',
+      ETag: file.etag,
+      'Last-Modified': file.lastModified,
+    };
+    let body = file.body;
+    let status = 200;
+    const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
+    const ifRange = req.headers['if-range'];
+    if (range && (!ifRange || ifRange === file.etag || ifRange === file.lastModified)) {
+      const from = Number(range[1]);
+      const to = Math.min(size - 1, range[2] ? Number(range[2]) : size - 1);
+      if (from >= size || to < from) {
+        res.writeHead(416, { ...headers, 'Content-Range': `bytes */${size}` }).end();
+        return;
+      }
+      body = file.body.subarray(from, to + 1);
+      status = 206;
+      headers['Content-Range'] = `bytes ${from}-${to}/${size}`;
+    }
+    headers['Content-Length'] = String(body.byteLength);
+    res.writeHead(status, headers);
+    if (req.method === 'HEAD') {
+      res.end();
+      return;
+    }
+    counters.bytes[name.startsWith('train-') ? 'train' : name.startsWith('test-') ? 'test' : 'other'] += body.byteLength;
+    res.end(body);
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const port = (server.address() as AddressInfo).port;
+  return { url: `http://localhost:${port}`, counters, close: () => new Promise<void>((ok) => server.close(() => ok())) };
+}
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((ok) => s.listen(0, '127.0.0.1', ok));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((ok) => s.close(() => ok()));
+  return port;
+}
+
+/** Runs the repository's throttle proxy; resolves once it listens. */
+async function startProxy(target: string, port: number): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    [join(ROOT, 'scripts/throttle-proxy.mjs'), '--target', target, '--port', String(port), '--delay', String(delayMs), '--rate', String(rateKBps * 1000)],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  await new Promise<void>((ok, fail) => {
+    child.once('exit', (code) => fail(new Error(`throttle-proxy exited (${code})`)));
+    child.stdout!.on('data', (d: Buffer) => d.toString().includes('throttle-proxy:') && ok());
+  });
+  return child;
+}
+
+function runNode(args: string[]): Promise<string> {
+  return new Promise((ok, fail) => {
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('exit', (code) => (code === 0 ? ok(out) : fail(new Error(`${args.join(' ')} exited with ${code}`))));
+  });
+}
+
+// ------------------------------------------------------------------ what the page records
+
+/** What the recorder keeps, every time stamp the page's performance.now(). */
+interface Recording {
+  states: { state: string; t: number }[];
+  /** One per change in the number of steps reported: the step count, the trainer clock, the pipeline counters, #echo-reading. */
+  samples: { t: number; steps: number; active: number; pipeline: PipelineStats | undefined; reading: string }[];
+  evalTimes: { step: number; t: number }[];
+  /** When each fetch event (in the order of snapshot().fetches) was first seen. */
+  fetchTimes: number[];
+}
+
+/** Installed in every page before its scripts: samples window.__lab every 100 ms, stamping state changes, steps, evaluations and fetches. */
+function installRecorder(): void {
+  const rec: Recording = { states: [], samples: [], evalTimes: [], fetchTimes: [] };
+  (window as unknown as { __tta: Recording }).__tta = rec;
+  let state = '';
+  let steps = 0;
+  let evals = 0;
+  let fetches = 0;
+  setInterval(() => {
+    const lab = window.__lab;
+    if (!lab) return;
+    const t = performance.now();
+    const p = lab.progress();
+    if (p.state !== state) {
+      state = p.state;
+      rec.states.push({ state, t });
+    }
+    if (p.state === 'idle') return;
+    const s = lab.snapshot();
+    for (; fetches < s.fetches.length; fetches++) rec.fetchTimes.push(t);
+    for (; evals < s.evals.length; evals++) rec.evalTimes.push({ step: s.evals[evals]!.step, t });
+    if (p.steps !== steps && p.last) {
+      steps = p.steps;
+      const reading = document.getElementById('echo-reading')?.textContent ?? '';
+      rec.samples.push({ t, steps, active: p.last.time, pipeline: s.pipeline, reading });
+    }
+  }, 100);
+}
+
+interface Reading {
+  steps: number;
+  upMs: number;
+  downMs: number;
+  ratio: number;
+  wait: number;
+}
+
+function parseReading(steps: number, text: string): Reading | undefined {
+  const m = /Upstream .*?(\d+) ms per batch · trainer (\d+) ms per step · R = ([\d.]+) · waiting for data (\d+)%/.exec(text);
+  return m ? { steps, upMs: Number(m[1]), downMs: Number(m[2]), ratio: Number(m[3]), wait: Number(m[4]) / 100 } : undefined;
+}
+
+// ------------------------------------------------------------------ one run
+
+interface RunResult {
+  variant: Variant;
+  round: number;
+  /** Wall seconds from the page's start of the run (autostart) to training start (state running): manifest, test split over the link, model set-up. */
+  openS: number;
+  testBytes: number;
+  testFetchS: number;
+  /** Wall seconds from training start to the first step's report. */
+  firstStepS: number;
+  /** Wall seconds from training start to the report of the step whose evaluation first reached the target; undefined if none did. */
+  hitS?: number;
+  hitFromFirstStepS?: number;
+  hitActiveS?: number;
+  hitStep?: number;
+  hitImagesTrained?: number;
+  hitFreshRead?: number;
+  hitBytes?: number;
+  best: number;
+  final: number;
+  finalStep: number;
+  evals: number;
+  /** Over the whole budget. */
+  steps: number;
+  freshRead: number;
+  trainBytes: number;
+  activeS: number;
+  wallS: number;
+  evalWallS: number;
+  /** Mean of the page's 20-step "waiting for data" readings (a mean of per-step wait shares). */
+  waitShare: number;
+  /** Share of the trainer clock spent waiting: 1 - steps x mean trainer ms per step (page readings) / trainer clock. */
+  waitTimeShare: number;
+  /** Steady state (from step 20 to the end of the budget). */
+  downMsPerStep: number;
+  ratioR: number;
+  /** Over whole cycles of the link (see analyse), evaluations included. */
+  wallMsPerStep: number;
+  /** The steps that window spans. */
+  stepWindow: [number, number];
+  /** e x wall ms per step: each fresh batch feeds e steps (batch echoing: exactly; example echoing: on average). */
+  wallMsPerFreshBatch: number;
+  /** Bytes/s of training-split record bytes delivered while training, from the lab's fetch events (received bytes, stamped when seen). */
+  deliveredBps: number;
+  /** Share of the time (training start to the last moment every read in flight is known) with a training read in flight. */
+  linkBusyShare: number;
+  /** The same rate as deliveredBps, from the first step on (the link's steady rate, for t_up). */
+  steadyBps: number;
+  /** Mean training reads in flight while at least one was, from the first step on. */
+  readsInFlight: number;
+  perFetchBps: number;
+  duplicatesInBatches: number;
+  warnings: string[];
+  adapter: string;
+  /** Every evaluation of the run: [step, accuracy]. */
+  curve: [number, number][];
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2) : NaN;
+};
+const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
+
+/** What one run recorded, kept whole so the report can be rebuilt from it (--from-json). */
+interface RawRun {
+  variant: Variant;
+  round: number;
+  budget: number;
+  rec: Recording;
+  snap: LabSnapshot;
+}
+
+async function runOnce(page: Page, labOrigin: string, manifestUrl: string, variant: Variant, round: number, budget = budgetS): Promise<RawRun> {
+  const v = variant;
+  const q = new URLSearchParams({
+    manifest: manifestUrl,
+    model: values.model!,
+    batch: String(BATCH),
+    group: String(v.group),
+    echo: String(v.echo),
+    echoMode: v.mode,
+    evalEvery: String(evalEvery),
+    seed: values.seed!,
+    cache: '0',
+    readers: '1',
+    autostart: '1',
+  });
+  await page.goto(`${labOrigin}/?${q}`);
+  const t0 = Date.now();
+  // Wait for training to start, then for the budget to pass (the page's clock).
+  for (;;) {
+    const s = await page.evaluate(() => {
+      const r = (window as unknown as { __tta?: Recording }).__tta;
+      const running = r?.states.find((x) => x.state === 'running');
+      const failed = r?.states.find((x) => x.state === 'failed' || x.state === 'stopped');
+      return { running: running?.t, now: performance.now(), failed: failed?.state, warnings: window.__lab?.snapshot().warnings ?? [] };
+    });
+    if (s.failed) throw new Error(`${v.id}: the run ${s.failed}: ${s.warnings.join('; ')}`);
+    if (s.running === undefined && Date.now() - t0 > OPEN_LIMIT_MS) throw new Error(`${v.id}: training did not start in ${OPEN_LIMIT_MS / 1000} s`);
+    if (s.running !== undefined && s.now - s.running >= budget * 1000) break;
+    await page.waitForTimeout(s.running === undefined ? 500 : Math.min(1000, Math.max(50, budget * 1000 - (s.now - s.running))));
+  }
+  const { rec, snap } = await page.evaluate(() => ({ rec: (window as unknown as { __tta: Recording }).__tta, snap: window.__lab!.snapshot() as LabSnapshot }));
+  await page.evaluate(() => window.__lab!.stop());
+  return { variant, round, budget, rec, snap };
+}
+
+function analyse({ variant: v, round, rec, snap, budget }: RawRun): RunResult {
+  const tLoad = rec.states.find((x) => x.state === 'loading')?.t ?? rec.states[0]!.t;
+  const tRun = rec.states.find((x) => x.state === 'running')!.t;
+  const tEnd = tRun + budget * 1000;
+  const samples = rec.samples.filter((s) => s.t <= tEnd && s.pipeline);
+  if (samples.length < 2) throw new Error(`${v.id}: fewer than 2 steps in ${budget} s`);
+  const atStep = (step: number) => samples.find((s) => s.steps >= step);
+  const evals = snap.evals.filter((e) => {
+    const at = rec.evalTimes.find((x) => x.step === e.step);
+    return at !== undefined && at.t <= tEnd;
+  });
+  const hit = evals.find((e) => e.accuracy >= target);
+  const hitSample = hit ? atStep(hit.step) : undefined;
+  const first = samples[0]!;
+  const last = samples.at(-1)!;
+  // Evaluations: wall time in the 'evaluating' state within the budget.
+  let evalWall = 0;
+  for (const [i, s] of rec.states.entries()) {
+    if (s.state !== 'evaluating' || s.t > tEnd) continue;
+    evalWall += Math.min(tEnd, rec.states[i + 1]?.t ?? tEnd) - s.t;
+  }
+  // Fetch events: the training split's (train-*) and the test split's (test-*), stamped when the recorder saw them.
+  const fetches = snap.fetches.map((f, i) => ({ ...f, t: rec.fetchTimes[i] ?? Infinity }));
+  const testFetches = fetches.filter((f) => f.record.includes('test-'));
+  const trainFetches = fetches.filter((f) => f.record.includes('train-') && f.t >= tRun && f.t <= tEnd);
+  // The link, from the lab's fetch events: each training read occupies [seen - its ms, seen]. Reads still in flight at the end
+  // of the budget have no event yet, but at most REQUESTS_IN_FLIGHT are in flight at once: up to the last moment that that
+  // many known reads cover, no unknown read was in flight. The rate is the bytes over [from, that moment] (a read the window
+  // cuts counts for the share of its time inside, as if its own rate were constant) over the time at least one read was in
+  // flight within it.
+  const reads = trainFetches.map((f) => ({ a: f.t - f.ms, b: f.t, bytes: f.received }));
+  const edges = reads
+    .flatMap((x) => [
+      { t: x.a, d: 1 },
+      { t: x.b, d: -1 },
+    ])
+    .sort((x, y) => x.t - y.t || x.d - y.d);
+  let inFlight = 0;
+  let knownTo = Math.max(...reads.map((x) => x.b));
+  let full: number | undefined;
+  for (const e of edges) {
+    if (e.d < 0 && inFlight >= REQUESTS_IN_FLIGHT) full = e.t;
+    inFlight += e.d;
+  }
+  if (full !== undefined) knownTo = full;
+  const link = (from: number) => {
+    let bytes = 0;
+    let busy = 0;
+    let occupied = 0;
+    let coveredTo = from;
+    for (const x of [...reads].sort((p, q) => p.a - q.a)) {
+      const [a, b] = [Math.max(from, x.a), Math.min(knownTo, x.b)];
+      if (b <= a) continue;
+      bytes += (x.bytes * (b - a)) / (x.b - x.a);
+      occupied += b - a;
+      busy += Math.max(0, b - Math.max(a, coveredTo));
+      coveredTo = Math.max(coveredTo, b);
+    }
+    return { bps: bytes / (busy / 1000), busyShare: busy / (knownTo - from), inFlight: occupied / busy };
+  };
+  const perFetchBps = mean(trainFetches.map((f) => (f.received / f.ms) * 1000));
+  // Steady state: from the first sample at or after step 20 to the end of the budget.
+  const steady = samples.find((s) => s.steps >= 20) ?? first;
+  // Wall ms per step, between two moments a training read completed (the first after step 20, the last in the budget): fresh
+  // images arrive a record (256) at a time, so a window between arbitrary moments would cut a burst of steps anywhere. Steps at
+  // a moment: those reported by then.
+  const stepsAt = (t: number) => samples.filter((x) => x.t <= t).at(-1)?.steps ?? 0;
+  const done = trainFetches.map((f) => f.t).filter((t) => t >= steady.t && t <= tEnd);
+  const [ta, tb] = done.length > 1 && stepsAt(done.at(-1)!) - stepsAt(done[0]!) >= 20 ? [done[0]!, done.at(-1)!] : [steady.t, last.t];
+  const msPerStep = (tb - ta) / (stepsAt(tb) - stepsAt(ta));
+  const readings = samples.map((s) => parseReading(s.steps, s.reading)).filter((r): r is Reading => r !== undefined);
+  const steadyReadings = readings.filter((r) => r.steps >= 20);
+  return {
+    variant: v,
+    round,
+    openS: (tRun - tLoad) / 1000,
+    testBytes: testFetches.reduce((n, f) => n + f.received, 0),
+    testFetchS: testFetches.length ? (Math.max(...testFetches.map((f) => f.t)) - tLoad) / 1000 : NaN,
+    firstStepS: (first.t - tRun) / 1000,
+    hitS: hitSample && (hitSample.t - tRun) / 1000,
+    hitFromFirstStepS: hitSample && (hitSample.t - first.t) / 1000,
+    hitActiveS: hitSample?.active,
+    hitStep: hit?.step,
+    hitImagesTrained: hit && hit.step * BATCH,
+    hitFreshRead: hitSample?.pipeline?.examplesRead,
+    hitBytes: hitSample?.pipeline?.bytesFetched,
+    best: Math.max(...evals.map((e) => e.accuracy)),
+    final: evals.at(-1)?.accuracy ?? NaN,
+    finalStep: evals.at(-1)?.step ?? 0,
+    evals: evals.length,
+    steps: last.steps,
+    freshRead: last.pipeline!.examplesRead,
+    trainBytes: last.pipeline!.bytesFetched,
+    activeS: last.active,
+    wallS: (last.t - tRun) / 1000,
+    evalWallS: evalWall / 1000,
+    waitShare: mean(readings.map((r) => r.wait)),
+    waitTimeShare: Math.max(0, 1 - (last.steps * mean(readings.map((r) => r.downMs))) / (last.active * 1000)),
+    downMsPerStep: median(steadyReadings.map((r) => r.downMs)),
+    ratioR: median(steadyReadings.map((r) => r.ratio)),
+    wallMsPerStep: msPerStep,
+    wallMsPerFreshBatch: v.echo * msPerStep,
+    stepWindow: [stepsAt(ta), stepsAt(tb)],
+    deliveredBps: link(tRun).bps,
+    linkBusyShare: link(tRun).busyShare,
+    steadyBps: link(first.t).bps,
+    readsInFlight: link(first.t).inFlight,
+    perFetchBps,
+    duplicatesInBatches: last.pipeline!.duplicatesInBatches,
+    warnings: snap.warnings,
+    adapter: snap.adapter,
+    curve: snap.evals.map((e) => [e.step, e.accuracy]),
+  };
+}
+
+// ------------------------------------------------------------------ the bench
+
+interface Meta {
+  startedAt: string;
+  options: {
+    rounds: number;
+    target: number;
+    rateKBps: number;
+    delayMs: number;
+    budgetS: number;
+    evalEvery: number;
+    model: string;
+    seed: string;
+    warmupS: number;
+  };
+  totalS: number;
+  load0: number[];
+  load1: number[];
+  browser: string;
+  linkMeasure: string;
+  source: SourceCounters;
+}
+interface Saved {
+  meta: Meta;
+  raws: RawRun[];
+  warmup?: RawRun;
+}
+
+async function bench(): Promise<Saved> {
+  const startedAt = new Date().toISOString();
+  const load0 = os.loadavg();
+  const t0 = performance.now();
+  const data = await startDatasetServer();
+  const proxyPort = await freePort();
+  const proxy = await startProxy(data.url, proxyPort);
+  const proxyUrl = `http://localhost:${proxyPort}`;
+  const manifestUrl = `${proxyUrl}${DATASET_PATH}manifest.json`;
+  const raws: RawRun[] = [];
+  let warmup: RawRun | undefined;
+  let browser = '';
+  let linkMeasure = '';
+  try {
+    // What the link delivers, by the proxy's own measure: four group-6 records at once, as the lab has four reads in flight.
+    linkMeasure = await runNode([join(ROOT, 'scripts/throttle-proxy.mjs'), 'measure', `${proxyUrl}${DATASET_PATH}train-00000.pcr`, '--parallel', '4']);
+    console.error(linkMeasure.trim());
+    const lab = await openLabBrowser(ROOT);
+    try {
+      browser = lab.page.context().browser()?.version() ?? '';
+      await lab.page.addInitScript(installRecorder);
+      // Warm-up (not counted): loads and compiles the page's modules, then trains briefly at group 1.
+      await lab.page.goto(`${lab.origin}/`);
+      await lab.page.waitForFunction(() => window.__lab !== undefined, undefined, { timeout: 120_000 });
+      if (warmupS > 0) warmup = await runOnce(lab.page, lab.origin, manifestUrl, { id: 'warm-up g1 e1', group: 1, echo: 1, mode: 'examples' }, -1, warmupS);
+      const only = values.variants?.split(',');
+      for (let round = 0; round < rounds; round++) {
+        const k = (round * 3) % VARIANTS.length;
+        for (const v of [...VARIANTS.slice(k), ...VARIANTS.slice(0, k)].filter((x) => !only || only.includes(x.id))) {
+          const raw = await runOnce(lab.page, lab.origin, manifestUrl, v, round);
+          raws.push(raw);
+          const r = analyse(raw);
+          const hit = r.hitS === undefined ? `target not reached (best ${(100 * r.best).toFixed(1)}%)` : `${r.hitS.toFixed(1)} s to target`;
+          console.error(
+            `round ${round} ${v.id}: ${hit}, ${r.steps} steps, ${r.freshRead} fresh, ${(r.trainBytes / 1e3).toFixed(0)} kB, ` +
+              `final ${(100 * r.final).toFixed(1)}%, R ${r.ratioR.toFixed(2)}, received ${(r.deliveredBps / 1e3).toFixed(1)} kB/s ` +
+              `(${((performance.now() - t0) / 1000).toFixed(0)} s so far)`,
+          );
+        }
+      }
+    } finally {
+      await lab.close();
+    }
+  } finally {
+    proxy.kill();
+    await data.close();
+  }
+  const options = { rounds, target, rateKBps, delayMs, budgetS, evalEvery, model: values.model!, seed: values.seed!, warmupS };
+  const meta: Meta = {
+    startedAt,
+    options,
+    totalS: (performance.now() - t0) / 1000,
+    load0,
+    load1: os.loadavg(),
+    browser,
+    linkMeasure,
+    source: data.counters,
+  };
+  return { meta, raws, warmup };
+}
+
+const saved: Saved = values['from-json'] ? (JSON.parse(readFileSync(values['from-json'], 'utf8')) as Saved) : await bench();
+if (!values['from-json']) writeFileSync(RAW, JSON.stringify(saved));
+const report = buildReport(saved);
+console.log(report);
+writeFileSync(RESULTS, report);
+if (!values['from-json']) console.error(`raw recordings: ${RAW} (npx tsx bench/time-to-accuracy.ts --from-json ${RAW} [--target ACC] rebuilds the report)`);
+
+// ------------------------------------------------------------------ the report
+
+function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
+  const o = meta.options;
+  const results = raws.map(analyse);
+  const warmup = warmupRaw && analyse(warmupRaw);
+  const manifest = JSON.parse(readFileSync(join(DATASET_DIR, 'manifest.json'), 'utf8')) as {
+    splits: Record<string, { records: { images: number; groupEnds: number[] }[] }>;
+  };
+  const train = manifest.splits.train!.records;
+  const trainImages = train.reduce((n, r) => n + r.images, 0);
+  const bytesPerImage = (g: number) => train.reduce((n, r) => n + r.groupEnds[g]!, 0) / trainImages;
+  const ok = (x: number | undefined): x is number => x !== undefined && Number.isFinite(x);
+  const f = (x: number | undefined, d = 1) => (ok(x) ? x.toFixed(d) : 'n/a');
+  const pct = (x: number | undefined, d = 1) => (ok(x) ? `${(100 * x).toFixed(d)}%` : 'n/a');
+  const int = (x: number | undefined) => (ok(x) ? Math.round(x).toLocaleString('en-US') : 'n/a');
+  const signed = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(1)}`;
+  const spread = (xs: (number | undefined)[], fmt: (x: number) => string) => {
+    const v = xs.filter(ok);
+    return v.length ? `${fmt(Math.min(...v))} / **${fmt(median(v))}** / ${fmt(Math.max(...v))}` : 'n/a';
+  };
+  const ids = VARIANTS.map((v) => v.id).filter((id) => results.some((r) => r.variant.id === id));
+  const of = (id: string) => results.filter((r) => r.variant.id === id);
+  const baseline = (r: RunResult) => results.find((b) => b.variant.id === BASELINE.id && b.round === r.round);
+  /** Per-round ratio variant / baseline (or baseline / variant). */
+  const ratio =
+    (pick: (r: RunResult) => number | undefined, invert = false) =>
+    (r: RunResult) => {
+      const b = baseline(r);
+      const [x, y] = [pick(r), b && pick(b)];
+      if (!ok(x) || !ok(y) || x === 0 || y === 0) return undefined;
+      return invert ? y / x : x / y;
+    };
+  const linkBps = median(of(BASELINE.id).map((r) => r.steadyBps));
+  const tUp = (g: number) => ((BATCH * bytesPerImage(g)) / linkBps) * 1000;
+  const evalMsPerStep = (r: RunResult) => (r.evalWallS * 1000) / Math.max(1, r.steps);
+  const modelMs = (r: RunResult) => Math.max(tUp(r.variant.group), r.variant.echo * r.downMsPerStep);
+  const modelEvalMs = (r: RunResult) => Math.max(tUp(r.variant.group), r.variant.echo * (r.downMsPerStep + evalMsPerStep(r)));
+
+  /** A column: its header and its cell from the runs of one variant. */
+  type Col = [string, (rs: RunResult[]) => string];
+  const sp = (pick: (r: RunResult) => number | undefined, fmt: (x: number) => string) => (rs: RunResult[]) => spread(rs.map(pick), fmt);
+  const lines: string[] = [];
+  const table = (rows: string[], cols: Col[]) => {
+    lines.push(`| variant | ${cols.map(([h]) => h).join(' | ')} |`, `|---|${cols.map(() => '---:|').join('')}`);
+    for (const id of rows) lines.push(`| ${id} | ${cols.map(([, cell]) => cell(of(id))).join(' | ')} |`);
+    lines.push('');
+  };
+  const s1 = (x: number) => x.toFixed(1);
+  const s0 = (x: number) => x.toFixed(0);
+  const s2 = (x: number) => x.toFixed(2);
+  const p0 = (x: number) => pct(x, 0);
+  const mb = (x: number) => (x / 1e6).toFixed(2);
+  const kbps = (x: number) => `${(x / 1000).toFixed(1)} kB/s`;
+
+  const started = meta.startedAt.slice(0, 16).replace('T', ' ');
+  const cmd =
+    `npx tsx bench/time-to-accuracy.ts --rounds ${o.rounds} --target ${target} --rate ${o.rateKBps} --delay ${o.delayMs} --budget ${o.budgetS} ` +
+    `--eval-every ${o.evalEvery}`;
+  lines.push(
+    '# Time to a target accuracy over a slow link: PCR scan groups and data echoing',
+    '',
+    `${started} UTC, \`${cmd}\`, run under \`flock /tmp/bytelab-bench.lock\`; whole bench ${(meta.totalS / 60).toFixed(1)} min.`,
+    `Machine: ${os.cpus().length} CPU cores (${os.cpus()[0]?.model ?? '?'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, Linux ${os.release()}; ` +
+      `Node ${process.version}; Chromium ${meta.browser} headless; WebGPU adapter: ${results[0]?.adapter ?? '?'} (SwiftShader: the "GPU" is ` +
+      'emulated on the same 2 CPU cores as everything else).',
+    `Load average (1 / 5 / 15 min): ${meta.load0.map(s2).join(' / ')} at the start, ${meta.load1.map(s2).join(' / ')} at the end.`,
+    '',
+    '## Set-up',
+    '',
+    '- **Data**: real, the bundled Fashion-MNIST mini (8,192 training and 1,024 test images, 28x28 gray, 6 scan groups, records of 256 ' +
+      `images). Bytes per training image read at scan group g (sum of \`groupEnds[g]\` / images): ${[1, 2, 3, 6]
+        .map((g) => `g${g} ${f(bytesPerImage(g), 0)}`)
+        .join(', ')}.`,
+    '- **Link**: the bench serves the dataset from memory (Range 206, strong ETag, CORS and `Cross-Origin-Resource-Policy: cross-origin`, ' +
+      `so the cross-origin-isolated page may read it) behind \`scripts/throttle-proxy.mjs --rate ${o.rateKBps * 1000} --delay ${o.delayMs}\`: ` +
+      `one link of ${o.rateKBps} kB/s (kB = 1000 bytes) shared by all answers, ${o.delayMs} ms added before each request. The page itself ` +
+      'comes from a Vite dev server; the manifest, the test split and every training record cross the link (`cache=0`: no prefix cache).',
+    `- **Runs**: the lab page with \`model=${o.model}&batch=${BATCH}&evalEvery=${o.evalEvery}&seed=${o.seed}&cache=0&readers=1&autostart\` ` +
+      "and `group`, `echo`, `echoMode` per variant; the rest at the lab's defaults (Adam lr 0.005, shuffle buffer 512, random flips, " +
+      '4 record reads in flight, 4 batches queued). A fresh page load per run. The test split (4 records, read once at full fidelity ' +
+      `before training) is evaluated every ${o.evalEvery} steps. Each run trains for **${o.budgetS} s of wall time from training start**.`,
+    '- **Clocks**: *training start* is when the run enters the "running" state (the test split is on the GPU; the training split\'s first ' +
+      'read goes out). What comes before (manifest and test split over the link, model set-up) is reported apart. *s to target* runs from ' +
+      'training start to the report of the step whose evaluation first reached the target: it includes filling the 512-image shuffle ' +
+      "buffer before the first step and the evaluations before that one. *Trainer clock* is the lab's own step time (`time`: steps and " +
+      'their waits for data; evaluations excluded).',
+    `- **Target**: ${pct(target, 0)} test accuracy (1,024 test images).`,
+    '- **Cut to fit about 25 minutes on 2 cores**: 2 rounds (not 3), a 75 s budget per run (not 90-120 s), one group 6 / echo 1 run ' +
+      'per round as the baseline of both parts, an evaluation every 20 steps (not 10: each costs over a second on SwiftShader).',
+    `- **Order**: ${o.rounds} rounds after a warm-up run (group 1, ${o.warmupS} s, not counted); each round runs the ${VARIANTS.length} ` +
+      'variants one after the other, the order rotated by 3 places per round. Group 6 / echo 1 is the baseline of both parts; ratios are ' +
+      'taken within a round, then min / **median** / max over rounds (every figure below is min / **median** / max over rounds).',
+    '',
+    '## The link',
+    '',
+    "The proxy's own measure before the runs (`throttle-proxy.mjs measure`, four group-6 records at once after a warm-up request; " + 'KiB = 1024 bytes):',
+    '',
+    '```',
+    ...meta.linkMeasure.trim().split('\n'),
+    '```',
+    '',
+    '| figure | value |',
+    '|---|---:|',
+    `| configured: \`--rate ${o.rateKBps * 1000}\` bytes/s shared by all answers, \`--delay ${o.delayMs}\` ms per request | ${f(o.rateKBps, 1)} kB/s |`,
+    `| bytes/s the lab received from training reads, from training start, group 6 / echo 1 | ${spread(
+      of(BASELINE.id).map((r) => r.deliveredBps),
+      kbps,
+    )} |`,
+    `| the same from the first step on (the link's steady rate: t_up below uses its median) | ${spread(
+      of(BASELINE.id).map((r) => r.steadyBps),
+      kbps,
+    )} |`,
+    `| the same from training start, every run of every variant | ${spread(
+      results.map((r) => r.deliveredBps),
+      kbps,
+    )} |`,
+    `| share of that time with a training read in flight, group 6 / echo 1 | ${spread(
+      of(BASELINE.id).map((r) => r.linkBusyShare),
+      p0,
+    )} |`,
+    `| bytes/s of one read (its bytes / its own time; up to 4 share the link), group 6 / echo 1 | ${spread(
+      of(BASELINE.id).map((r) => r.perFetchBps),
+      kbps,
+    )} |`,
+    `| test split over the link (fetch events) | ${spread(
+      results.map((r) => r.testBytes / 1000),
+      (x) => `${x.toFixed(0)} kB`,
+    )} |`,
+    `| page start to training start (manifest, test split, model set-up), every run | ${spread(
+      results.map((r) => r.openS),
+      (x) => `${x.toFixed(1)} s`,
+    )} |`,
+    `| one evaluation of the test split (wall time in the "evaluating" state), every run | ${spread(
+      results.map((r) => r.evalWallS / Math.max(1, r.evals)),
+      (x) => `${x.toFixed(2)} s`,
+    )} |`,
+    '',
+    'Received bytes/s: from the fetch events of training reads (bytes, duration, and the moment the page saw each one; a read ' +
+      'occupies [seen − duration, seen]), the bytes over the time at least one read was in flight, up to the last moment four known ' +
+      'reads were in flight (the pipeline has at most four, so no read without an event yet was on the wire before then; a read ' +
+      'the window cuts counts for its share of time inside).',
+    '',
+    `Bytes the dataset server sent during the whole bench (link measure and warm-up included): training records ${int(meta.source.bytes.train)}, ` +
+      `test records ${int(meta.source.bytes.test)}, manifests ${int(meta.source.bytes.other)}; ${int(meta.source.requests)} requests.`,
+    '',
+    '## Time to target, every variant',
+    '',
+  );
+  table(ids, [
+    ['reached', (rs) => `${rs.filter((r) => r.hitS !== undefined).length}/${rs.length}`],
+    ['first step after training start (s)', sp((r) => r.firstStepS, s1)],
+    ['s to target', sp((r) => r.hitS, s1)],
+    ['trainer clock to target (s)', sp((r) => r.hitActiveS, s1)],
+    ['images trained by then', sp((r) => r.hitImagesTrained, int)],
+    ['≈ fresh images trained on (images / e)', sp((r) => r.hitImagesTrained && r.hitImagesTrained / r.variant.echo, int)],
+    ['fresh images read by then', sp((r) => r.hitFreshRead, int)],
+    ['training MB read by then', sp((r) => r.hitBytes, mb)],
+    [
+      'best',
+      sp(
+        (r) => r.best,
+        (x) => pct(x),
+      ),
+    ],
+    [
+      'final',
+      sp(
+        (r) => r.final,
+        (x) => pct(x),
+      ),
+    ],
+  ]);
+  lines.push(
+    `**reached**: runs whose evaluations reached ${pct(target, 0)} within the budget / runs. **images trained**: steps x ${BATCH}, echoed ` +
+      "copies included. **fresh images read**: the pipeline's `examplesRead` at that step, which includes its read-ahead (the shuffle " +
+      'buffer, queued batches; reads come in whole records of 256). **training MB**: training-record bytes fetched (`bytesFetched`, ' +
+      `MB = 10^6 bytes; the test split not counted). **best** / **final**: best and last test accuracy of the evaluations within the ${o.budgetS} s.`,
+    '',
+    '## Part A: PCR scan groups (echo 1)',
+    '',
+  );
+  const partA = ids.filter((id) => PART_A.includes(id));
+  const partB = ids.filter((id) => PART_B.includes(id));
+  table(
+    partA.filter((id) => id !== BASELINE.id),
+    [
+      ['bytes / image', (rs) => f(bytesPerImage(rs[0]!.variant.group), 0)],
+      [
+        'speed-up to target, wall (baseline s / variant s)',
+        sp(
+          ratio((r) => r.hitS, true),
+          s2,
+        ),
+      ],
+      [
+        'speed-up, trainer clock',
+        sp(
+          ratio((r) => r.hitActiveS, true),
+          s2,
+        ),
+      ],
+      [
+        'training bytes to target, variant / baseline',
+        sp(
+          ratio((r) => r.hitBytes),
+          s2,
+        ),
+      ],
+      [
+        'images trained to target, variant / baseline',
+        sp(
+          ratio((r) => r.hitImagesTrained),
+          s2,
+        ),
+      ],
+      [
+        'best accuracy − baseline (points)',
+        sp((r) => {
+          const b = baseline(r);
+          return b && 100 * (r.best - b.best);
+        }, signed),
+      ],
+      [
+        'final accuracy − baseline (points)',
+        sp((r) => {
+          const b = baseline(r);
+          return b && 100 * (r.final - b.final);
+        }, signed),
+      ],
+    ],
+  );
+  lines.push('Per-round ratios against the group 6 / echo 1 run of the same round; "n/a" where a run missed the target.', '', 'Where the time went:', '');
+  table(partA, [
+    ['link ms per batch (t_up)', sp((r) => tUp(r.variant.group), s0)],
+    ['trainer ms per step (t_down, page)', sp((r) => r.downMsPerStep, s0)],
+    ['R (page)', sp((r) => r.ratioR, s2)],
+    ['R (link) = t_up / t_down', sp((r) => tUp(r.variant.group) / r.downMsPerStep, s2)],
+    ['wall ms per step', sp((r) => r.wallMsPerStep, s0)],
+    ['steps in the budget', sp((r) => r.steps, int)],
+    ['share of wall time evaluating', sp((r) => r.evalWallS / r.wallS, p0)],
+    ['waiting: share of trainer clock', sp((r) => r.waitTimeShare, p0)],
+    ['waiting (page reading)', sp((r) => r.waitShare, p0)],
+    ['kB/s received', sp((r) => r.deliveredBps / 1000, s1)],
+    ['reads in flight (mean, while any)', sp((r) => r.readsInFlight, s1)],
+  ]);
+  lines.push(
+    `**t_up**: ${BATCH} images x bytes / image / the link's steady rate (median over the baseline runs, ${f(linkBps / 1000)} kB/s): its time for ` +
+      "one fresh batch. **t_down**: median of the page's readings (#echo-reading) from step 20 on: the trainer's own time per step, waits " +
+      "for data excluded. **R (page)**: median of the page's readings of R (the pipeline's `upstreamBusyMs` per fresh batch / t_down). " +
+      '**wall ms per step**: evaluations included, between the first training read to complete after step 20 and the last one in the ' +
+      'budget (fresh images come a record of 256 at a time and the trainer runs through each in a burst, so a window is cut where a ' +
+      'record arrives, not anywhere in a burst). **waiting: share of trainer clock**: 1 − steps x mean t_down / ' +
+      'trainer clock. **waiting (page reading)**: mean of the page\'s "waiting for data" readings, each a mean of per-step shares over ' +
+      '20 steps (a step that waits for a whole record counts once, as much as a step that did not wait).',
+    '',
+    '## Part B: data echoing at group 6',
+    '',
+  );
+  table(
+    partB.filter((id) => id !== BASELINE.id),
+    [
+      [
+        'speed-up to target, wall (baseline s / variant s)',
+        sp(
+          ratio((r) => r.hitS, true),
+          s2,
+        ),
+      ],
+      [
+        'speed-up, trainer clock',
+        sp(
+          ratio((r) => r.hitActiveS, true),
+          s2,
+        ),
+      ],
+      [
+        'fresh images read to target, variant / baseline',
+        sp(
+          ratio((r) => r.hitFreshRead),
+          s2,
+        ),
+      ],
+      [
+        '≈ fresh images trained on, variant / baseline',
+        sp(
+          ratio((r) => r.hitImagesTrained && r.hitImagesTrained / r.variant.echo),
+          s2,
+        ),
+      ],
+      [
+        'training bytes to target, variant / baseline',
+        sp(
+          ratio((r) => r.hitBytes),
+          s2,
+        ),
+      ],
+      [
+        'best accuracy − baseline (points)',
+        sp((r) => {
+          const b = baseline(r);
+          return b && 100 * (r.best - b.best);
+        }, signed),
+      ],
+    ],
+  );
+  lines.push(
+    'Per-round ratios against the group 6 / echo 1 run of the same round.',
+    '',
+    'Time per upstream step (one fresh batch) against the model max(t_up, e x t_down) of Choi et al., over the window of Part A:',
+    '',
+  );
+  table(partB, [
+    ['e', (rs) => String(rs[0]!.variant.echo)],
+    ['t_up: link ms per fresh batch', sp((r) => tUp(r.variant.group), s0)],
+    ['t_down: trainer ms per step (page)', sp((r) => r.downMsPerStep, s0)],
+    ['R (page)', sp((r) => r.ratioR, s2)],
+    ['R (link)', sp((r) => tUp(r.variant.group) / r.downMsPerStep, s2)],
+    ['evaluation ms per step', sp(evalMsPerStep, s0)],
+    ['model: max(t_up, e·t_down)', sp(modelMs, s0)],
+    ['model with evaluations: max(t_up, e·(t_down + eval))', sp(modelEvalMs, s0)],
+    ['measured: wall ms per fresh batch', sp((r) => r.wallMsPerFreshBatch, s0)],
+    ['measured / model with evaluations', sp((r) => r.wallMsPerFreshBatch / modelEvalMs(r), s2)],
+    ['wall ms per step', sp((r) => r.wallMsPerStep, s0)],
+    ['waiting: share of trainer clock', sp((r) => r.waitTimeShare, p0)],
+    ['reads in flight (mean, while any)', sp((r) => r.readsInFlight, s1)],
+    ['repeats within a batch (in the budget)', sp((r) => r.duplicatesInBatches, int)],
+  ]);
+  lines.push(
+    '**evaluation ms per step**: wall time evaluating / steps; the trainer spends it on top of t_down while the link goes on. ' +
+      '**measured**: e x wall ms per step (over the window of Part A; a fresh batch feeds e steps, exactly with batch echoing and on ' +
+      "average with example echoing). **repeats within a batch**: the pipeline's `duplicatesInBatches`.",
+    '',
+    '## Every run',
+    '',
+    '| round | variant | first step (s) | s to target | step | fresh read | MB read | best | final | steps | fresh read in budget | ' +
+      'MB in budget | trainer clock (s) | evaluations (s) | kB/s received | R (page) | t_down (ms) | waiting (trainer clock) | warnings |',
+    `|---:|---|${'---:|'.repeat(17)}`,
+  );
+  for (const r of [...(warmup ? [warmup] : []), ...results]) {
+    lines.push(
+      `| ${r.round < 0 ? 'warm-up' : r.round} | ${r.variant.id} | ${f(r.firstStepS)} | ${f(r.hitS)} | ${r.hitStep ?? 'n/a'} | ${int(r.hitFreshRead)} | ` +
+        `${f(r.hitBytes && r.hitBytes / 1e6, 2)} | ${pct(r.best)} | ${pct(r.final)} | ${r.steps} | ${int(r.freshRead)} | ${f(r.trainBytes / 1e6, 2)} | ` +
+        `${f(r.activeS)} | ${r.evals} (${f(r.evalWallS)}) | ${f(r.deliveredBps / 1000)} | ${f(r.ratioR, 2)} | ${f(r.downMsPerStep, 0)} | ` +
+        `${pct(r.waitTimeShare, 0)} | ${r.warnings.length ? r.warnings.join('; ') : 'none'} |`,
+    );
+  }
+  // A summary in words, from the medians above, put after the header.
+  const med = (xs: (number | undefined)[]) => median(xs.filter(ok));
+  const range = (xs: (number | undefined)[]) => {
+    const v = xs.filter(ok);
+    return v.length ? `${Math.min(...v).toFixed(2)}–${Math.max(...v).toFixed(2)}` : 'n/a';
+  };
+  const reached = (id: string) => `${of(id).filter((r) => r.hitS !== undefined).length} of ${of(id).length}`;
+  const dBest = (r: RunResult) => {
+    const b = baseline(r);
+    return b && 100 * (r.best - b.best);
+  };
+  const summary: string[] = ['## Summary', ''];
+  const base = of(BASELINE.id);
+  summary.push(
+    `- **Baseline** (group 6, echo 1): reached ${pct(target, 0)} in ${reached(BASELINE.id)} runs, median ${f(med(base.map((r) => r.hitS)))} s ` +
+      `from training start; the link carried ${f(linkBps / 1000)} kB/s (steady) and was the bottleneck: R (link) = ` +
+      `${f(med(base.map((r) => tUp(6) / r.downMsPerStep)), 1)}, the trainer waited ${pct(med(base.map((r) => r.waitTimeShare)), 0)} of its clock.`,
+  );
+  for (const id of partA.filter((x) => x !== BASELINE.id)) {
+    const rs = of(id);
+    const g = rs[0]!.variant.group;
+    const up = rs.map(ratio((r) => r.hitS, true));
+    const rl = med(rs.map((r) => tUp(g) / r.downMsPerStep));
+    // With the evaluations spread over the steps, is the link or the trainer the slow side?
+    const trainerMs = med(rs.map((r) => r.downMsPerStep + evalMsPerStep(r)));
+    const pace =
+      tUp(g) > trainerMs
+        ? `the link still set the pace (t_up ${f(tUp(g), 0)} ms per batch > ${f(trainerMs, 0)} ms of trainer and evaluation per step)`
+        : `the trainer (SwiftShader) and the evaluations set the pace (${f(trainerMs, 0)} ms per step > t_up ${f(tUp(g), 0)} ms), which caps it`;
+    const m = med(up);
+    const verdict = !ok(m)
+      ? 'did not reach the target'
+      : m >= 1.7
+        ? 'about as much sooner as PCR reports (~2x)'
+        : m > 1.1
+          ? 'sooner, but short of ~2x'
+          : 'not sooner';
+    summary.push(
+      `- **PCR, group ${g}** (${pct(bytesPerImage(g) / bytesPerImage(6), 0)} of the bytes per image; reached the target in ${reached(id)} runs): ` +
+        `speed-up to target ${f(m, 2)} (rounds ${range(up)}) on the wall clock, ${f(med(rs.map(ratio((r) => r.hitActiveS, true))), 2)} on the ` +
+        `trainer clock: ${verdict}. Best accuracy within the budget ${signed(med(rs.map(dBest)))} points against group 6. R (link) ${f(rl, 2)}, ` +
+        `but ${pace}; it needed ${f(med(rs.map(ratio((r) => r.hitImagesTrained))), 2)}x the baseline's images trained to get there.`,
+    );
+  }
+  for (const id of partB.filter((x) => x !== BASELINE.id)) {
+    const rs = of(id);
+    const e = rs[0]!.variant.echo;
+    const up = rs.map(ratio((r) => r.hitS, true));
+    summary.push(
+      `- **Echo ${e}, ${rs[0]!.variant.mode}** (reached the target in ${reached(id)} runs): speed-up to target ${f(med(up), 2)} (rounds ` +
+        `${range(up)}), fresh images read to target ${f(med(rs.map(ratio((r) => r.hitFreshRead))), 2)}x the baseline's, best accuracy ` +
+        `${signed(med(rs.map(dBest)))} points; time per fresh batch ${f(med(rs.map((r) => r.wallMsPerFreshBatch)), 0)} ms against ` +
+        `${f(med(rs.map(modelMs)), 0)} ms from max(t_up, e·t_down) and ${f(med(rs.map(modelEvalMs)), 0)} ms with the evaluations added.`,
+    );
+  }
+  for (const e of [2, 4]) {
+    const [ex, ba] = [of(`g6 e${e} examples`), of(`g6 e${e} batches`)];
+    if (!ex.length || !ba.length) continue;
+    const perRound = ex.map((r) => {
+      const b = ba.find((x) => x.round === r.round);
+      return b && ok(r.hitS) && ok(b.hitS) ? b.hitS / r.hitS : undefined;
+    });
+    const m = med(perRound);
+    const verdict = !ok(m)
+      ? 'not comparable'
+      : m > 1.05
+        ? 'example echoing reached the target sooner, as Choi et al. report'
+        : m < 0.95
+          ? 'batch echoing was sooner here'
+          : 'no clear difference';
+    summary.push(
+      `- **Examples vs batches at e = ${e}**: batch-echo time to target / example-echo time to target ${f(m, 2)} (rounds ${range(perRound)}): ${verdict}.`,
+    );
+  }
+  const rPage = (id: string) => f(med(of(id).map((r) => r.ratioR)), 1);
+  const rLink = (id: string) => f(med(of(id).map((r) => tUp(r.variant.group) / r.downMsPerStep)), 1);
+  const e4 = of('g6 e4 examples').length ? 'g6 e4 examples' : undefined;
+  const at4 = e4 ? `, but ${rPage(e4)} against ${rLink(e4)} at echo 4 (examples)` : '';
+  const evalShares = ids.map((id) => `${id} ${pct(med(of(id).map((r) => r.evalWallS / r.wallS)), 0)}`).join(', ');
+  summary.push(
+    `- **The page's own readings**: R (page) ${rPage(BASELINE.id)} against ${rLink(BASELINE.id)} from the link at group 6 / echo 1${at4}: ` +
+      'once echoing makes the trainer the slow side, the pipeline keeps fewer reads in flight, each gets more of the link and ' +
+      'finishes sooner, and `upstreamBusyMs` (fetch time / 4 slots) reads low. Its "waiting for data" (a mean of per-step shares) ' +
+      `read ${pct(med(base.map((r) => r.waitShare)), 0)} at group 6 / echo 1 while the trainer waited ` +
+      `${pct(med(base.map((r) => r.waitTimeShare)), 0)} of its clock: data comes a record (8 batches) at a time, so one step in ` +
+      'eight waits long and the rest not at all.',
+    `- **Evaluations** (1,024 test images every ${o.evalEvery} steps, ${f(med(results.map((r) => r.evalWallS / Math.max(1, r.evals))), 2)} s ` +
+      'each on SwiftShader) take place while the link goes on: a link-bound run hides them, a trainer-bound one pays for them ' +
+      `(share of wall time evaluating: ${evalShares}). So the wall-clock speed-ups of the runs that became trainer-bound (lower ` +
+      'groups, echo 4) are smaller than they would be with rarer evaluations; the trainer clock leaves the evaluations out but ' +
+      'also the link time they hid.',
+    '- **Before the first step**: the four reads in flight share the link, so at group 6 the first records arrive together after ' +
+      `about 4 x ${f((bytesPerImage(6) * 256) / 1000, 0)} kB / ${f(linkBps / 1000, 0)} kB/s; the first step came ` +
+      `${f(med(base.map((r) => r.firstStepS)), 1)} s after training start (group 3: ${f(med(of('g3 e1').map((r) => r.firstStepS)), 1)} s, ` +
+      `group 2: ${f(med(of('g2 e1').map((r) => r.firstStepS)), 1)} s). This is part of every "s to target".`,
+    '',
+  );
+  lines.splice(lines.indexOf('## Set-up'), 0, ...summary);
+  lines.push('', 'Test accuracy at each evaluation (step: accuracy), every run:', '');
+  for (const r of results) lines.push(`- round ${r.round}, ${r.variant.id}: ${r.curve.map(([s, a]) => `${s}: ${(100 * a).toFixed(1)}`).join(', ')}`);
+  return `${lines.join('\n')}\n`;
+}
