@@ -441,7 +441,6 @@ function listenerFor(current: () => LabSession): SessionListener {
       ui.m.loss.textContent = m.loss.toFixed(3);
       ui.m.speed.textContent = m.examplesPerSecond.toFixed(1);
       ui.m.bytes.textContent = formatBytes(m.bytesFetched);
-      ui.m.wait.textContent = `${(100 * m.waitFraction).toFixed(0)}%`;
       const p = m.pipeline;
       ui.echoCounters.textContent =
         `${p.examplesRead.toLocaleString('en-US')} fresh examples read · ${p.examplesEchoed.toLocaleString('en-US')} echoed copies · ` +
@@ -472,6 +471,8 @@ function listenerFor(current: () => LabSession): SessionListener {
         markCharts(`auto echo ${factor}`);
       }
       ui.echoReading.textContent = describeEchoReading(r, factor);
+      // Over the last steps, weighted by time: a single step's share flickers, since data arrives a record at a time.
+      ui.m.wait.textContent = `${(100 * r.waitShare).toFixed(0)}%`;
       ui.echoUse.hidden = ui.echoAuto.checked || r.suggested === factor;
       ui.echoUse.dataset.value = String(r.suggested);
       ui.echoUse.textContent = `Use echo ${r.suggested}`;

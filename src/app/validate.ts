@@ -92,6 +92,7 @@ const URL_PARAMS = [
   'shuffle',
   'echoMode',
   'autoEcho',
+  'readers',
   'autostart',
 ] as const;
 

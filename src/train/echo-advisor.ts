@@ -13,7 +13,7 @@ export interface EchoReading {
   downstreamMsPerStep: number;
   /** upstream / downstream. */
   ratio: number;
-  /** Share of the window's step time the trainer waited for data. */
+  /** Share of the window's time the trainer waited for data (time-weighted: data arrives a record at a time, so most waits fall on few steps). */
   waitShare: number;
   /** The echo factor that would keep the trainer busy: R rounded to a half, 1 to 16. */
   suggested: number;
@@ -39,7 +39,8 @@ export class EchoAdvisor {
     const upstreamMsPerBatch = busy / (fresh / perBatch);
     const downstreamMsPerStep = steps.reduce((t, s) => t + s.computeMs, 0) / steps.length;
     const ratio = upstreamMsPerBatch / Math.max(1e-3, downstreamMsPerStep);
-    const waitShare = steps.reduce((t, s) => t + s.waitFraction, 0) / steps.length;
+    const waited = steps.reduce((t, s) => t + s.waitMs, 0);
+    const waitShare = waited / Math.max(1e-9, waited + steps.reduce((t, s) => t + s.computeMs, 0));
     return { upstreamMsPerBatch, downstreamMsPerStep, ratio, waitShare, suggested: Math.min(16, Math.max(1, Math.round(ratio * 2) / 2)) };
   }
 

@@ -36,6 +36,8 @@ export interface StepMetrics {
   examples: number;
   /** The step's own time on the trainer's side (model, optimiser, readback waits), without the wait for data: downstream time per step. */
   computeMs: number;
+  /** The step's wait for its batch. */
+  waitMs: number;
   bytesFetched: number;
   pipeline: PipelineStats;
 }
@@ -160,6 +162,7 @@ export class Trainer {
         waitFraction: (t1 - t0) / stepMs,
         examples: batch.size,
         computeMs: t2 - t1resumed,
+        waitMs: t1 - t0,
         bytesFetched: stats.bytesFetched,
         pipeline: stats,
       };

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   checkBatchSize,
@@ -51,5 +52,12 @@ describe('field checks', () => {
 
   it('names URL parameters the lab does not read', () => {
     expect(unknownParams(new URLSearchParams('model=mlp&bach=3&autostart'))).toEqual(['bach']);
+  });
+
+  it('knows every parameter the README documents', () => {
+    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+    const documented = [...readme.matchAll(/^\| `(\w+)` \|/gm)].map((m) => m[1]!);
+    expect(documented.length).toBeGreaterThan(10);
+    expect(unknownParams(new URLSearchParams(documented.map((p) => `${p}=1`).join('&')))).toEqual([]);
   });
 });

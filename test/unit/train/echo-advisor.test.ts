@@ -13,6 +13,7 @@ function steps(n: number, upMs: number, downMs: number, freshShare = 1): StepMet
     waitFraction: Math.max(0, 1 - downMs / upMs),
     examples: 32,
     computeMs: downMs,
+    waitMs: Math.max(0, upMs * freshShare - downMs),
     bytesFetched: 0,
     pipeline: { ...emptyStats(), examplesRead: Math.round(32 * freshShare * (i + 1)), upstreamBusyMs: upMs * freshShare * (i + 1) },
   }));
@@ -35,6 +36,13 @@ describe('echo advisor', () => {
     const r = last(new EchoAdvisor(), steps(30, 30, 10, 0.5))!;
     expect(r.upstreamMsPerBatch).toBeCloseTo(30);
     expect(r.ratio).toBeCloseTo(3);
+  });
+
+  it('weighs the waiting share by time: one long wait in eight steps counts as its time, not as one step in eight', () => {
+    const ms = steps(30, 30, 10).map((m, i) => ({ ...m, waitMs: i % 8 === 0 ? 160 : 0, waitFraction: i % 8 === 0 ? 160 / 170 : 0 }));
+    const r = last(new EchoAdvisor(), ms)!;
+    // 19 steps of 10 ms, 2 or 3 of them after a 160 ms wait: about two thirds of the time is waiting.
+    expect(r.waitShare).toBeGreaterThan(0.6);
   });
 
   it('suggests 1 when the trainer is the slow side, and never more than 16', () => {
