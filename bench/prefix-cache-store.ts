@@ -10,13 +10,13 @@
 // worker. Writes bench/results/prefix-cache-store.md.
 // Usage: npx tsx bench/prefix-cache-store.ts [--rounds N (default 5)] [--entries N (default 200)]
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer as createNetServer } from 'node:net';
 import os from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type BrowserContext, chromium, type Page } from '@playwright/test';
 import { createServer } from 'vite';
+import { freePort } from './support/lab-browser.js';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../test/support/chromium.js';
 import type { CacheStoreResults, OpName, PersistResults, StoreName, StoreRun, Usage } from './gpu/cache-store-worker.js';
 
@@ -52,17 +52,6 @@ const mb = (bytes: number) => (bytes / 1e6).toFixed(2);
 const T0 = performance.now();
 const LOAD0 = os.loadavg()[0]!;
 const log = (line: string): void => void process.stderr.write(`bench [${((performance.now() - T0) / 1000).toFixed(1)} s]: ${line}\n`);
-
-function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createNetServer();
-    s.on('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => res(port));
-    });
-  });
-}
 
 /** Storage directories Chromium made in the profile (IndexedDB / Cache Storage / File System), to name the backends. */
 function storageDirs(dir: string): string[] {

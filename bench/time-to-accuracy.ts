@@ -22,7 +22,7 @@ import { parseArgs } from 'node:util';
 import type { Page } from '@playwright/test';
 import type { LabSnapshot } from '../src/app/test-api.js';
 import type { PipelineStats } from '../src/pipeline/api.js';
-import { openLabBrowser } from './support/lab-browser.js';
+import { freePort, openLabBrowser } from './support/lab-browser.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DATASET_DIR = join(ROOT, 'public', 'datasets', 'fashion-mnist-mini');
@@ -164,14 +164,6 @@ async function startDatasetServer(): Promise<{ url: string; counters: SourceCoun
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
   const port = (server.address() as AddressInfo).port;
   return { url: `http://localhost:${port}`, counters, close: () => new Promise<void>((ok) => server.close(() => ok())) };
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((ok) => s.listen(0, '127.0.0.1', ok));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise<void>((ok) => s.close(() => ok()));
-  return port;
 }
 
 /** Runs the repository's throttle proxy; resolves once it listens. */

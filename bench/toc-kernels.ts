@@ -5,13 +5,13 @@
 // for window.__bench, prints the tables and writes bench/results/toc-kernels.md.
 // Usage: npx tsx bench/toc-kernels.ts [--trials N] [--epochs N (default 8)] [--target MS]
 import { writeFileSync } from 'node:fs';
-import { createServer as createNetServer } from 'node:net';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { chromium, type Browser } from '@playwright/test';
 import { createServer, type ViteDevServer } from 'vite';
+import { freePort } from './support/lab-browser.js';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../test/support/chromium.js';
 import type { BenchResults, KernelTiming, OpName } from './gpu/kernels.js';
 
@@ -366,18 +366,6 @@ function report(r: BenchResults, browserVersion: string, seconds: number, md: bo
 }
 
 // ---------------------------------------------------------------- run
-
-function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const s = createNetServer();
-    s.once('error', fail);
-    s.listen(0, 'localhost', () => {
-      const address = s.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      s.close(() => (port ? ok(port) : fail(new Error('no free port'))));
-    });
-  });
-}
 
 async function main(): Promise<void> {
   const port = await freePort();

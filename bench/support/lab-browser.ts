@@ -11,7 +11,8 @@ export interface LabBrowser {
   close(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
+/** A TCP port free on localhost right now, for a bench's own server. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createNetServer();
     s.on('error', reject);
