@@ -746,25 +746,29 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
     '',
   );
   const partA = ids.filter((id) => PART_A.includes(id));
+  /** The speed-up columns both parts show. */
+  const speedUp: Col[] = [
+    [
+      'speed-up to target, wall (baseline s / variant s)',
+      sp(
+        ratio((r) => r.hitS, true),
+        s2,
+      ),
+    ],
+    [
+      'speed-up, trainer clock',
+      sp(
+        ratio((r) => r.hitActiveS, true),
+        s2,
+      ),
+    ],
+  ];
   const partB = ids.filter((id) => PART_B.includes(id));
   table(
     partA.filter((id) => id !== BASELINE.id),
     [
       ['bytes / image', (rs) => f(bytesPerImage(rs[0]!.variant.group), 0)],
-      [
-        'speed-up to target, wall (baseline s / variant s)',
-        sp(
-          ratio((r) => r.hitS, true),
-          s2,
-        ),
-      ],
-      [
-        'speed-up, trainer clock',
-        sp(
-          ratio((r) => r.hitActiveS, true),
-          s2,
-        ),
-      ],
+      ...speedUp,
       [
         'training bytes to target, variant / baseline',
         sp(
@@ -825,20 +829,7 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
   table(
     partB.filter((id) => id !== BASELINE.id),
     [
-      [
-        'speed-up to target, wall (baseline s / variant s)',
-        sp(
-          ratio((r) => r.hitS, true),
-          s2,
-        ),
-      ],
-      [
-        'speed-up, trainer clock',
-        sp(
-          ratio((r) => r.hitActiveS, true),
-          s2,
-        ),
-      ],
+      ...speedUp,
       [
         'fresh images read to target, variant / baseline',
         sp(
