@@ -82,8 +82,18 @@ export class PrefixCache {
       await this.remove(url);
       return 'corrupt';
     }
-    await d.put('entries', { ...entry, usedAt: stamp() }); // last use, for eviction
+    // Last use, for eviction. Not awaited: a hit need not wait for a write, and IndexedDB runs this transaction
+    // before any later write that overlaps it, so eviction still sees it.
+    void this.touch(d, url, entry.checksum).catch(() => undefined);
     return { bytes, ...(entry.validator ? { validator: entry.validator } : {}) };
+  }
+
+  /** Marks an entry used now, unless another worker replaced it meanwhile (its size and checksum are then theirs to keep). */
+  private async touch(d: IDBPDatabase<Schema>, url: string, checksum: number): Promise<void> {
+    const tx = d.transaction('entries', 'readwrite');
+    const current = await tx.store.get(url);
+    if (current?.checksum === checksum) await tx.store.put({ ...current, usedAt: stamp() });
+    await tx.done;
   }
 
   /** Stores (or replaces) the prefix of `url`, then evicts the least recently used entries until the total fits the limit. */
