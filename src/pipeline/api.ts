@@ -4,6 +4,7 @@
 import type { TocGpuLayout } from '../toc/gpu-layout.js';
 import type { TocBatch } from '../toc/batch.js';
 import type { FetchPolicy } from './fetch.js';
+import type { TapeState } from './tape.js';
 
 /**
  * Which items data echoing repeats (Choi et al. 2019): each example before
@@ -55,6 +56,19 @@ export interface PipelineOptions {
   cacheLimitBytes?: number;
   /** IndexedDB database of the prefix cache (default "bytelab-cache"; tests use their own). */
   cacheName?: string;
+  /**
+   * Continue a run exactly (tape.ts): the tape of the pipeline that run used (same
+   * dataset, split, seed and partition) and the batches it handed out. The stream
+   * starts with the batch it would have handed out next; the batches before are
+   * worked out without reading their data.
+   */
+  resume?: { tape: TapeState; batches: number };
+}
+
+/** A batch the stream has settled on, made (data read, arrays filled) only when it will be handed out; undefined if none of its data can be read. */
+export interface PendingBatch {
+  size: number;
+  make(): Promise<Batch | undefined> | Batch | undefined;
 }
 
 export interface ImageBatch {
@@ -62,8 +76,10 @@ export interface ImageBatch {
   /** size x height x width x channels, scaled to [0, 1]. */
   x: Float32Array;
   y: Int32Array;
+  /** Each example's index in the split (echoed copies repeat it). */
+  ids: Int32Array;
   size: number;
-  /** Index of this batch since the pipeline opened. */
+  /** Index of this batch in the stream (counted from the start of the run, across a resume). */
   index: number;
 }
 
@@ -73,6 +89,8 @@ export interface TocBatchMessage {
   batch: TocBatch;
   layout: TocGpuLayout;
   y: Int32Array;
+  /** Each row's index in the split. */
+  ids: Int32Array;
   size: number;
   index: number;
 }
@@ -82,7 +100,9 @@ export type Batch = ImageBatch | TocBatchMessage;
 /** The typed arrays of a batch, for Comlink.transfer. */
 export function batchTransferables(b: Batch): ArrayBuffer[] {
   const arrays: ArrayBufferView[] =
-    b.kind === 'image' ? [b.x, b.y] : [b.y, ...Object.values(b.batch), ...Object.values(b.layout)].filter((v): v is ArrayBufferView => ArrayBuffer.isView(v));
+    b.kind === 'image'
+      ? [b.x, b.y, b.ids]
+      : [b.y, b.ids, ...Object.values(b.batch), ...Object.values(b.layout)].filter((v): v is ArrayBufferView => ArrayBuffer.isView(v));
   return [...new Set(arrays.map((a) => a.buffer as ArrayBuffer))];
 }
 
@@ -192,6 +212,8 @@ export interface PipelineApi {
   /** Examples the shuffle buffer holds (no effect on a split opened without shuffling). */
   setShuffleBuffer(size: number): void;
   stats(): PipelineStats;
+  /** Where the live controls took effect so far: with the batches handed out, what `resume` needs to continue this stream exactly. */
+  tape(): TapeState;
   /**
    * Up to n images of the latest decoded record, at the fidelity they were
    * fetched at. Only image datasets have them: for a table (DatasetInfo.kind

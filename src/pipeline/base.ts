@@ -2,12 +2,22 @@
 // fills a bounded queue, record reads with Range requests (several in flight,
 // consumed in order), riding out a server that goes away, and warnings.
 // Subclasses (image-pipeline.ts, toc-pipeline.ts) say how records become batches.
-import { ECHO_MODES, type Batch, type DatasetInfo, type EchoMode, type PipelineEvent, type PipelineOptions, type PipelineStats } from './api.js';
+import {
+  ECHO_MODES,
+  type Batch,
+  type DatasetInfo,
+  type PendingBatch,
+  type EchoMode,
+  type PipelineEvent,
+  type PipelineOptions,
+  type PipelineStats,
+} from './api.js';
 import { FetchError, fetchRange, sleep, TransientFetchError, type RangeResponse } from './fetch.js';
 import { LOCAL_PREFIX, readLocalFile } from '../storage/local-datasets.js';
 import { PrefixCache, type CachedPrefix } from '../storage/prefix-cache.js';
 import { BoundedQueue } from './queue.js';
 import { hash32, seededRandom, shuffleInPlace, type Random } from '../shared/random.js';
+import { ControlTape, type TapeState } from './tape.js';
 
 export const emptyStats = (): PipelineStats => ({
   bytesFetched: 0,
@@ -30,6 +40,15 @@ export const emptyStats = (): PipelineStats => ({
   cacheCorrupt: 0,
   bytesFromCache: 0,
 });
+
+/** Where each part starts when parts of these sizes are laid end to end: a record's first example's index in its split. */
+export function startsOf(sizes: number[]): number[] {
+  let at = 0;
+  return sizes.map((n) => {
+    at += n;
+    return at - n;
+  });
+}
 
 /** Records read ahead of the one being consumed: their Range requests overlap each other and the decoding. */
 const DEFAULT_REQUESTS_IN_FLIGHT = 4;
@@ -58,6 +77,8 @@ export abstract class BasePipeline<M> {
   readonly stats: PipelineStats = emptyStats();
   /** Record prefixes kept across epochs and reloads (off when options.cacheLimitBytes is 0 or there is no IndexedDB). */
   protected cache: PrefixCache | undefined;
+  /** Where the live controls took effect (tape.ts): replayed from options.resume, recorded for the next resume. */
+  protected tape = new ControlTape();
   /** When the current outage began (0: the server answers). */
   private outageSince = 0;
   /** Waits so far in the current outage, for the backoff. */
@@ -68,8 +89,8 @@ export abstract class BasePipeline<M> {
   /** Checks a parsed manifest and returns it typed, or throws naming what is wrong. */
   protected abstract validate(json: unknown, where: string): M;
   protected abstract describe(): DatasetInfo;
-  /** The stream of batches; the base class runs it ahead of the consumer. */
-  protected abstract batches(): AsyncIterable<Batch>;
+  /** The stream of batches; the base class runs it ahead of the consumer and makes those it hands out. */
+  protected abstract batches(): AsyncIterable<PendingBatch>;
   /** Sets options.fidelity, clamped to the dataset's levels. */
   abstract setFidelity(level: number): void;
 
@@ -82,6 +103,7 @@ export abstract class BasePipeline<M> {
     }
     this.orderRandom = seededRandom(options.seed);
     this.random = seededRandom(hash32(options.seed, 'stages', rank));
+    this.tape = new ControlTape(options.resume?.tape);
     const limit = options.cacheLimitBytes ?? 0;
     this.cache = limit > 0 && PrefixCache.available ? new PrefixCache(limit, options.cacheName) : undefined;
     this.manifest = this.validate(manifestJson ?? (await fetchManifest(options.manifestUrl, this.abort.signal)), options.manifestUrl);
@@ -121,6 +143,10 @@ export abstract class BasePipeline<M> {
     return r.done ? null : r.value;
   }
 
+  tapeState(): TapeState {
+    return this.tape.state();
+  }
+
   close(): void {
     this.abort.abort();
     this.queue?.close();
@@ -128,12 +154,21 @@ export abstract class BasePipeline<M> {
   }
 
   private async pump(queue: BoundedQueue<Batch>): Promise<void> {
-    const started = performance.now();
+    const resumeAt = this.options.resume?.batches ?? 0;
+    let started = performance.now();
     let blocked = 0; // time spent waiting for room in the queue: the trainer, not upstream, was the slow side
     try {
-      for await (const batch of this.batches()) {
+      for await (const pending of this.batches()) {
         if (queue.isClosed) return;
-        this.stats.batchesEmitted++;
+        const index = this.stats.batchesEmitted++;
+        // A resumed stream works out the batches the earlier run handed out, but does not make them.
+        if (index < resumeAt) {
+          started = performance.now();
+          continue;
+        }
+        const batch = await pending.make();
+        if (!batch) continue;
+        batch.index = index;
         this.stats.examplesEmitted += batch.size;
         const t = performance.now();
         // Records are read ahead in the background, also while this loop is blocked, so its unblocked time alone
@@ -152,16 +187,19 @@ export abstract class BasePipeline<M> {
   /** Warnings already reported: a bad record is named once, not again every epoch. */
   private readonly warned = new Set<string>();
 
-  /** The live controls the per-example stages read: echo factor and batch size may change mid-run. */
+  /**
+   * The live controls the per-example stages read, each through the tape (so a
+   * resumed stream sees them change where this one did): echo factor, echo mode,
+   * shuffle buffer and batch size.
+   */
   protected stageControls() {
     return {
       augment: this.options.augment,
       random: this.random,
-      echoFactor: () => this.options.echoFactor,
-      echoMode: () => this.options.echoMode ?? 'examples',
-      shuffleBuffer: () => this.options.shuffleBuffer,
-      batchSize: () => this.options.batchSize,
-      batchIndex: () => this.stats.batchesEmitted,
+      echoFactor: this.tape.channel('echoFactor', () => this.options.echoFactor),
+      echoMode: this.tape.channel('echoMode', () => this.options.echoMode ?? 'examples'),
+      shuffleBuffer: this.tape.channel('shuffleBuffer', () => this.options.shuffleBuffer),
+      batchSize: this.tape.channel('batchSize', () => this.options.batchSize),
       echoed: (n: number) => void (this.stats.examplesEchoed += n),
       duplicates: (n: number) => void (this.stats.duplicatesInBatches += n),
     };
@@ -184,9 +222,13 @@ export abstract class BasePipeline<M> {
    * shuffling) and yields what `read` made of each, in that order. Up to
    * `requestsInFlight` reads run at once, so fetches overlap each other and the
    * decoding of earlier records. A record that fails yields nothing; a whole
-   * epoch that yields nothing ends the stream with an error.
+   * epoch that yields nothing ends the stream with an error. `read` gets the
+   * record, its position in the stream (counted across epochs: the tape's key)
+   * and its index in `records`.
    */
-  protected async *readEpochs<R, T>(records: R[], read: (record: R) => Promise<T[]>): AsyncGenerator<T> {
+  protected async *readEpochs<R, T>(records: R[], read: (record: R, position: number, index: number) => Promise<T[]>): AsyncGenerator<T> {
+    let scheduled = 0;
+    let consumed = 0;
     const depth = Math.max(1, this.options.requestsInFlight ?? DEFAULT_REQUESTS_IN_FLIGHT);
     for (let epoch = 0; epoch < this.options.epochs; epoch++) {
       this.stats.epoch = epoch;
@@ -199,7 +241,8 @@ export abstract class BasePipeline<M> {
       let next = 0;
       const fill = () => {
         while (ahead.length < depth && next < order.length && !this.abort.signal.aborted) {
-          const reading = read(records[order[next++]!]!);
+          const index = order[next++]!;
+          const reading = read(records[index]!, scheduled++, index);
           reading.catch(() => undefined); // observed when its turn comes; this keeps an early failure from being "unhandled"
           ahead.push(reading);
         }
@@ -209,6 +252,7 @@ export abstract class BasePipeline<M> {
       while (ahead.length > 0) {
         const items = await ahead.shift()!;
         if (this.abort.signal.aborted) return;
+        this.tape.consumed(consumed++);
         fill();
         for (const item of items) {
           produced++;

@@ -9,12 +9,17 @@
 import { JpegDecodeError, type TurboJpeg } from '../jpeg/turbo.js';
 import type { ImageShape } from '../pcr/manifest.js';
 import { RecordError } from '../pcr/record.js';
-import type { Batch, DatasetInfo, PipelineEvent, PipelineOptions, SampleImages } from './api.js';
-import { BasePipeline, ServerGoneError } from './base.js';
-import { decodeToShape, firstSamples, imageBatches, sampleOf, type ImageExample } from './image-stages.js';
+import type { DatasetInfo, PendingBatch, PipelineEvent, PipelineOptions, SampleImages } from './api.js';
+import { BasePipeline, ServerGoneError, startsOf } from './base.js';
+import { decodeToShape, firstSamples, imageBatches, sampleOf, type ImageContent, type ImageExample } from './image-stages.js';
 
 /** Per-record cap on image-level warnings, so one rotten record cannot flood the log. */
 const IMAGE_WARNINGS_PER_RECORD = 3;
+/** Records a resumed pipeline keeps decoded while it makes the first batches from replayed examples. */
+const REPLAY_RECORDS_KEPT = 16;
+
+/** A record's images decoded at one scan group; undefined where an image was left out. */
+type DecodedRecord = (ImageContent | undefined)[];
 
 /** A record as the pipeline schedules it. */
 export interface ImageRecord {
@@ -82,8 +87,12 @@ export interface RecordSource<R extends ImageRecord> {
 
 export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipeline<ImageDataset<R>> {
   private latest: SampleImages | undefined;
-  /** Fresh examples decoded so far: each one's id. */
-  private freshExamples = 0;
+  /** Each record's first example's index in the split (examples are numbered record by record). */
+  private firstIds: number[] = [];
+  /** The scan group of each record read, through the tape: a resumed stream reads each record at the group the earlier run did. */
+  private fidelity: () => number = () => this.options.fidelity;
+  /** Records decoded again for a resumed stream's first batches, by stream position. */
+  private readonly replayed = new Map<number, Promise<DecodedRecord | undefined>>();
 
   constructor(
     private readonly source: RecordSource<R>,
@@ -136,21 +145,65 @@ export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipe
     return firstSamples(this.latest, n);
   }
 
-  protected batches(): AsyncIterable<Batch> {
-    const examples = this.readEpochs(this.records(), (r) => this.readRecord(r));
+  protected batches(): AsyncIterable<PendingBatch> {
+    const records = this.records();
+    this.firstIds = startsOf(records.map((r) => r.images));
+    this.fidelity = this.tape.channel('fidelity', () => this.options.fidelity);
+    const examples = this.readEpochs(records, (r, position, index) => this.readRecord(r, position, index));
     return imageBatches(examples, { shape: this.manifest.image, ...this.stageControls() });
   }
 
-  /** Fetches a record up to the current scan group and decodes every image. Never throws for bad data. */
-  private async readRecord(record: R): Promise<ImageExample[]> {
-    const loaded = await this.fetchRecord(record);
-    if (!loaded) return [];
+  /**
+   * The examples of the record at `position` in the stream, read at the current
+   * scan group. Where a resumed stream replays the earlier run, the record is not
+   * read: its examples come as promises to read it, kept only if they land in a
+   * batch that is handed out. Never throws for bad data.
+   */
+  private async readRecord(record: R, position: number, index: number): Promise<ImageExample[]> {
+    const level = this.fidelity();
+    const firstId = this.firstIds[index]!;
+    if (position < this.tape.replayRecords) {
+      const outcome = this.tape.outcome(position);
+      const kept = outcome === undefined ? Array.from({ length: record.images }, (_, i) => i) : (outcome ?? []);
+      const load = () => this.decodeAgain(record, position, level);
+      return kept.map((i) => ({ id: firstId + i, load: async () => (await load())?.[i] }));
+    }
+    const decoded = await this.decodeRecord(record, level);
+    const examples: ImageExample[] = [];
+    decoded?.forEach((content, i) => content && examples.push({ id: firstId + i, ...content }));
+    if (!decoded) this.tape.noteOutcome(position, null);
+    else if (examples.length !== record.images)
+      this.tape.noteOutcome(
+        position,
+        examples.map((e) => e.id - firstId),
+      );
+    return examples;
+  }
+
+  /** A replayed record, read once for all of its examples that are trained on (the few most recent are kept). */
+  private decodeAgain(record: R, position: number, level: number): Promise<DecodedRecord | undefined> {
+    let decoded = this.replayed.get(position);
+    if (!decoded) {
+      decoded = this.decodeRecord(record, level).then((d) => {
+        if (!d) this.warn(`record ${record.file}: could not be read again to continue the run; its examples are left out`);
+        return d;
+      });
+      this.replayed.set(position, decoded);
+      if (this.replayed.size > REPLAY_RECORDS_KEPT) this.replayed.delete(this.replayed.keys().next().value!);
+    }
+    return decoded;
+  }
+
+  /** Fetches a record up to scan group `level` and decodes every image. Never throws for bad data. */
+  private async decodeRecord(record: R, level: number): Promise<DecodedRecord | undefined> {
+    const loaded = await this.fetchRecord(record, level);
+    if (!loaded) return undefined;
     const { prefix, group } = loaded;
     const shape = this.manifest.image;
     const { width, height, channels } = shape;
     const classes = this.manifest.classes.length;
     const start = performance.now();
-    const examples: ImageExample[] = [];
+    const decoded: DecodedRecord = new Array(prefix.imageCount);
     let warned = 0;
     const drop = (message: string) => {
       this.stats.examplesDropped++;
@@ -168,7 +221,7 @@ export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipe
         const jpeg = prefix.image(i, group);
         const img = this.manifest.variableSize ? decodeToShape(this.decoder, jpeg, shape) : this.decoder.decode(jpeg, channels);
         if (img.width !== width || img.height !== height) throw new JpegDecodeError(`decoded ${img.width}x${img.height}, the manifest says ${width}x${height}`);
-        examples.push({ pixels: img.data, label, id: this.freshExamples++ });
+        decoded[i] = { pixels: img.data, label };
       } catch (err) {
         if (!(err instanceof JpegDecodeError)) throw err;
         drop(`record ${record.file}, image ${i} (chunk at byte ${prefix.chunkOffset(i, 1)}): ${err.message}; image left out`);
@@ -176,18 +229,19 @@ export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipe
     }
     if (warned > IMAGE_WARNINGS_PER_RECORD) this.warn(`record ${record.file}: ${warned - IMAGE_WARNINGS_PER_RECORD} more images left out`);
     this.stats.decodeMs += performance.now() - start;
+    const examples = decoded.filter((c) => c !== undefined);
     this.stats.examplesRead += examples.length;
     this.latest = sampleOf(examples, shape, group) ?? this.latest;
-    return examples;
+    return decoded;
   }
 
   /**
-   * One Range request for the record's prefix at the current scan group (capped
-   * at the record's own count), parsed by the source. A record that cannot be
-   * read is skipped; a short one is used at the groups that arrived whole.
+   * One Range request for the record's prefix at scan group `level` (capped at
+   * the record's own count), parsed by the source. A record that cannot be read
+   * is skipped; a short one is used at the groups that arrived whole.
    */
-  private async fetchRecord(record: R): Promise<{ prefix: ImageRecordPrefix; group: number } | undefined> {
-    const group = Math.min(this.options.fidelity, this.source.groups(record));
+  private async fetchRecord(record: R, level: number): Promise<{ prefix: ImageRecordPrefix; group: number } | undefined> {
+    const group = Math.min(level, this.source.groups(record));
     let prefix: ImageRecordPrefix;
     try {
       const context: ReadContext = {

@@ -4,17 +4,27 @@
 import type { DecodedImage, TurboJpeg } from '../jpeg/turbo.js';
 import type { ImageShape } from '../pcr/manifest.js';
 import { resize } from '../pcr/pixels.js';
-import type { EchoMode, ImageBatch, SampleImages } from './api.js';
+import type { EchoMode, ImageBatch, PendingBatch, SampleImages } from './api.js';
 import type { Random } from '../shared/random.js';
 import { chunk, echo, shuffleBuffer } from './stages.js';
 
-export interface ImageExample {
-  /** height x width x channels, interleaved, at the model's input size. */
+/** An example's pixels (height x width x channels, interleaved, at the model's input size) and label. */
+export interface ImageContent {
   pixels: Uint8Array;
   label: number;
-  /** Which fresh example this is (echoed copies share it): counts duplicates within a batch. */
-  id: number;
 }
+
+/**
+ * An example on its way through the stages: its content, or (while a resumed
+ * pipeline replays the part of the stream an earlier run read) a way to read it,
+ * used only if the example lands in a batch that is trained on.
+ */
+export type ImageExample = {
+  /** The example's index in the split (echoed copies share it): the batch's ids, and duplicates within a batch. */
+  id: number;
+  /** Mirror it when the batch is made: the augmentation's draw for this copy. */
+  flip?: boolean;
+} & (ImageContent | { load(): Promise<ImageContent | undefined> });
 
 export interface ImageStageControls {
   /** The model's input: every example has this shape. */
@@ -27,8 +37,6 @@ export interface ImageStageControls {
   /** Examples the shuffle buffer holds; 1 or less at open: no shuffle stage at all (the test split). */
   shuffleBuffer(): number;
   batchSize(): number;
-  /** The index the next batch gets. */
-  batchIndex(): number;
   /** Counters: echoed copies of examples made; examples in a batch that repeat one already in it. */
   echoed(examples: number): void;
   duplicates(n: number): void;
@@ -45,24 +53,9 @@ export function decodeToShape(decoder: TurboJpeg, jpeg: Uint8Array, shape: Image
   return { ...resize(img, width, height), channels };
 }
 
-/** Random horizontal flips, one draw per example (after echoing, so copies differ). */
-async function* flipExamples(source: AsyncIterable<ImageExample>, shape: ImageShape, random: Random): AsyncGenerator<ImageExample> {
-  const { width, height, channels } = shape;
-  for await (const ex of source) {
-    if (random() < 0.5) {
-      yield ex;
-      continue;
-    }
-    const out = new Uint8Array(ex.pixels.length);
-    for (let y = 0; y < height; y++) {
-      for (let x = 0; x < width; x++) {
-        const from = (y * width + x) * channels;
-        const to = (y * width + (width - 1 - x)) * channels;
-        for (let c = 0; c < channels; c++) out[to + c] = ex.pixels[from + c]!;
-      }
-    }
-    yield { pixels: out, label: ex.label, id: ex.id };
-  }
+/** Random horizontal flips, one draw per example (after echoing, so copies differ); applied when the batch is made. */
+async function* flipExamples(source: AsyncIterable<ImageExample>, random: Random): AsyncGenerator<ImageExample> {
+  for await (const ex of source) yield random() < 0.5 ? ex : { ...ex, flip: true };
 }
 
 /** Examples in the group that repeat an example already in it. */
@@ -70,19 +63,38 @@ function duplicatesIn(examples: ImageExample[]): number {
   return examples.length - new Set(examples.map((e) => e.id)).size;
 }
 
-const copyImageBatch = (b: ImageBatch): ImageBatch => ({ ...b, x: b.x.slice(), y: b.y.slice() });
-
-/** Examples as one image batch: x scaled to [0, 1]. */
-function toImageBatch(examples: ImageExample[], index: number): ImageBatch {
-  const per = examples[0]!.pixels.length;
+/** Examples as one image batch: x scaled to [0, 1], mirrored where the example says so. */
+function toImageBatch(examples: (ImageContent & { id: number; flip?: boolean })[], shape: ImageShape): ImageBatch {
+  const { width, height, channels } = shape;
+  const per = width * height * channels;
+  const row = width * channels;
   const x = new Float32Array(examples.length * per);
   const y = new Int32Array(examples.length);
+  const ids = new Int32Array(examples.length);
   examples.forEach((ex, i) => {
     const base = i * per;
-    for (let k = 0; k < per; k++) x[base + k] = ex.pixels[k]! / 255;
+    if (ex.flip) {
+      for (let r = 0; r < height; r++) {
+        for (let col = 0; col < width; col++) {
+          const from = r * row + col * channels;
+          const to = base + r * row + (width - 1 - col) * channels;
+          for (let k = 0; k < channels; k++) x[to + k] = ex.pixels[from + k]! / 255;
+        }
+      }
+    } else {
+      for (let k = 0; k < per; k++) x[base + k] = ex.pixels[k]! / 255;
+    }
     y[i] = ex.label;
+    ids[i] = ex.id;
   });
-  return { kind: 'image', x, y, size: examples.length, index };
+  return { kind: 'image', x, y, ids, size: examples.length, index: 0 };
+}
+
+/** A batch made from a group of examples: the pixels of replayed examples are read now; an example that cannot be read again is left out. */
+async function makeImageBatch(group: ImageExample[], shape: ImageShape): Promise<ImageBatch | undefined> {
+  const resolved = await Promise.all(group.map(async (ex) => ('load' in ex ? ((c) => c && { ...ex, ...c })(await ex.load()) : ex)));
+  const ready = resolved.filter((ex): ex is ImageContent & ImageExample => ex !== undefined);
+  return ready.length > 0 ? toImageBatch(ready, shape) : undefined;
 }
 
 /**
@@ -90,26 +102,28 @@ function toImageBatch(examples: ImageExample[], index: number): ImageBatch {
  * does it. The echo mode picks which of the three echo stages repeats: examples
  * before augmentation (Choi et al.'s default: copies get different flips, and
  * the shuffle buffer spreads them apart), examples after it (identical copies),
- * or whole batches.
+ * or whole batches. Batches are made (arrays filled) only when the pipeline asks.
  */
-export async function* imageBatches(examples: AsyncIterable<ImageExample>, c: ImageStageControls): AsyncGenerator<ImageBatch> {
+export async function* imageBatches(examples: AsyncIterable<ImageExample>, c: ImageStageControls): AsyncGenerator<PendingBatch> {
   const stage = (mode: EchoMode) => ({ factor: c.echoFactor, random: c.random, active: () => c.echoMode() === mode, echoed: () => c.echoed(1) });
   const early = echo(examples, stage('examples'));
-  const augmented = c.augment ? flipExamples(early, c.shape, c.random) : early;
+  const augmented = c.augment ? flipExamples(early, c.random) : early;
   const late = echo(augmented, stage('examples-after-augment'));
   const shuffled = c.shuffleBuffer() > 1 ? shuffleBuffer(late, c.shuffleBuffer, c.random) : late;
-  async function* batches(): AsyncGenerator<ImageBatch> {
+  async function* groups(): AsyncGenerator<ImageExample[]> {
     for await (const group of chunk(shuffled, c.batchSize)) {
       c.duplicates(duplicatesIn(group));
-      yield toImageBatch(group, 0);
+      yield group;
     }
   }
-  const echoed = echo(batches(), { ...stage('batches'), clone: copyImageBatch, echoed: (b) => c.echoed(b.size) });
-  for await (const b of echoed) yield { ...b, index: c.batchIndex() };
+  // A group is never changed once made, so an echoed batch is the same group again: each make() fills arrays of its own.
+  for await (const group of echo(groups(), { ...stage('batches'), echoed: (g) => c.echoed(g.length) })) {
+    yield { size: group.length, make: () => makeImageBatch(group, c.shape) };
+  }
 }
 
 /** Up to 64 of a record's examples, kept for the lab's sample view. */
-export function sampleOf(examples: ImageExample[], shape: ImageShape, group: number): SampleImages | undefined {
+export function sampleOf(examples: ImageContent[], shape: ImageShape, group: number): SampleImages | undefined {
   if (examples.length === 0) return undefined;
   const { width, height, channels } = shape;
   const per = width * height * channels;

@@ -7,8 +7,8 @@ import { tocGpuLayout } from '../toc/gpu-layout.js';
 import { toBatch } from '../toc/batch.js';
 import { readTocFrame, tocRecordBytes, tocSplitRows, validateTocManifest, type TocManifest, type TocRecordEntry, type TocSplitEntry } from '../toc/dataset.js';
 import { TocFormatError } from '../toc/types.js';
-import type { Batch, DatasetInfo, TocBatchMessage } from './api.js';
-import { BasePipeline, ServerGoneError } from './base.js';
+import type { DatasetInfo, PendingBatch, TocBatchMessage } from './api.js';
+import { BasePipeline, ServerGoneError, startsOf } from './base.js';
 import { echo, shuffleBuffer } from './stages.js';
 
 /** Copies a view that shares its buffer, so transferring it cannot detach other batches' data. */
@@ -16,14 +16,28 @@ function owned<T extends Uint32Array | Float32Array | Int32Array>(a: T): T {
   return a.byteOffset === 0 && a.byteLength === a.buffer.byteLength ? a : (a.slice() as T);
 }
 
+/** Records a resumed pipeline keeps parsed while it makes the first batches from replayed ones. */
+const REPLAY_RECORDS_KEPT = 16;
+
+/** A batch on its way through the stages, or (while a resumed pipeline replays the earlier run's stream) a way to read it. */
+type TocItem = { size: number } & ({ batch: TocBatchMessage } | { load(): Promise<TocBatchMessage | undefined> });
+
+/** A record's batches; undefined where a batch was left out. */
+type ParsedRecord = (TocBatchMessage | undefined)[];
+
 /** A deep copy of a batch's typed arrays. */
 function copyBatch(b: TocBatchMessage): TocBatchMessage {
   const copy = <T extends object>(o: T): T =>
     Object.fromEntries(Object.entries(o).map(([k, v]) => [k, ArrayBuffer.isView(v) ? (v as Uint32Array).slice() : v])) as T;
-  return { ...b, batch: copy(b.batch), layout: copy(b.layout), y: b.y.slice() };
+  return { ...b, batch: copy(b.batch), layout: copy(b.layout), y: b.y.slice(), ids: b.ids.slice() };
 }
 
 export class TocPipeline extends BasePipeline<TocManifest> {
+  /** Each record's first row's index in the split. */
+  private firstRows: number[] = [];
+  /** Records parsed again for a resumed stream's first batches, by stream position. */
+  private readonly replayed = new Map<number, Promise<ParsedRecord | undefined>>();
+
   protected validate(json: unknown, where: string): TocManifest {
     return validateTocManifest(json, where);
   }
@@ -51,40 +65,77 @@ export class TocPipeline extends BasePipeline<TocManifest> {
   /** TOC is lossless: there is one fidelity level. */
   setFidelity(): void {}
 
-  protected async *batches(): AsyncGenerator<Batch> {
+  protected async *batches(): AsyncGenerator<PendingBatch> {
     const o = this.options;
-    const batches = this.readEpochs(this.split().records, (r) => this.readRecord(r));
+    const records = this.split().records;
+    this.firstRows = startsOf(records.map(tocRecordRows));
+    const batches = this.readEpochs(records, (r, position, index) => this.readRecord(r, position, index));
     // Batch echoing: the mini-batch is the unit the TOC format compresses. Batches
     // leave the worker as transferables (detached once sent), so echoed copies get arrays of their own.
     const echoed = echo(batches, {
-      factor: () => this.options.echoFactor,
+      factor: this.tape.channel('echoFactor', () => this.options.echoFactor),
       random: this.random,
-      clone: copyBatch,
-      echoed: (b) => void (this.stats.examplesEchoed += b.size),
+      clone: (item) => ('batch' in item ? { ...item, batch: copyBatch(item.batch) } : item),
+      echoed: (item) => void (this.stats.examplesEchoed += item.size),
     });
     // The buffer holds batches: as many as hold about shuffleBuffer rows.
-    const batchesHeld = () => Math.max(2, Math.round(this.options.shuffleBuffer / 250));
-    const shuffled = o.shuffleBuffer > 1 ? shuffleBuffer(echoed, batchesHeld, this.random) : echoed;
-    for await (const b of shuffled) yield { ...b, index: this.stats.batchesEmitted };
+    const rows = this.tape.channel('shuffleBuffer', () => this.options.shuffleBuffer);
+    const shuffled = o.shuffleBuffer > 1 ? shuffleBuffer(echoed, () => Math.max(2, Math.round(rows() / 250)), this.random) : echoed;
+    for await (const item of shuffled) yield { size: item.size, make: () => ('batch' in item ? item.batch : item.load()) };
   }
 
-  private async readRecord(entry: TocRecordEntry): Promise<TocBatchMessage[]> {
+  /** The batches of the record at `position` in the stream; where a resumed stream replays the earlier run, promises to read them. */
+  private async readRecord(entry: TocRecordEntry, position: number, index: number): Promise<TocItem[]> {
+    const frames = entry.batches.map((_, i) => i);
+    if (position < this.tape.replayRecords) {
+      const outcome = this.tape.outcome(position);
+      const kept = outcome === undefined ? frames : (outcome ?? []);
+      const load = () => this.parseAgain(entry, position, index);
+      // Each batch is handed out (and its arrays transferred) once per echo copy: every load gets arrays of its own.
+      return kept.map((i) => ({ size: entry.batches[i]!.rows, load: async () => ((b) => b && copyBatch(b))((await load())?.[i]) }));
+    }
+    const parsed = await this.parseRecord(entry, index);
+    const items: TocItem[] = [];
+    parsed?.forEach((batch) => batch && items.push({ size: batch.size, batch }));
+    if (!parsed) this.tape.noteOutcome(position, null);
+    else if (items.length !== frames.length)
+      this.tape.noteOutcome(
+        position,
+        frames.filter((i) => parsed[i]),
+      );
+    return items;
+  }
+
+  /** A replayed record, read once for all of its batches that are trained on (the few most recent are kept). */
+  private parseAgain(entry: TocRecordEntry, position: number, index: number): Promise<ParsedRecord | undefined> {
+    let parsed = this.replayed.get(position);
+    if (!parsed) {
+      parsed = this.parseRecord(entry, index);
+      this.replayed.set(position, parsed);
+      if (this.replayed.size > REPLAY_RECORDS_KEPT) this.replayed.delete(this.replayed.keys().next().value!);
+    }
+    return parsed;
+  }
+
+  /** Fetches record `index` of the split and cuts it into batches; undefined when it cannot be read. */
+  private async parseRecord(entry: TocRecordEntry, index: number): Promise<ParsedRecord | undefined> {
     const end = tocRecordBytes(entry);
-    const rows = entry.batches.reduce((n, b) => n + b.rows, 0);
     let bytes: Uint8Array;
     try {
-      bytes = await this.fetchCounted(entry.file, end, 1, rows);
+      bytes = await this.fetchCounted(entry.file, end, 1, tocRecordRows(entry));
     } catch (err) {
       if (err instanceof ServerGoneError) throw err;
       if (!this.abort.signal.aborted) this.skipRecord((err as Error).message);
-      return [];
+      return undefined;
     }
     const start = performance.now();
-    const out: TocBatchMessage[] = [];
-    entry.batches.forEach((frame, i) => {
+    let firstRow = this.firstRows[index]!;
+    const out = entry.batches.map((frame, i): TocBatchMessage | undefined => {
+      const ids = Int32Array.from({ length: frame.rows }, (_, r) => firstRow + r);
+      firstRow += frame.rows;
       if (frame.offset + frame.bytes > bytes.byteLength) {
         this.warn(`record ${entry.file}, batch ${i} (byte ${frame.offset}): truncated, the record ends at byte ${bytes.byteLength}; batch skipped`);
-        return;
+        return undefined;
       }
       try {
         const { labels, logical } = readTocFrame(bytes, frame, entry.file, i, { classes: this.manifest.classes.length, columns: this.manifest.columns });
@@ -94,15 +145,18 @@ export class TocPipeline extends BasePipeline<TocManifest> {
           const v = batch[key];
           if (ArrayBuffer.isView(v)) (batch as unknown as Record<string, unknown>)[key] = owned(v as Uint32Array);
         }
-        out.push({ kind: 'toc', batch, layout, y: Int32Array.from(labels), size: logical.rows, index: 0 });
+        return { kind: 'toc', batch, layout, y: Int32Array.from(labels), ids, size: logical.rows, index: 0 };
       } catch (err) {
         if (!(err instanceof TocFormatError)) throw err;
         this.stats.examplesDropped += frame.rows;
         this.warn(`${err.message}; batch skipped`);
+        return undefined;
       }
     });
     this.stats.decodeMs += performance.now() - start;
-    this.stats.examplesRead += out.reduce((n, b) => n + b.size, 0);
+    this.stats.examplesRead += out.reduce((n, b) => n + (b?.size ?? 0), 0);
     return out;
   }
 }
+
+const tocRecordRows = (entry: TocRecordEntry) => entry.batches.reduce((n, b) => n + b.rows, 0);

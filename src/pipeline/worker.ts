@@ -53,6 +53,7 @@ const api: PipelineApi = {
   setEchoMode: (mode) => current().setEchoMode(mode),
   setShuffleBuffer: (size) => current().setShuffleBuffer(size),
   stats: () => ({ ...current().stats }),
+  tape: () => current().tapeState(),
   async samples(n) {
     // Only an image pipeline has samples; a table has no images to show.
     const p = current();

@@ -3,46 +3,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Batch, PipelineEvent, PipelineOptions, TocBatchMessage } from '../../../src/pipeline/api.js';
 import { TocPipeline } from '../../../src/pipeline/toc-pipeline.js';
-import { TocSplitWriter, type TocManifest } from '../../../src/toc/dataset.js';
+import type { TocManifest } from '../../../src/toc/dataset.js';
 import { decode } from '../../../src/toc/ops.js';
 import { startTestServer, type TestServer } from '../../support/http-server.js';
 import { testPipelineOptions } from '../../support/pipeline-options.js';
-
-const COLS = 12;
-const ROWS = 100;
-
-/** Row r: a one-hot of r % 4 in columns 0..3 and a value r % 5 / 4 in column 4 + r % 8; label r % 3. */
-function row(r: number): { cols: number[]; vals: number[]; label: number } {
-  return { cols: [r % 4, 4 + (r % 8)], vals: [1, (r % 5) / 4], label: r % 3 };
-}
-
-function buildDataset(): Map<string, Uint8Array> {
-  const files = new Map<string, Uint8Array>();
-  const writer = new TocSplitWriter({
-    split: 'train',
-    columns: COLS,
-    classes: 3,
-    batchRows: 10,
-    batchesPerRecord: 4,
-    onRecord: (f, b) => void files.set(f, b),
-  });
-  for (let r = 0; r < ROWS; r++) {
-    const { cols, vals, label } = row(r);
-    writer.addRow(cols, vals, 2, label);
-  }
-  const manifest: TocManifest = {
-    format: 'bytelab-toc',
-    version: 1,
-    name: 'toy',
-    classes: ['a', 'b', 'c'],
-    columns: COLS,
-    featureNames: Array.from({ length: COLS }, (_, i) => `f${i}`),
-    rows: { train: ROWS },
-    splits: { train: writer.finish() },
-  };
-  files.set('manifest.json', new TextEncoder().encode(JSON.stringify(manifest)));
-  return files;
-}
+import { buildDataset, COLS, ROWS, row } from '../../support/toc-toy.js';
 
 const base = buildDataset();
 const servers: TestServer[] = [];

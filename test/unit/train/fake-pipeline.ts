@@ -7,7 +7,7 @@ import type { Remote } from 'comlink';
 import type { Batch, DatasetInfo, PipelineApi, PipelineEvent, PipelineOptions, PipelineStats } from '../../../src/pipeline/api.js';
 import type { PipelineHandle } from '../../../src/pipeline/client.js';
 import { emptyStats } from '../../../src/pipeline/base.js';
-import { seededRandom } from '../../../src/shared/random.js';
+import { hash32, seededRandom } from '../../../src/shared/random.js';
 
 export const SIDE = 4;
 
@@ -57,7 +57,6 @@ export function fakePipelines(behaviour: (name: string) => FakeBehaviour = () =>
     const b = behaviour(name);
     let cancel!: () => void;
     const cancelled = new Promise<void>((r) => (cancel = r));
-    const random = seededRandom(name.length);
     let served = 0;
     let onEvent: ((e: PipelineEvent) => void) | undefined;
     const w: FakeWorker = {
@@ -77,6 +76,7 @@ export function fakePipelines(behaviour: (name: string) => FakeBehaviour = () =>
       async open(options: PipelineOptions, listener: (e: PipelineEvent) => void): Promise<DatasetInfo> {
         w.calls.push(`open ${options.split}`);
         w.options = { ...options };
+        served = options.resume?.batches ?? 0; // the fake's stream is a function of the batch index, so resuming is skipping
         onEvent = listener;
         if ((await delay(b.openMs ?? 0, cancelled)) === 'cancelled') throw new Error('cancelled while opening');
         if (b.openError) throw new Error(b.openError);
@@ -88,8 +88,10 @@ export function fakePipelines(behaviour: (name: string) => FakeBehaviour = () =>
         if (served >= limit) return null;
         if ((await delay(b.nextMs ?? 0, cancelled)) === 'cancelled' || w.terminated) return null;
         const size = w.options!.batchSize;
+        const random = seededRandom(hash32(name, served));
         const x = new Float32Array(size * SIDE * SIDE);
         const y = new Int32Array(size);
+        const ids = Int32Array.from({ length: size }, (_, i) => served * size + i);
         for (let i = 0; i < size; i++) {
           y[i] = random() < 0.5 ? 0 : 1;
           for (let p = 0; p < SIDE * SIDE; p++) x[i * SIDE * SIDE + p] = (y[i] ? 0.6 : 0.1) + 0.3 * random();
@@ -112,7 +114,7 @@ export function fakePipelines(behaviour: (name: string) => FakeBehaviour = () =>
           examples: size,
           ms: 1,
         });
-        return { kind: 'image', x, y, size, index: served - 1 };
+        return { kind: 'image', x, y, ids, size, index: served - 1 };
       },
       async setFidelity(level: number) {
         w.calls.push(`setFidelity ${level}`);
@@ -128,6 +130,9 @@ export function fakePipelines(behaviour: (name: string) => FakeBehaviour = () =>
       },
       async stats() {
         return { ...w.stats };
+      },
+      async tape() {
+        return { channels: {}, records: served, outcomes: [] };
       },
       async samples() {
         return undefined; // the fake's images are made per batch, not decoded from records
