@@ -10,12 +10,14 @@ import { tocOutputCount } from '../gpu/toc/tfjs-op.js';
 import type { DatasetInfo, EchoMode } from '../pipeline/api.js';
 import { liveWorkerCount, startPipelineWorker } from '../pipeline/client.js';
 import { localManifestUrl, LOCAL_PREFIX } from '../storage/local-datasets.js';
-import { MODELS, modelsFor } from '../train/models/registry.js';
+import type { Checkpoint } from '../train/checkpoint.js';
+import { MODELS, modelById, modelsFor } from '../train/models/registry.js';
 import { LIVE_STATES, type RunState } from '../train/run-state.js';
 import { LabSession, type SessionListener } from '../train/session.js';
 import type { StepMetrics } from '../train/trainer.js';
 import { setupBuildPanel } from './build-panel.js';
 import { setupCachePanel } from './cache-panel.js';
+import { setupResumePanel } from './resume-panel.js';
 import { describeEchoReading } from './echo-reading.js';
 import { formatBytes } from './format.js';
 import { LiveChart } from './charts.js';
@@ -376,13 +378,57 @@ function readConfig(): LabSession['config'] | undefined {
   };
 }
 
-async function start(): Promise<void> {
+/** The settings of a saved run, shown in the controls, as the config that continues it. */
+function configFrom(cp: Checkpoint): LabSession['config'] {
+  const k = cp.controls;
+  const entry = [...ui.dataset.options].find((o) => o.value && new URL(o.value, location.href).href === cp.config.manifestUrl);
+  if (entry) {
+    ui.dataset.value = entry.value;
+    ui.manifestUrl.value = '';
+  } else {
+    ui.manifestUrl.value = cp.config.manifestUrl;
+  }
+  listModels(cp.config.modelId);
+  ui.batchSize.value = String(cp.config.batchSize);
+  ui.evalEvery.value = String(cp.config.evalEvery);
+  ui.readers.value = String(cp.config.readers);
+  ui.learningRate.value = String(k.learningRate);
+  ui.echo.value = String(k.echoFactor);
+  ui.echoMode.value = k.echoMode;
+  ui.shuffleBuffer.value = String(k.shuffleBuffer);
+  ui.echoAuto.checked = k.autoEcho;
+  ui.echo.readOnly = k.autoEcho;
+  if (Number.isFinite(k.fidelity)) {
+    fidelityTouched = true;
+    ui.fidelity.value = String(k.fidelity);
+  }
+  return {
+    manifestUrl: cp.config.manifestUrl,
+    model: modelById(cp.config.modelId),
+    batchSize: cp.config.batchSize,
+    learningRate: k.learningRate,
+    fidelity: k.fidelity,
+    echoFactor: k.echoFactor,
+    evalEvery: cp.config.evalEvery,
+    seed: cp.config.seed,
+    cacheLimitBytes: cp.config.cacheLimitBytes,
+    resume: cp,
+  };
+}
+
+async function start(resume?: Checkpoint): Promise<void> {
   if (starting) return; // a double click, or Start while the previous run still winds down
-  const config = readConfig();
+  let config: LabSession['config'] | undefined;
+  try {
+    config = resume ? configFrom(resume) : readConfig();
+  } catch (err) {
+    log(`the saved run cannot be continued: ${(err as Error).message}`, 'error');
+  }
   if (!config) {
     refreshControls();
     return;
   }
+  config.saveCheckpoint = (cp) => resumePanel.store.save(cp);
   starting = true;
   refreshControls();
   try {
@@ -395,9 +441,14 @@ async function start(): Promise<void> {
     );
     session = run;
     openSessions.add(run);
+    resumePanel.hide();
     void run.start().finally(() => {
       openSessions.delete(run);
       refreshControls();
+      // Wait for the run's last checkpoint write, then offer the newest saved run.
+      void run.checkpointsWritten().then(() => {
+        if (run === session) void resumePanel.refresh();
+      });
     });
   } finally {
     starting = false;
@@ -455,6 +506,21 @@ function listenerFor(current: () => LabSession): SessionListener {
       ui.m.acc.textContent = `${(100 * m.accuracy).toFixed(1)}%`;
       charts.acc.push(m.step, m.accuracy);
     },
+    restored(h) {
+      if (!shown()) return;
+      for (const [step, loss, speed, mib] of h.steps) {
+        charts.loss.push(step, loss);
+        charts.speed.push(step, speed);
+        charts.bytes.push(step, mib);
+      }
+      for (const [step, accuracy] of h.evals) charts.acc.push(step, accuracy);
+      const last = h.evals.at(-1);
+      if (last) ui.m.acc.textContent = `${(100 * last[1]).toFixed(1)}%`;
+      const step = current().config.resume?.step ?? 0;
+      ui.m.step.textContent = String(step);
+      for (const c of Object.values(charts)) c.mark(step, 'continued');
+    },
+    checkpoint: (step, error) => shown() && resumePanel.saved(step, error),
     fetch() {
       if (!shown()) return;
       const t = current().fetchTotals;
@@ -482,6 +548,15 @@ function listenerFor(current: () => LabSession): SessionListener {
 
 // ---------------------------------------------------------------- prefix cache
 
+const resumePanel = setupResumePanel(
+  $('resume'),
+  $('resume-text'),
+  $<HTMLButtonElement>('resume-go'),
+  $<HTMLButtonElement>('resume-discard'),
+  (cp) => void start(cp),
+  () => starting || (session !== undefined && LIVE_STATES.has(session.state)),
+);
+
 const cachePanel = setupCachePanel(ui.cacheUsage, ui.cacheClear, (m) => log(m));
 const showCacheUsage = (throttleMs?: number) => cachePanel.show(throttleMs);
 
@@ -493,6 +568,7 @@ async function stop(): Promise<void> {
 // ---------------------------------------------------------------- controls
 
 ui.start.addEventListener('click', () => void start());
+void resumePanel.refresh();
 ui.pause.addEventListener('click', () => (session?.state === 'paused' ? session.resume() : session?.pause()));
 ui.stop.addEventListener('click', () => void stop());
 ui.fidelity.addEventListener('input', () => {
@@ -643,8 +719,9 @@ async function applyParams(): Promise<void> {
 // ---------------------------------------------------------------- test API
 
 /** A step as the test API reports it: without the pipeline counters, so long histories stay small. */
-const stepLite = ({ step, loss, time, examplesPerSecond, bytesFetched }: StepMetrics): LabSnapshot['steps'][number] => ({
+const stepLite = ({ step, loss, time, examplesPerSecond, bytesFetched, batchKey }: StepMetrics): LabSnapshot['steps'][number] => ({
   step,
+  batchKey,
   loss,
   time,
   examplesPerSecond,
@@ -683,7 +760,7 @@ window.__lab = {
   marks: () => charts.loss.markLabels,
   cache: () => showCacheUsage(),
   memory: () => ({ tensors: tf.memory().numTensors, bytes: tf.memory().numBytes, tocBuffers: tocOutputCount() }),
-  start,
+  start: () => start(),
   pause: () => session?.pause(),
   resume: () => session?.resume(),
   stop,

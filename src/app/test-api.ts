@@ -14,7 +14,7 @@ export interface LabSnapshot {
   /** The fidelity slider's value (a scan group for image datasets). */
   fidelity: number;
   echoFactor: number;
-  steps: Pick<StepMetrics, 'step' | 'loss' | 'time' | 'examplesPerSecond' | 'bytesFetched'>[];
+  steps: Pick<StepMetrics, 'step' | 'loss' | 'time' | 'examplesPerSecond' | 'bytesFetched' | 'batchKey'>[];
   evals: EvalMetrics[];
   fetches: FetchEvent[];
   warnings: string[];

@@ -35,10 +35,11 @@ export function startPipelineWorker(name: string): PipelineHandle {
  * Several pipeline workers reading the shares of one split (PipelineOptions.partition)
  * as one stream: batches taken from each in turn, so the order is deterministic;
  * a worker whose stream ended is passed over. Counters are summed (epoch: the lowest).
+ * A resumed run starts with the reader whose turn it was (`firstTurn`).
  */
-export function takeInTurn(apis: Comlink.Remote<PipelineApi>[]): { next(): Promise<Batch | null>; stats(): Promise<PipelineStats> } {
+export function takeInTurn(apis: Comlink.Remote<PipelineApi>[], firstTurn = 0): { next(): Promise<Batch | null>; stats(): Promise<PipelineStats> } {
   const live = [...apis];
-  let turn = 0;
+  let turn = firstTurn;
   return {
     async next() {
       while (live.length > 0) {

@@ -7,11 +7,12 @@ import * as Comlink from 'comlink';
 import type { DatasetInfo, EchoMode, FetchEvent, PipelineEvent, PipelineOptions, SampleImages } from '../pipeline/api.js';
 import { takeInTurn, type PipelineHandle } from '../pipeline/client.js';
 import { abortable } from './abort.js';
+import { batchesTakenFrom, CHECKPOINT_VERSION, type Checkpoint } from './checkpoint.js';
 import { EchoAdvisor, type EchoReading } from './echo-advisor.js';
 import type { ModelSpec } from './models/registry.js';
 import { RingBuffer } from './ring-buffer.js';
 import { RunStateMachine, type RunState } from './run-state.js';
-import { Trainer, type EvalMetrics, type StepMetrics } from './trainer.js';
+import { Trainer, type EvalMetrics, type ModelState, type RunStart, type StepMetrics } from './trainer.js';
 
 export interface SessionConfig {
   /** Absolute URL of the dataset's manifest (or PCR_index.pb). */
@@ -36,6 +37,14 @@ export interface SessionConfig {
   autoEcho?: boolean;
   /** Pipeline workers that read (fetch and decode) the training split, each its own share (default 1; at most the split's records). */
   readers?: number;
+  /** Continue this saved run exactly (checkpoint.ts): its settings and controls replace the ones above. */
+  resume?: Checkpoint;
+  /** Where checkpoints go (IndexedDB on the page); none are taken without it. */
+  saveCheckpoint?: (checkpoint: Checkpoint) => Promise<void>;
+  /** Steps between two checkpoints (default 50); a pause takes one too. */
+  checkpointEvery?: number;
+  /** The run's id in checkpoints (default: a new one, or the resumed run's). */
+  runId?: string;
 }
 
 export interface SessionListener {
@@ -47,6 +56,10 @@ export interface SessionListener {
   warning(message: string): void;
   /** Where the time goes over the last steps, and the echo factor in use (set by the person, or by auto echo). */
   echo?(reading: EchoReading, factor: number): void;
+  /** A resumed run's history up to its checkpoint, for the charts (before its first new step). */
+  restored?(history: Checkpoint['history']): void;
+  /** A checkpoint was written (or could not be). */
+  checkpoint?(step: number, error?: string): void;
 }
 
 /** Starts one pipeline worker; the page passes startPipelineWorker, tests a fake. */
@@ -59,6 +72,12 @@ const HISTORY = { steps: 10_000, evals: 2_000, fetches: 2_000, warnings: 500 };
 const DEFAULT_SHUFFLE_BUFFER = 512;
 /** Steps between two moves of auto echo: the reading looks back 20 steps, so it has changed by then. */
 const AUTO_ECHO_EVERY = 10;
+
+/** Steps and evaluations a checkpoint keeps for the charts. */
+const HISTORY_SAVED = 2_000;
+
+/** Steps between checkpoints unless the config says otherwise. */
+const DEFAULT_CHECKPOINT_EVERY = 50;
 
 /** How long stop() waits for the run to wind down before it tears the workers down regardless. */
 const STOP_GRACE_MS = 5_000;
@@ -83,6 +102,14 @@ export class LabSession {
   private train: PipelineHandle[] = [];
   private workers: PipelineHandle[] = [];
   private pauseAfterEval = false;
+  /** The run's id in its checkpoints. */
+  readonly runId: string;
+  /** Set when the run pauses: the trainer's next wait at the gate (between steps) takes a checkpoint. */
+  private checkpointAtGate = false;
+  /** Checkpoints are written one after another, in step order. */
+  private saving: Promise<void> = Promise.resolve();
+  /** Bytes fetched before a resume, added to the pipeline's own count. */
+  private readonly carriedBytes: number;
   private resumeGate: { promise: Promise<void>; release: () => void } | undefined;
   private finished: Promise<void> | undefined;
 
@@ -91,14 +118,18 @@ export class LabSession {
     private readonly listener: SessionListener,
     private readonly startPipeline: StartPipeline,
   ) {
-    this.controls = {
-      fidelity: config.fidelity,
-      echoFactor: config.echoFactor,
-      echoMode: config.echoMode ?? 'examples',
-      shuffleBuffer: config.shuffleBuffer ?? DEFAULT_SHUFFLE_BUFFER,
-      autoEcho: config.autoEcho ?? false,
-      learningRate: config.learningRate,
-    };
+    this.controls = config.resume
+      ? { ...config.resume.controls }
+      : {
+          fidelity: config.fidelity,
+          echoFactor: config.echoFactor,
+          echoMode: config.echoMode ?? 'examples',
+          shuffleBuffer: config.shuffleBuffer ?? DEFAULT_SHUFFLE_BUFFER,
+          autoEcho: config.autoEcho ?? false,
+          learningRate: config.learningRate,
+        };
+    this.runId = config.runId ?? config.resume?.runId ?? newRunId();
+    this.carriedBytes = config.resume?.bytesFetched ?? 0;
     this.machine = new RunStateMachine((state, detail) => listener.state(state, detail));
   }
 
@@ -122,6 +153,7 @@ export class LabSession {
   pause(): void {
     if (this.state === 'running') {
       this.closeGate();
+      this.checkpointAtGate = true;
       this.machine.to('paused');
     } else if (this.state === 'evaluating') {
       this.pauseAfterEval = true; // the evaluation finishes first, then the run pauses
@@ -130,6 +162,7 @@ export class LabSession {
 
   resume(): void {
     this.pauseAfterEval = false;
+    this.checkpointAtGate = false;
     if (this.state !== 'paused') return;
     this.machine.to('running');
     this.openGate();
@@ -206,10 +239,13 @@ export class LabSession {
   }
 
   private async run(): Promise<void> {
-    const c = this.config;
+    const resume = this.config.resume;
+    // A resumed run keeps its own settings: the same seed, batch size and readers give the same stream.
+    const c = resume ? { ...this.config, ...resume.config } : this.config;
     const signal = this.abort.signal;
     let trainer: Trainer | undefined;
     try {
+      if (resume && c.model.id !== resume.config.modelId) throw new Error(`the saved run trained ${resume.config.modelId}, not ${c.model.id}`);
       const base: Omit<PipelineOptions, 'split'> = {
         manifestUrl: c.manifestUrl,
         batchSize: c.batchSize,
@@ -227,13 +263,16 @@ export class LabSession {
       const first = this.spawn('pipeline-train');
       let info = await abortable(first.api.open({ ...base, split: 'train' }, onEvent), signal);
       // More readers: each opens the split with its share; the first reopens with its own (it had to learn the record count).
-      const readers = Math.max(1, Math.min(c.readers ?? 1, info.records));
+      // A resumed run reopens each reader with its tape and the batches it had handed out.
+      const readers = resume ? resume.config.readers : Math.max(1, Math.min(c.readers ?? 1, info.records));
+      if (readers > info.records) throw new Error(`the saved run read with ${readers} readers; the split now has ${info.records} records`);
       const train = [first, ...Array.from({ length: readers - 1 }, (_, r) => this.spawn(`pipeline-train-${r + 1}`))];
-      if (readers > 1) {
-        const opened = await abortable(
-          Promise.all(train.map((w, rank) => w.api.open({ ...base, split: 'train', partition: { count: readers, rank } }, onEvent))),
-          signal,
-        );
+      if (readers > 1 || resume) {
+        const share = (rank: number): Partial<PipelineOptions> => ({
+          partition: { count: readers, rank },
+          ...(resume ? { resume: { tape: resume.tapes[rank]!, batches: batchesTakenFrom(rank, readers, resume.step) } } : {}),
+        });
+        const opened = await abortable(Promise.all(train.map((w, rank) => w.api.open({ ...base, split: 'train', ...share(rank) }, onEvent))), signal);
         info = opened[0]!;
       }
       this.train = train;
@@ -271,26 +310,40 @@ export class LabSession {
         this.onWarning(`no test split, accuracy will not be shown: ${(err as Error).message}`);
         testOpen = false;
       }
-      await trainer.prepare(testOpen ? test.api : undefined, signal);
+      await trainer.prepare(testOpen ? test.api : undefined, signal, resume?.model);
       this.retire(test);
+      if (resume) this.listener.restored?.(resume.history);
 
       this.machine.to('running');
-      const outcome = await trainer.run(takeInTurn(train.map((w) => w.api)), {
-        signal,
-        gate: () => this.resumeGate?.promise ?? Promise.resolve(),
-        phase: (p) => this.onPhase(p),
-        step: (m) => {
-          if (this.machine.isFinal) return;
-          this.steps.push(m);
-          this.listener.step(m);
-          this.adviseEcho(m);
+      const every = c.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;
+      const from = resume ? { step: resume.step, time: resume.time } : undefined;
+      const stream = takeInTurn(
+        train.map((w) => w.api),
+        (resume?.step ?? 0) % readers,
+      );
+      const outcome = await trainer.run(
+        stream,
+        {
+          signal,
+          gate: () => this.gate(trainer!),
+          phase: (p) => this.onPhase(p),
+          checkpointDue: (step) => c.saveCheckpoint !== undefined && step % every === 0,
+          checkpoint: (state, at) => this.writeCheckpoint(state, at),
+          step: (raw) => {
+            if (this.machine.isFinal) return;
+            const m = this.carriedBytes ? { ...raw, bytesFetched: raw.bytesFetched + this.carriedBytes } : raw;
+            this.steps.push(m);
+            this.listener.step(m);
+            this.adviseEcho(m);
+          },
+          eval: (m) => {
+            if (this.machine.isFinal) return;
+            this.evals.push(m);
+            this.listener.eval(m);
+          },
         },
-        eval: (m) => {
-          if (this.machine.isFinal) return;
-          this.evals.push(m);
-          this.listener.eval(m);
-        },
-      });
+        from,
+      );
       if (outcome === 'ended') this.machine.to('stopped', 'the data stream ended');
     } catch (err) {
       if (!signal.aborted && !this.machine.isFinal) {
@@ -312,10 +365,83 @@ export class LabSession {
     } else if (this.pauseAfterEval) {
       this.pauseAfterEval = false;
       this.closeGate();
+      this.checkpointAtGate = true;
       this.machine.to('paused');
     } else {
       this.machine.to('running');
     }
+  }
+
+  /** The trainer waits here between steps; a run that has just paused takes its checkpoint first (the model is between steps). */
+  private async gate(trainer: Trainer): Promise<void> {
+    if (this.resumeGate && this.checkpointAtGate && this.config.saveCheckpoint && trainer.position.step > 0) {
+      this.checkpointAtGate = false;
+      const read = await trainer.capture();
+      this.writeCheckpoint(read(), trainer.position);
+    }
+    await this.resumeGate?.promise;
+  }
+
+  /**
+   * Writes a checkpoint of the model state captured at `at`: with each reader's
+   * tape (asked now, so it covers every batch trained by then), the controls,
+   * and the history. Checkpoints are written in order; a failure is a warning.
+   */
+  private writeCheckpoint(state: Promise<ModelState>, at: RunStart): void {
+    const save = this.config.saveCheckpoint;
+    const info = this.info;
+    if (!save || !info || this.ended) return;
+    const c = this.config.resume ? { ...this.config, ...this.config.resume.config } : this.config;
+    const tapes = Promise.all(this.train.map((w) => w.api.tape()));
+    const controls = { ...this.controls };
+    const history = this.historyUpTo(at.step);
+    const bytesFetched = this.steps.last()?.bytesFetched ?? this.carriedBytes;
+    const write = async () => {
+      const checkpoint: Checkpoint = {
+        version: CHECKPOINT_VERSION,
+        runId: this.runId,
+        savedAt: Date.now(),
+        config: {
+          manifestUrl: c.manifestUrl,
+          datasetName: info.name,
+          modelId: c.model.id,
+          batchSize: c.batchSize,
+          evalEvery: c.evalEvery,
+          seed: c.seed,
+          cacheLimitBytes: c.cacheLimitBytes ?? 0,
+          readers: this.train.length,
+        },
+        controls,
+        step: at.step,
+        time: at.time,
+        bytesFetched,
+        tapes: await tapes,
+        model: await state,
+        history,
+      };
+      await save(checkpoint);
+      this.listener.checkpoint?.(at.step);
+    };
+    this.saving = this.saving.then(write).catch((err: Error) => {
+      if (this.abort.signal.aborted) return; // a stop tore the workers down mid-checkpoint: the previous one stands
+      this.listener.checkpoint?.(at.step, err.message);
+      this.onWarning(`could not save a checkpoint at step ${at.step}: ${err.message}`);
+    });
+  }
+
+  /** Resolves once every checkpoint this run asked for has been written (or has failed). */
+  checkpointsWritten(): Promise<void> {
+    return this.saving;
+  }
+
+  /** The charts' history up to `step`: the resumed run's, then this session's. */
+  private historyUpTo(step: number): Checkpoint['history'] {
+    const before = this.config.resume?.history ?? { steps: [], evals: [] };
+    const steps: Checkpoint['history']['steps'] = [...before.steps];
+    for (const m of this.steps.toArray()) if (m.step <= step) steps.push([m.step, m.loss, m.examplesPerSecond, m.bytesFetched / 1024 ** 2]);
+    const evals: Checkpoint['history']['evals'] = [...before.evals];
+    for (const m of this.evals.toArray()) if (m.step <= step) evals.push([m.step, m.accuracy, m.loss]);
+    return { steps: steps.slice(-HISTORY_SAVED), evals: evals.slice(-HISTORY_SAVED) };
   }
 
   private closeGate(): void {
@@ -384,4 +510,9 @@ export class LabSession {
     for (const w of this.workers) w.terminate();
     this.workers = [];
   }
+}
+
+/** A run id that sorts by time: the start time in base 36 and a random tail. */
+function newRunId(): string {
+  return `${Date.now().toString(36)}-${Math.floor(Math.random() * 36 ** 4).toString(36)}`;
 }

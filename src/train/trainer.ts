@@ -9,6 +9,7 @@
 // GPU). Evaluation sums its metrics on the GPU and reads them back once.
 import * as tf from '@tensorflow/tfjs';
 import type { Batch, DatasetInfo, PipelineStats } from '../pipeline/api.js';
+import { hash32 } from '../shared/random.js';
 import { abortable } from './abort.js';
 import type { Model, ModelInput, ModelSpec } from './models/registry.js';
 
@@ -34,12 +35,35 @@ export interface StepMetrics {
   waitFraction: number;
   /** Examples in the step's batch. */
   examples: number;
+  /** A hash of the batch's example ids, in order: equal keys mean the same examples in the same order (exact resume is checked with it). */
+  batchKey: number;
   /** The step's own time on the trainer's side (model, optimiser, readback waits), without the wait for data: downstream time per step. */
   computeMs: number;
   /** The step's wait for its batch. */
   waitMs: number;
   bytesFetched: number;
   pipeline: PipelineStats;
+}
+
+/** What a trained model is at a step: its variables and the optimiser's (Adam's step count and moments), as plain arrays. */
+export interface ModelState {
+  /** In the order Model.variables() lists them. */
+  weights: { shape: number[]; data: Float32Array }[];
+  /** Adam's step count: its bias correction depends on it. */
+  iterations: number;
+  /**
+   * beta1^t and beta2^t as Adam has multiplied them up, step by step, in float32:
+   * setWeights recomputes them as one power, which differs in the last bits.
+   */
+  betaPowers: [number, number];
+  /** First moments, then second moments, one per variable, as Adam keeps them. */
+  moments: { shape: number[]; data: Float32Array }[];
+}
+
+/** Where a continued run starts: its step count and running time so far. */
+export interface RunStart {
+  step: number;
+  time: number;
 }
 
 export interface EvalMetrics {
@@ -64,6 +88,9 @@ export interface TrainerHooks {
   phase(phase: 'training' | 'evaluating'): void;
   step(m: StepMetrics): void;
   eval(m: EvalMetrics): void;
+  /** Asked after every step: whether to capture the model now (a checkpoint); the loop waits only for the copy on the GPU. */
+  checkpointDue?(step: number): boolean;
+  checkpoint?(state: Promise<ModelState>, at: RunStart): void;
 }
 
 const SPEED_WINDOW = 8;
@@ -74,6 +101,8 @@ export class Trainer {
   /** The test split, read once and kept on the GPU. */
   private testSet: ModelInput[] = [];
   private disposed = false;
+  /** Steps trained and running time, as of the last step: where a checkpoint taken between steps stands. */
+  position: RunStart = { step: 0, time: 0 };
 
   constructor(
     private readonly info: DatasetInfo,
@@ -94,10 +123,11 @@ export class Trainer {
     if (this.optimizer) (this.optimizer as unknown as { learningRate: number }).learningRate = lr;
   }
 
-  /** Builds the model and optimizer, and reads the whole test split onto the GPU. */
-  async prepare(test: BatchSource | undefined, signal: AbortSignal): Promise<void> {
+  /** Builds the model and optimizer (from a saved state when given), and reads the whole test split onto the GPU. */
+  async prepare(test: BatchSource | undefined, signal: AbortSignal, restore?: ModelState): Promise<void> {
     this.model = this.config.model.create(this.info);
     this.optimizer = tf.train.adam(this.config.learningRate);
+    if (restore) await this.restore(restore);
     while (test) {
       const batch = await abortable(test.next(), signal);
       if (!batch) break;
@@ -113,7 +143,7 @@ export class Trainer {
    * Trains until the signal aborts (returns 'stopped') or the stream ends
    * (evaluates once more and returns 'ended'). Throws on a real failure.
    */
-  async run(train: BatchSource, hooks: TrainerHooks): Promise<'stopped' | 'ended'> {
+  async run(train: BatchSource, hooks: TrainerHooks, from: RunStart = { step: 0, time: 0 }): Promise<'stopped' | 'ended'> {
     const { signal } = hooks;
     const model = this.model!;
     const optimizer = this.optimizer!;
@@ -122,8 +152,9 @@ export class Trainer {
     const times: { t: number; n: number }[] = [];
     const inFlight: Promise<void>[] = [];
     let reported: Promise<void> = Promise.resolve();
-    let active = 0; // seconds of running time, pauses excluded
-    let step = 0;
+    let active = from.time; // seconds of running time, pauses excluded
+    let step = from.step;
+    this.position = { ...from };
 
     for (;;) {
       await hooks.gate();
@@ -151,6 +182,7 @@ export class Trainer {
       const stepMs = t2 - t0 - (t1resumed - t1); // a pause while holding the batch does not count
       step++;
       active += stepMs / 1000;
+      this.position = { step, time: active };
       times.push({ t: active, n: batch.size });
       if (times.length > SPEED_WINDOW) times.shift();
       const span = times.length > 1 ? times.at(-1)!.t - times[0]!.t : stepMs / 1000;
@@ -161,6 +193,7 @@ export class Trainer {
         examplesPerSecond: examples / span,
         waitFraction: (t1 - t0) / stepMs,
         examples: batch.size,
+        batchKey: hash32(...batch.ids),
         computeMs: t2 - t1resumed,
         waitMs: t1 - t0,
         bytesFetched: stats.bytesFetched,
@@ -175,9 +208,11 @@ export class Trainer {
       inFlight.push(reported);
 
       if (this.hasTestSet && step % this.config.evalEvery === 0) await this.evaluateAndReport(step, hooks);
+      // After the evaluation (which changes no weights), so the checkpoint's history has it.
+      if (hooks.checkpointDue?.(step)) hooks.checkpoint?.((await this.capture())(), { step, time: active });
     }
     await abortable(reported, signal);
-    if (this.hasTestSet && step > 0 && step % this.config.evalEvery !== 0) await this.evaluateAndReport(step, hooks);
+    if (this.hasTestSet && step > from.step && step % this.config.evalEvery !== 0) await this.evaluateAndReport(step, hooks);
     return 'ended';
   }
 
@@ -211,6 +246,56 @@ export class Trainer {
     return { step, accuracy: n ? correct! / n : NaN, loss: n ? lossSum! / n : NaN, examples: n };
   }
 
+  /**
+   * Copies the model's and the optimiser's variables on the GPU and returns the
+   * reading of the copies. Call it between steps (the run's loop does, and a
+   * paused run is between steps): once it returns, the next step may change the
+   * variables; the copies are what is read.
+   */
+  async capture(): Promise<() => Promise<ModelState>> {
+    const optimizer = this.optimizer!;
+    const [iterations, ...moments] = await optimizer.getWeights();
+    const copies = tf.tidy(() => [...this.model!.variables(), ...moments.map((m) => m.tensor)].map((v) => tf.clone(v)));
+    const iterationsCopy = tf.clone(iterations!.tensor);
+    const powers = tf.tidy(() => tf.stack(adamPowers(optimizer)));
+    const variableCount = copies.length - moments.length;
+    const read = async (): Promise<ModelState> => {
+      try {
+        const arrays = await Promise.all(copies.map(async (t) => ({ shape: t.shape, data: (await t.data()) as Float32Array })));
+        const [iters] = await iterationsCopy.data();
+        const [p1, p2] = await powers.data();
+        return { weights: arrays.slice(0, variableCount), iterations: iters!, betaPowers: [p1!, p2!], moments: arrays.slice(variableCount) };
+      } finally {
+        tf.dispose([...copies, iterationsCopy, powers]);
+      }
+    };
+    return read;
+  }
+
+  /** Puts a saved state into the new model and optimiser; throws if it does not fit this model. */
+  private async restore(state: ModelState): Promise<void> {
+    const variables = this.model!.variables();
+    const fits =
+      state.weights.length === variables.length &&
+      state.weights.every((w, i) => w.shape.join() === variables[i]!.shape.join()) &&
+      (state.moments.length === 0 || state.moments.length === 2 * variables.length);
+    if (!fits) {
+      const shapes = (list: { shape: number[] }[]) => list.map((v) => `[${v.shape}]`).join(' ');
+      throw new Error(`the saved model does not fit ${this.config.model.label}: saved ${shapes(state.weights)}, model ${shapes(variables)}`);
+    }
+    tf.tidy(() => variables.forEach((v, i) => v.assign(tf.tensor(state.weights[i]!.data, state.weights[i]!.shape))));
+    // Adam pairs its moments with the variables by position, in the order minimize() lists them: the order they were made.
+    const iterations = { name: 'iter', tensor: tf.scalar(state.iterations, 'int32') };
+    const moments = state.moments.map((m, i) => ({ name: `moment${i}`, tensor: tf.tensor(m.data, m.shape) }));
+    await this.optimizer!.setWeights([iterations, ...moments]);
+    tf.dispose([iterations.tensor, ...moments.map((m) => m.tensor)]);
+    const [beta1Power, beta2Power] = adamPowers(this.optimizer!);
+    tf.tidy(() => {
+      beta1Power.assign(tf.scalar(state.betaPowers[0]));
+      beta2Power.assign(tf.scalar(state.betaPowers[1]));
+    });
+  }
+
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
@@ -219,6 +304,13 @@ export class Trainer {
     this.model?.dispose();
     this.optimizer?.dispose();
   }
+}
+
+/** Adam's running beta powers: tfjs keeps them in fields with no accessor. */
+function adamPowers(optimizer: tf.Optimizer): [tf.Variable, tf.Variable] {
+  const adam = optimizer as unknown as { accBeta1?: tf.Variable; accBeta2?: tf.Variable };
+  if (!adam.accBeta1 || !adam.accBeta2) throw new Error('the optimiser is not the Adam this checkpoint format knows (tfjs changed?)');
+  return [adam.accBeta1, adam.accBeta2];
 }
 
 /** Reads a small tensor back and disposes it, whether or not anyone still waits for the values. */

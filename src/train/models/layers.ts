@@ -24,6 +24,8 @@ export function imageModel(info: DatasetInfo, build: (input: [number, number, nu
     },
     logits: (input) => model.apply((input as ImageInput).x) as tf.Tensor2D,
     loss: softmaxLoss,
+    // A LayerVariable holds its tf.Variable; read() hands out that variable, not a copy.
+    variables: () => model.weights.map((w) => w.read() as tf.Variable),
     dispose: () => model.dispose(),
   };
 }

@@ -21,6 +21,8 @@ export interface Model {
   logits(input: ModelInput): tf.Tensor2D;
   /** Training loss for a batch (defaults to softmax cross-entropy). */
   loss(logits: tf.Tensor2D, input: ModelInput, classes: number): tf.Scalar;
+  /** Every variable of the model, in the order it creates them: what a checkpoint saves and restores. */
+  variables(): tf.Variable[];
   dispose(): void;
 }
 

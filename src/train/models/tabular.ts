@@ -44,7 +44,7 @@ function tocDense(cols: number, units: number, name: string) {
   const b = tf.tidy(() => tf.variable(tf.zeros([units]), true, `${name}.b`));
   return {
     apply: (input: ModelInput) => tocMatMul((input as TocInput).a, w).add(b) as tf.Tensor2D,
-    weights: w,
+    variables: [w, b] as tf.Variable[],
     dispose: () => {
       tf.dispose([w, b]);
       releaseTocOutputs(); // the op's output buffers go with the run's model
@@ -54,7 +54,7 @@ function tocDense(cols: number, units: number, name: string) {
 
 function linearModel(info: DatasetInfo, loss: Model['loss']): Model {
   const layer = tocDense(checkTabular(info), info.classes.length, 'linear');
-  return { prepare: prepareToc, logits: layer.apply, loss, dispose: layer.dispose };
+  return { prepare: prepareToc, logits: layer.apply, loss, variables: () => layer.variables, dispose: layer.dispose };
 }
 
 export const logisticRegression: ModelSpec = {
@@ -81,10 +81,12 @@ export const tocMlp: ModelSpec = {
   create(info) {
     const hidden = tocDense(checkTabular(info), 64, 'mlp.hidden');
     const out = tf.layers.dense({ units: info.classes.length, inputShape: [64] });
+    out.build([null, 64]); // its variables exist from the start, so a checkpoint can be restored before the first step
     return {
       prepare: prepareToc,
       logits: (input) => out.apply(tf.relu(hidden.apply(input))) as tf.Tensor2D,
       loss: softmaxLoss,
+      variables: () => [...hidden.variables, ...out.weights.map((w) => w.read() as tf.Variable)],
       dispose: () => {
         hidden.dispose();
         out.dispose();

@@ -5,6 +5,7 @@
 // move controls before the pipeline is open, start again after a stop.
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { Checkpoint } from '../../../src/train/checkpoint.js';
 import { mlp } from '../../../src/train/models/mlp.js';
 import { TRANSITIONS, type RunState } from '../../../src/train/run-state.js';
 import { LabSession, type SessionConfig, type SessionListener } from '../../../src/train/session.js';
@@ -290,5 +291,64 @@ describe('LabSession', () => {
     await s.stop();
     expect(s.fetches.length).toBe(Math.min(s.fetchTotals.records, s.fetches.capacity));
     expect(s.fetchTotals.bytes).toBe(s.fetches.toArray().reduce((sum, f) => sum + f.received, 0));
+  });
+});
+
+describe('checkpoints and exact resume', () => {
+  /** Runs until `steps` steps are reported, saving checkpoints, and stops. */
+  async function runTo(steps: number, over: Partial<SessionConfig>) {
+    const saved: Checkpoint[] = [];
+    const { s, rec } = session(undefined, { readers: 2, checkpointEvery: 10, saveCheckpoint: async (c) => void saved.push(structuredClone(c)), ...over });
+    const done = s.start();
+    await until(`${steps} steps`, () => rec.steps.length > 0 && rec.steps.at(-1)!.step >= steps);
+    await s.stop();
+    await done;
+    return { saved, rec, s };
+  }
+
+  it('a run continued from its checkpoint trains on the same batches and reaches the same losses as the run that was not interrupted', async () => {
+    const a = await runTo(32, {});
+    const at20 = a.saved.find((c) => c.step === 20)!;
+    expect(at20, 'a checkpoint every 10 steps').toBeDefined();
+    expect(at20.tapes).toHaveLength(2);
+    expect(at20.history.steps.at(-1)![0]).toBeLessThanOrEqual(20);
+    let restored: Checkpoint['history'] | undefined;
+    const b = await runTo(32, { resume: at20, readers: 1, seed: 99 }); // the saved run's readers and seed win
+    const bSteps = b.rec.steps;
+    expect(bSteps[0]!.step).toBe(21);
+    const loss = (steps: StepMetrics[], from: number, to: number) => steps.filter((m) => m.step >= from && m.step <= to).map((m) => m.loss);
+    // Same weights, same Adam moments and step count, same batches from the same readers in the same turn: the same losses, bit for bit.
+    expect(loss(bSteps, 21, 32)).toEqual(loss(a.rec.steps, 21, 32));
+    expect(b.s.runId).toBe(a.s.runId);
+    // The chart history comes back too.
+    const c = new LabSession(config({ resume: at20 }), { ...recorder().listener, restored: (h) => (restored = h) }, fakePipelines().start);
+    const done = c.start();
+    await until('restored history', () => restored !== undefined);
+    await c.stop();
+    await done;
+    expect(restored!.evals.map((e) => e[0])).toEqual([10, 20]);
+  });
+
+  it('losses after a resume differ without the saved optimiser state: the test sees what a checkpoint must keep', async () => {
+    const a = await runTo(26, {});
+    const at20 = a.saved.find((c) => c.step === 20)!;
+    const b = await runTo(26, { resume: { ...at20, model: { ...at20.model, iterations: 0, moments: [] } } });
+    const loss = (steps: StepMetrics[]) => steps.filter((m) => m.step > 20 && m.step <= 26).map((m) => m.loss);
+    expect(loss(b.rec.steps)).not.toEqual(loss(a.rec.steps));
+  });
+
+  it('a pause takes a checkpoint at the step it paused on', async () => {
+    const saved: Checkpoint[] = [];
+    const { s, rec } = session(undefined, { checkpointEvery: 1000, saveCheckpoint: async (c) => void saved.push(c) });
+    const done = s.start();
+    await until('5 steps', () => rec.steps.length >= 5);
+    s.pause();
+    await until('a checkpoint', () => saved.length > 0);
+    const paused = saved[0]!;
+    await sleep(100);
+    expect(rec.steps.at(-1)!.step).toBe(paused.step); // nothing trained after it
+    expect(paused.model.weights.length).toBeGreaterThan(0);
+    await s.stop();
+    await done;
   });
 });

@@ -1,0 +1,80 @@
+// The "saved run" line: the newest checkpoint in IndexedDB (a run paused,
+// stopped, or cut off by a reload or a crash), with Continue and Discard. While
+// a run trains, the line says where its latest checkpoint stands instead.
+import { CheckpointStore } from '../storage/checkpoints.js';
+import type { Checkpoint } from '../train/checkpoint.js';
+import { MODELS } from '../train/models/registry.js';
+
+export interface ResumePanel {
+  store: CheckpointStore;
+  /** Shows the newest saved run (when no run is live), or nothing. */
+  refresh(): Promise<void>;
+  /** A live run's checkpoint was written at `step` (or failed, with the reason). */
+  saved(step: number, error?: string): void;
+  hide(): void;
+}
+
+export function setupResumePanel(
+  box: HTMLElement,
+  text: HTMLElement,
+  go: HTMLButtonElement,
+  discard: HTMLButtonElement,
+  onContinue: (checkpoint: Checkpoint) => void,
+  isLive: () => boolean,
+): ResumePanel {
+  const store = new CheckpointStore();
+  let shown: Checkpoint | undefined;
+  let unreadable: string | undefined;
+  let generation = 0; // a refresh answered after a newer one (or after a run started) is dropped
+
+  const show = (message: string, buttons: boolean) => {
+    box.hidden = false;
+    text.textContent = message;
+    go.hidden = !buttons || unreadable !== undefined;
+    discard.hidden = !buttons;
+  };
+
+  go.addEventListener('click', () => {
+    if (shown && !isLive()) onContinue(shown);
+  });
+  discard.addEventListener('click', async () => {
+    const id = shown?.runId;
+    shown = undefined;
+    box.hidden = true;
+    // A checkpoint this lab cannot read (another format) is offered for discarding only: then every saved run goes.
+    await (id ? store.remove(id) : store.clear()).catch(() => undefined);
+    unreadable = undefined;
+  });
+
+  return {
+    store,
+    async refresh() {
+      const mine = ++generation;
+      let latest: Checkpoint | undefined;
+      try {
+        latest = await store.latest();
+        unreadable = undefined;
+      } catch (err) {
+        unreadable = (err as Error).message;
+      }
+      if (mine !== generation || isLive()) return;
+      shown = latest;
+      if (unreadable) return show(`${unreadable}.`, true);
+      if (!latest) {
+        box.hidden = true;
+        return;
+      }
+      const model = MODELS.find((m) => m.id === latest.config.modelId)?.label ?? latest.config.modelId;
+      const when = new Date(latest.savedAt).toLocaleString();
+      show(`Saved run: ${latest.config.datasetName}, ${model}, step ${latest.step.toLocaleString('en-US')} (saved ${when}).`, true);
+    },
+    saved(step, error) {
+      generation++;
+      show(error ? `Checkpoint at step ${step} failed: ${error}` : `Checkpoint saved at step ${step.toLocaleString('en-US')}.`, false);
+    },
+    hide() {
+      generation++;
+      box.hidden = true;
+    },
+  };
+}

@@ -1,0 +1,67 @@
+// A checkpoint: everything a run needs to go on exactly where it was after a
+// reload or a crash. The model and Adam's state (trainer.ts ModelState), the
+// step count and running time, each reader's tape (pipeline/tape.ts: where its
+// live controls took effect), the settings and live controls, and a compact
+// history for the charts. The session writes one every few steps and at pause;
+// storage/checkpoints.ts keeps them in IndexedDB.
+import type { EchoMode } from '../pipeline/api.js';
+import type { TapeState } from '../pipeline/tape.js';
+import type { ModelState } from './trainer.js';
+
+export const CHECKPOINT_VERSION = 1;
+
+export interface Checkpoint {
+  version: typeof CHECKPOINT_VERSION;
+  /** The run's id: a run keeps it across resumes, so its newer checkpoints replace its older ones. */
+  runId: string;
+  /** Date.now() when it was taken. */
+  savedAt: number;
+  /** The settings the run started with (what must be the same to continue it). */
+  config: {
+    manifestUrl: string;
+    datasetName: string;
+    modelId: string;
+    batchSize: number;
+    evalEvery: number;
+    seed: number;
+    cacheLimitBytes: number;
+    /** Readers of the training split: each has its share (partition) and its tape. */
+    readers: number;
+  };
+  /** The live controls as they were. */
+  controls: { fidelity: number; echoFactor: number; echoMode: EchoMode; shuffleBuffer: number; autoEcho: boolean; learningRate: number };
+  /** Steps trained and seconds of training time. */
+  step: number;
+  time: number;
+  /** Bytes the run had fetched, so the count goes on from there. */
+  bytesFetched: number;
+  /** One tape per reader, by rank. */
+  tapes: TapeState[];
+  model: ModelState;
+  /** For the charts: [step, loss, examples/s, MiB fetched] per step (the latest ones), and [step, accuracy, loss] per evaluation. */
+  history: { steps: [number, number, number, number][]; evals: [number, number, number][] };
+}
+
+/** Batches reader `rank` of `readers` handed out by `step`: the session takes one from each reader in turn, starting with rank 0. */
+export function batchesTakenFrom(rank: number, readers: number, step: number): number {
+  return Math.max(0, Math.ceil((step - rank) / readers));
+}
+
+/** Checks a checkpoint read back from storage; throws naming what is wrong. */
+export function validateCheckpoint(value: unknown): Checkpoint {
+  const c = value as Checkpoint;
+  const problem =
+    typeof c !== 'object' || c === null
+      ? 'not an object'
+      : c.version !== CHECKPOINT_VERSION
+        ? `version ${c.version}, this lab reads ${CHECKPOINT_VERSION}`
+        : !(Number.isInteger(c.step) && c.step >= 0)
+          ? `step ${c.step}`
+          : !(Array.isArray(c.tapes) && c.tapes.length === c.config?.readers)
+            ? `${c.tapes?.length} tapes for ${c.config?.readers} readers`
+            : !(Array.isArray(c.model?.weights) && c.model.weights.every((w) => w.data instanceof Float32Array))
+              ? 'model weights missing'
+              : undefined;
+  if (problem) throw new Error(`the saved run cannot be continued: ${problem}`);
+  return c;
+}
