@@ -18,6 +18,7 @@ import type { StepMetrics } from '../train/trainer.js';
 import { setupBuildPanel } from './build-panel.js';
 import { setupCachePanel } from './cache-panel.js';
 import { setupResumePanel } from './resume-panel.js';
+import { setupRunsPanel } from './runs-panel.js';
 import { describeEchoReading } from './echo-reading.js';
 import { formatBytes } from './format.js';
 import { LiveChart } from './charts.js';
@@ -428,7 +429,7 @@ async function start(resume?: Checkpoint): Promise<void> {
     refreshControls();
     return;
   }
-  config.saveCheckpoint = (cp) => resumePanel.store.save(cp);
+  config.saveCheckpoint = (cp) => resumePanel.store.saveCheckpoint(cp);
   starting = true;
   refreshControls();
   try {
@@ -442,6 +443,25 @@ async function start(resume?: Checkpoint): Promise<void> {
     session = run;
     openSessions.add(run);
     resumePanel.hide();
+    await runsPanel.begin(
+      {
+        id: run.runId,
+        name: runName(config),
+        startedAt: Date.now(),
+        dataset: resume?.config.datasetName ?? ui.dataset.selectedOptions[0]?.text ?? config.manifestUrl,
+        model: config.model.label,
+        settings: {
+          batchSize: config.batchSize,
+          seed: config.seed,
+          learningRate: config.learningRate,
+          fidelity: config.fidelity,
+          echoFactor: config.echoFactor,
+          echoMode: config.echoMode ?? 'examples',
+          readers: resume?.config.readers ?? config.readers ?? 1,
+        },
+      },
+      resume?.step,
+    );
     void run.start().finally(() => {
       openSessions.delete(run);
       refreshControls();
@@ -460,7 +480,11 @@ async function start(resume?: Checkpoint): Promise<void> {
 function listenerFor(current: () => LabSession): SessionListener {
   const shown = () => current() === session;
   return {
-    state: (s, d) => shown() && showState(s, d),
+    state: (s, d) => {
+      if (!shown()) return;
+      showState(s, d);
+      runsPanel.state(s);
+    },
     info(i) {
       if (!shown()) return;
       info = i;
@@ -499,12 +523,14 @@ function listenerFor(current: () => LabSession): SessionListener {
       charts.loss.push(m.step, m.loss);
       charts.speed.push(m.step, m.examplesPerSecond);
       charts.bytes.push(m.step, m.bytesFetched / 1024 ** 2);
+      runsPanel.step(m);
       if (m.step % 5 === 1 && info?.kind === 'image') void refreshSamples(current());
     },
     eval(m) {
       if (!shown()) return;
       ui.m.acc.textContent = `${(100 * m.accuracy).toFixed(1)}%`;
       charts.acc.push(m.step, m.accuracy);
+      runsPanel.eval(m);
     },
     restored(h) {
       if (!shown()) return;
@@ -557,6 +583,21 @@ const resumePanel = setupResumePanel(
   () => starting || (session !== undefined && LIVE_STATES.has(session.state)),
 );
 
+const runsPanel = setupRunsPanel(
+  resumePanel.store,
+  {
+    chart: $('runs-chart'),
+    table: $<HTMLTableElement>('runs-table'),
+    metric: $<HTMLSelectElement>('runs-metric'),
+    x: $<HTMLSelectElement>('runs-x'),
+    target: $<HTMLInputElement>('runs-target'),
+    exportJson: $<HTMLButtonElement>('runs-export'),
+    importFile: $<HTMLInputElement>('runs-import'),
+    status: $('runs-status'),
+  },
+  (m) => log(m),
+);
+
 const cachePanel = setupCachePanel(ui.cacheUsage, ui.cacheClear, (m) => log(m));
 const showCacheUsage = (throttleMs?: number) => cachePanel.show(throttleMs);
 
@@ -596,6 +637,13 @@ function markCharts(label: string): void {
   if (!session || session.ended || !LIVE_STATES.has(session.state)) return;
   const step = session.steps.last()?.step ?? 0;
   for (const c of Object.values(charts)) c.mark(step, label);
+  runsPanel.mark(step, label);
+}
+
+/** A run's name in the runs table: what sets it apart from the others. */
+function runName(c: LabSession['config']): string {
+  const group = Number.isFinite(c.fidelity) ? `group ${c.fidelity}` : 'full fidelity';
+  return `${c.model.id} · ${group} · echo ${c.echoFactor} · ${new Date().toLocaleTimeString()}`;
 }
 
 ui.echoAuto.addEventListener('change', () => {
@@ -758,6 +806,7 @@ window.__lab = {
   },
   runs: () => ({ open: openSessions.size, workers: liveWorkerCount() }),
   marks: () => charts.loss.markLabels,
+  records: () => runsPanel.records(),
   cache: () => showCacheUsage(),
   memory: () => ({ tensors: tf.memory().numTensors, bytes: tf.memory().numBytes, tocBuffers: tocOutputCount() }),
   start: () => start(),

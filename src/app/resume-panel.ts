@@ -1,12 +1,12 @@
 // The "saved run" line: the newest checkpoint in IndexedDB (a run paused,
 // stopped, or cut off by a reload or a crash), with Continue and Discard. While
 // a run trains, the line says where its latest checkpoint stands instead.
-import { CheckpointStore } from '../storage/checkpoints.js';
+import { RunStore } from '../storage/runs.js';
 import type { Checkpoint } from '../train/checkpoint.js';
 import { MODELS } from '../train/models/registry.js';
 
 export interface ResumePanel {
-  store: CheckpointStore;
+  store: RunStore;
   /** Shows the newest saved run (when no run is live), or nothing. */
   refresh(): Promise<void>;
   /** A live run's checkpoint was written at `step` (or failed, with the reason). */
@@ -22,7 +22,7 @@ export function setupResumePanel(
   onContinue: (checkpoint: Checkpoint) => void,
   isLive: () => boolean,
 ): ResumePanel {
-  const store = new CheckpointStore();
+  const store = new RunStore();
   let shown: Checkpoint | undefined;
   let unreadable: string | undefined;
   let generation = 0; // a refresh answered after a newer one (or after a run started) is dropped
@@ -42,7 +42,7 @@ export function setupResumePanel(
     shown = undefined;
     box.hidden = true;
     // A checkpoint this lab cannot read (another format) is offered for discarding only: then every saved run goes.
-    await (id ? store.remove(id) : store.clear()).catch(() => undefined);
+    await (id ? store.removeCheckpoint(id) : store.clearCheckpoints()).catch(() => undefined);
     unreadable = undefined;
   });
 
@@ -52,7 +52,7 @@ export function setupResumePanel(
       const mine = ++generation;
       let latest: Checkpoint | undefined;
       try {
-        latest = await store.latest();
+        latest = await store.latestCheckpoint();
         unreadable = undefined;
       } catch (err) {
         unreadable = (err as Error).message;

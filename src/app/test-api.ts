@@ -2,6 +2,7 @@
 // numbers rather than scrape the DOM.
 import type { CacheUsage } from '../storage/prefix-cache.js';
 import type { DatasetInfo, FetchEvent, PipelineStats } from '../pipeline/api.js';
+import type { RunRecord } from '../train/run-record.js';
 import type { RunState } from '../train/run-state.js';
 import type { EvalMetrics, StepMetrics } from '../train/trainer.js';
 
@@ -41,6 +42,8 @@ export interface LabTestApi {
   runs(): { open: number; workers: number };
   /** The marks on the charts where a control changed mid-run, as "step: label". */
   marks(): string[];
+  /** The recorded runs the runs panel lists (this browser's, and the live one). */
+  records(): RunRecord[];
   /** What the prefix cache holds (undefined where there is no IndexedDB); also refreshes the page's line. */
   cache(): Promise<CacheUsage | undefined>;
   /** tf.memory() (tensors alive on the page) and the TOC op's cached GPU buffers, to find leaks across runs. */

@@ -3,7 +3,7 @@
 // step count and running time, each reader's tape (pipeline/tape.ts: where its
 // live controls took effect), the settings and live controls, and a compact
 // history for the charts. The session writes one every few steps and at pause;
-// storage/checkpoints.ts keeps them in IndexedDB.
+// storage/runs.ts keeps them in IndexedDB.
 import type { EchoMode } from '../pipeline/api.js';
 import type { TapeState } from '../pipeline/tape.js';
 import type { ModelState } from './trainer.js';
@@ -33,8 +33,9 @@ export interface Checkpoint {
   /** Steps trained and seconds of training time. */
   step: number;
   time: number;
-  /** Bytes the run had fetched, so the count goes on from there. */
+  /** Bytes the run had fetched and fresh examples it had read, so the counts go on from there. */
   bytesFetched: number;
+  examplesRead: number;
   /** One tape per reader, by rank. */
   tapes: TapeState[];
   model: ModelState;

@@ -108,8 +108,8 @@ export class LabSession {
   private checkpointAtGate = false;
   /** Checkpoints are written one after another, in step order. */
   private saving: Promise<void> = Promise.resolve();
-  /** Bytes fetched before a resume, added to the pipeline's own count. */
-  private readonly carriedBytes: number;
+  /** Bytes fetched and fresh examples read before a resume, added to the pipeline's own counts. */
+  private readonly carried: { bytes: number; examples: number };
   private resumeGate: { promise: Promise<void>; release: () => void } | undefined;
   private finished: Promise<void> | undefined;
 
@@ -129,7 +129,7 @@ export class LabSession {
           learningRate: config.learningRate,
         };
     this.runId = config.runId ?? config.resume?.runId ?? newRunId();
-    this.carriedBytes = config.resume?.bytesFetched ?? 0;
+    this.carried = { bytes: config.resume?.bytesFetched ?? 0, examples: config.resume?.examplesRead ?? 0 };
     this.machine = new RunStateMachine((state, detail) => listener.state(state, detail));
   }
 
@@ -331,7 +331,14 @@ export class LabSession {
           checkpoint: (state, at) => this.writeCheckpoint(state, at),
           step: (raw) => {
             if (this.machine.isFinal) return;
-            const m = this.carriedBytes ? { ...raw, bytesFetched: raw.bytesFetched + this.carriedBytes } : raw;
+            const { bytes, examples } = this.carried;
+            const m = this.config.resume
+              ? {
+                  ...raw,
+                  bytesFetched: raw.bytesFetched + bytes,
+                  pipeline: { ...raw.pipeline, bytesFetched: raw.pipeline.bytesFetched + bytes, examplesRead: raw.pipeline.examplesRead + examples },
+                }
+              : raw;
             this.steps.push(m);
             this.listener.step(m);
             this.adviseEcho(m);
@@ -395,7 +402,9 @@ export class LabSession {
     const tapes = Promise.all(this.train.map((w) => w.api.tape()));
     const controls = { ...this.controls };
     const history = this.historyUpTo(at.step);
-    const bytesFetched = this.steps.last()?.bytesFetched ?? this.carriedBytes;
+    const last = this.steps.last();
+    const bytesFetched = last?.bytesFetched ?? this.carried.bytes;
+    const examplesRead = last?.pipeline.examplesRead ?? this.carried.examples;
     const write = async () => {
       const checkpoint: Checkpoint = {
         version: CHECKPOINT_VERSION,
@@ -415,6 +424,7 @@ export class LabSession {
         step: at.step,
         time: at.time,
         bytesFetched,
+        examplesRead,
         tapes: await tapes,
         model: await state,
         history,

@@ -1,0 +1,300 @@
+// The runs panel: every run is recorded (train/run-record.ts, kept by
+// storage/runs.ts), listed in a table with its time, bytes and fresh examples
+// to a target accuracy the person sets, and any of them overlaid on one chart
+// against steps, training time, bytes fetched or fresh examples. Runs can be
+// renamed, deleted, exported (JSON, or one run's points as CSV) and imported.
+import uPlot from 'uplot';
+import type { RunStore } from '../storage/runs.js';
+import type { EvalMetrics, StepMetrics } from '../train/trainer.js';
+import { addStep, curve, runCsv, summarize, validateRunRecord, X_AXES, type RunRecord, type XAxis } from '../train/run-record.js';
+import { formatBytes } from './format.js';
+
+/** Series colours, told apart also by the dash pattern (see DASHES). */
+const PALETTE = ['#c0392b', '#2c5aa0', '#1f7a4d', '#b9770e', '#7d3c98', '#117a8b', '#6e2c00', '#555555'];
+const DASHES: number[][] = [[], [6, 3], [2, 2], [8, 3, 2, 3]];
+const X_LABELS: Record<XAxis, string> = {
+  step: 'step',
+  time: 'training time (s)',
+  mib: 'MB read (fetched or from the cache)',
+  fresh: 'fresh examples read (with read-ahead)',
+};
+/** A live run's record is written at most this often (and when its state changes). */
+const SAVE_EVERY_MS = 3_000;
+
+export interface RunsPanelElements {
+  chart: HTMLElement;
+  table: HTMLTableElement;
+  metric: HTMLSelectElement;
+  x: HTMLSelectElement;
+  target: HTMLInputElement;
+  exportJson: HTMLButtonElement;
+  importFile: HTMLInputElement;
+  status: HTMLElement;
+}
+
+export interface RunsPanel {
+  /** A run starts (or a saved run is continued, from `fromStep`): it is recorded from now on. */
+  begin(record: Omit<RunRecord, 'steps' | 'evals' | 'marks' | 'updatedAt' | 'state'>, fromStep?: number): Promise<void>;
+  step(m: StepMetrics): void;
+  eval(m: EvalMetrics): void;
+  mark(step: number, label: string): void;
+  state(state: string): void;
+  /** The records shown (for the tests). */
+  records(): RunRecord[];
+}
+
+export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (message: string) => void): RunsPanel {
+  let all: RunRecord[] = [];
+  const overlaid = new Set<string>();
+  let live: RunRecord | undefined;
+  let lastSaved = 0;
+  let drawPending = false;
+  let plot: uPlot | undefined;
+
+  const target = () => {
+    const t = Number(el.target.value);
+    return Number.isFinite(t) && t >= 0 && t <= 100 ? t / 100 : undefined;
+  };
+
+  async function load(): Promise<void> {
+    try {
+      all = await store.runs();
+    } catch (err) {
+      log(`the recorded runs could not be read: ${(err as Error).message}`);
+      all = [];
+    }
+    if (live && !all.some((r) => r.id === live!.id)) all.push(live);
+    all = all.map((r) => (r.id === live?.id ? live : r));
+    for (const r of all.slice(-4)) overlaid.add(r.id); // the newest runs start overlaid
+    draw();
+  }
+
+  async function save(run: RunRecord): Promise<void> {
+    run.updatedAt = Date.now();
+    lastSaved = performance.now();
+    await store.saveRun(structuredClone(run)).catch((err: Error) => log(`the run record could not be saved: ${err.message}`));
+  }
+
+  function scheduleDraw(): void {
+    if (drawPending) return;
+    drawPending = true;
+    setTimeout(() => {
+      drawPending = false;
+      draw();
+    }, 1000);
+  }
+
+  function draw(): void {
+    drawTable();
+    drawChart();
+  }
+
+  function drawChart(): void {
+    const metric = el.metric.value === 'loss' ? 'loss' : 'accuracy';
+    const x = (X_AXES as readonly string[]).includes(el.x.value) ? (el.x.value as XAxis) : 'step';
+    const shown = all.filter((r) => overlaid.has(r.id));
+    // uPlot wants one x array: the union of the runs' xs, each run's ys aligned to it (null where it has no point).
+    const curves = shown.map((r) => curve(r, metric, x));
+    const xs = [...new Set(curves.flatMap((c) => c.xs))].sort((a, b) => a - b);
+    const index = new Map(xs.map((v, i) => [v, i]));
+    const data: uPlot.AlignedData = [
+      xs,
+      ...curves.map((c) => {
+        const ys: (number | null)[] = new Array(xs.length).fill(null);
+        c.xs.forEach((v, i) => (ys[index.get(v)!] = c.ys[i]!));
+        return ys;
+      }),
+    ];
+    plot?.destroy();
+    const width = Math.max(200, Math.floor(el.chart.clientWidth || 320));
+    plot = new uPlot(
+      {
+        title: `${metric === 'loss' ? 'training loss' : 'test accuracy'} by run`,
+        width,
+        height: 220,
+        scales: { x: { time: false } },
+        axes: [{ label: X_LABELS[x] }, { size: 56 }],
+        legend: { show: shown.length > 0, live: false },
+        series: [
+          { label: X_LABELS[x] },
+          ...shown.map((r, i) => ({
+            label: r.name,
+            stroke: PALETTE[i % PALETTE.length],
+            dash: DASHES[Math.floor(i / PALETTE.length) % DASHES.length],
+            width: 1.5,
+            spanGaps: true,
+          })),
+        ],
+      },
+      data,
+      el.chart,
+    );
+    el.chart.setAttribute('role', 'img');
+    el.chart.setAttribute('aria-label', `${metric} of ${shown.length} runs against ${X_LABELS[x]}`);
+  }
+
+  function drawTable(): void {
+    const t = target();
+    const head = el.table.createTHead();
+    head.replaceChildren();
+    const hr = head.insertRow();
+    const pct = t === undefined ? '?' : `${(100 * t).toFixed(0)}%`;
+    for (const h of ['show', 'run', 'settings', 'steps', 'best acc.', 'final loss', `time to ${pct}`, `bytes read to ${pct}`, `fresh to ${pct}`, '']) {
+      const th = document.createElement('th');
+      th.textContent = h;
+      hr.append(th);
+    }
+    const body = el.table.tBodies[0] ?? el.table.createTBody();
+    body.replaceChildren();
+    for (const r of [...all].reverse()) {
+      const s = summarize(r, t ?? Infinity);
+      const row = body.insertRow();
+      row.dataset.run = r.id;
+      const show = document.createElement('input');
+      show.type = 'checkbox';
+      show.checked = overlaid.has(r.id);
+      show.setAttribute('aria-label', `overlay ${r.name}`);
+      show.addEventListener('change', () => {
+        if (show.checked) overlaid.add(r.id);
+        else overlaid.delete(r.id);
+        drawChart();
+      });
+      row.insertCell().append(show);
+      const name = row.insertCell();
+      name.textContent = r.name;
+      name.title = `${r.dataset}, ${r.model}; started ${new Date(r.startedAt).toLocaleString()}; ${r.state}`;
+      const k = r.settings;
+      row.insertCell().textContent =
+        `group ${Number.isFinite(k.fidelity) ? k.fidelity : 'all'}, echo ${k.echoFactor} (${k.echoMode}), batch ${k.batchSize}, ` +
+        `lr ${k.learningRate}, seed ${k.seed}${r.marks.length ? `, ${r.marks.length} changes` : ''}`;
+      row.insertCell().textContent = s.steps.toLocaleString('en-US');
+      row.insertCell().textContent = s.bestAccuracy === undefined ? '–' : `${(100 * s.bestAccuracy).toFixed(1)}%`;
+      row.insertCell().textContent = s.finalLoss === undefined ? '–' : s.finalLoss.toFixed(3);
+      row.insertCell().textContent = s.toTarget ? `${s.toTarget.time.toFixed(1)} s (step ${s.toTarget.step})` : 'not reached';
+      row.insertCell().textContent = s.toTarget ? formatBytes(s.toTarget.mib * 2 ** 20) : '–';
+      row.insertCell().textContent = s.toTarget ? s.toTarget.fresh.toLocaleString('en-US') : '–';
+      const actions = row.insertCell();
+      actions.className = 'run-actions';
+      actions.append(
+        button('Rename', `rename ${r.name}`, () => rename(r)),
+        button('CSV', `download ${r.name} as CSV`, () => download(`${fileName(r.name)}.csv`, runCsv(r), 'text/csv')),
+        button('Delete', `delete ${r.name}`, () => remove(r), r.id === live?.id),
+      );
+    }
+    el.status.textContent = all.length ? `${all.length} runs recorded in this browser; ${overlaid.size} overlaid.` : 'No runs recorded yet.';
+  }
+
+  function button(text: string, label: string, onClick: () => void, disabled = false): HTMLButtonElement {
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.textContent = text;
+    b.setAttribute('aria-label', label);
+    b.disabled = disabled;
+    b.addEventListener('click', onClick);
+    return b;
+  }
+
+  async function rename(r: RunRecord): Promise<void> {
+    const name = prompt('Name of the run', r.name)?.trim();
+    if (!name) return;
+    r.name = name;
+    await save(r);
+    draw();
+  }
+
+  async function remove(r: RunRecord): Promise<void> {
+    all = all.filter((x) => x !== r);
+    overlaid.delete(r.id);
+    await store.deleteRun(r.id).catch((err: Error) => log(`the run could not be deleted: ${err.message}`));
+    draw();
+  }
+
+  el.metric.addEventListener('change', drawChart);
+  el.x.addEventListener('change', drawChart);
+  el.target.addEventListener('input', drawTable);
+  el.exportJson.addEventListener('click', () => {
+    const chosen = all.filter((r) => overlaid.has(r.id));
+    download('bytelab-runs.json', JSON.stringify({ format: 'bytelab-runs', version: 1, runs: chosen }), 'application/json');
+  });
+  el.importFile.addEventListener('change', async () => {
+    const file = el.importFile.files?.[0];
+    el.importFile.value = '';
+    if (!file) return;
+    try {
+      const json = JSON.parse(await file.text()) as { format?: string; runs?: unknown[] };
+      if (json.format !== 'bytelab-runs' || !Array.isArray(json.runs)) throw new Error('not a bytelab runs file (format "bytelab-runs")');
+      const runs = json.runs.map((r, i) => validateRunRecord(r, `run ${i + 1}`));
+      for (const r of runs) {
+        if (r.id === live?.id) continue; // the live run is not replaced under itself
+        await store.saveRun(r);
+      }
+      log(`imported ${runs.length} runs from ${file.name}`);
+      await load();
+      for (const r of runs) overlaid.add(r.id);
+      draw();
+    } catch (err) {
+      log(`${file.name} was not imported: ${(err as Error).message}`);
+    }
+  });
+  new ResizeObserver(() => {
+    const width = Math.floor(el.chart.clientWidth);
+    if (plot && width > 0 && width !== plot.width) plot.setSize({ width, height: 220 });
+  }).observe(el.chart);
+  void load();
+
+  return {
+    async begin(record, fromStep) {
+      const existing = fromStep === undefined ? undefined : all.find((r) => r.id === record.id);
+      live = existing ?? { ...record, updatedAt: Date.now(), state: 'loading', steps: [], evals: [], marks: [] };
+      if (existing && fromStep !== undefined) {
+        // A continued run goes on from its checkpoint: what the old record has after it is retrained now.
+        existing.steps = existing.steps.filter((p) => p[0] <= fromStep);
+        existing.evals = existing.evals.filter((p) => p[0] <= fromStep);
+        existing.marks.push([fromStep, 'continued']);
+      }
+      if (!all.includes(live)) all.push(live);
+      overlaid.add(live.id);
+      await save(live);
+      draw();
+    },
+    step(m) {
+      if (!live) return;
+      // Bytes the run read at its fidelity, whether off the wire or from the prefix cache: what a run costs, not what an earlier run left cached.
+      const read = m.pipeline.bytesFetched + m.pipeline.bytesFromCache;
+      addStep(live, [m.step, m.time, m.loss, read / 2 ** 20, m.pipeline.examplesRead]);
+      if (performance.now() - lastSaved > SAVE_EVERY_MS) void save(live);
+      scheduleDraw();
+    },
+    eval(m) {
+      if (!live) return;
+      const last = live.steps.at(-1);
+      live.evals.push([m.step, last?.[1] ?? 0, m.accuracy, m.loss, last?.[3] ?? 0, last?.[4] ?? 0]);
+      void save(live);
+      scheduleDraw();
+    },
+    mark(step, label) {
+      live?.marks.push([step, label]);
+    },
+    state(state) {
+      if (!live) return;
+      live.state = state;
+      void save(live);
+      if (state === 'stopped' || state === 'failed') live = undefined; // ended: it may be deleted now
+      scheduleDraw();
+    },
+    records: () => all,
+  };
+}
+
+function fileName(name: string): string {
+  return name.replace(/[^\w.-]+/g, '-').slice(0, 80) || 'run';
+}
+
+function download(name: string, text: string, type: string): void {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}

@@ -1,0 +1,110 @@
+// What the lab keeps of every run, to compare runs side by side: its settings,
+// its steps and evaluations with the four things a curve can be drawn against
+// (steps, training time, bytes fetched, fresh examples read), and the marks
+// where a control changed. Kept in IndexedDB (storage/runs.ts), exported and
+// imported as JSON, a run's points as CSV. No DOM here.
+
+/** What a curve can be drawn against. */
+export type XAxis = 'step' | 'time' | 'mib' | 'fresh';
+export const X_AXES: readonly XAxis[] = ['step', 'time', 'mib', 'fresh'];
+
+/** One step: [step, seconds of training, loss, MiB read (fetched or from the prefix cache), fresh examples read]. */
+export type StepPoint = [step: number, time: number, loss: number, mib: number, fresh: number];
+/** One evaluation: [step, seconds, test accuracy, test loss, MiB fetched, fresh examples read]. */
+export type EvalPoint = [step: number, time: number, accuracy: number, loss: number, mib: number, fresh: number];
+
+export interface RunRecord {
+  /** The session's run id: a run continued after a reload goes on in the same record. */
+  id: string;
+  name: string;
+  startedAt: number;
+  updatedAt: number;
+  dataset: string;
+  model: string;
+  /** The settings as the person chose them at the start (fidelity and echo may change during the run: see marks). */
+  settings: { batchSize: number; seed: number; learningRate: number; fidelity: number; echoFactor: number; echoMode: string; readers: number };
+  /** The run's state when last saved (a run cut off by a reload stays "running" until continued). */
+  state: string;
+  steps: StepPoint[];
+  evals: EvalPoint[];
+  /** Where a control changed: [step, label], e.g. [120, "group 2"]. */
+  marks: [number, string][];
+}
+
+/** Steps a record keeps: beyond this, every other one is dropped (the curve's shape survives, the size stays bounded). */
+const MAX_STEP_POINTS = 4_000;
+
+const X_INDEX: Record<XAxis, { step: number; eval: number }> = {
+  step: { step: 0, eval: 0 },
+  time: { step: 1, eval: 1 },
+  mib: { step: 3, eval: 4 },
+  fresh: { step: 4, eval: 5 },
+};
+
+export function addStep(run: RunRecord, p: StepPoint): void {
+  run.steps.push(p);
+  if (run.steps.length > MAX_STEP_POINTS) run.steps = run.steps.filter((_, i) => i % 2 === 0 || i === run.steps.length - 1);
+}
+
+/** A curve of the run: accuracy from its evaluations, loss from its steps, against `x`. */
+export function curve(run: RunRecord, metric: 'accuracy' | 'loss', x: XAxis): { xs: number[]; ys: number[] } {
+  const points = metric === 'accuracy' ? run.evals : run.steps;
+  const xi = metric === 'accuracy' ? X_INDEX[x].eval : X_INDEX[x].step;
+  const yi = 2;
+  return { xs: points.map((p) => p[xi]!), ys: points.map((p) => p[yi]!) };
+}
+
+export interface RunSummary {
+  steps: number;
+  bestAccuracy: number | undefined;
+  finalLoss: number | undefined;
+  /** The first evaluation at or above the target: when, at what cost. */
+  toTarget: { step: number; time: number; mib: number; fresh: number } | undefined;
+}
+
+/** What the comparison table shows of a run, for a target test accuracy in [0, 1]. */
+export function summarize(run: RunRecord, target: number): RunSummary {
+  const hit = run.evals.find((e) => e[2] >= target);
+  return {
+    steps: run.steps.at(-1)?.[0] ?? 0,
+    bestAccuracy: run.evals.length ? Math.max(...run.evals.map((e) => e[2])) : undefined,
+    finalLoss: run.steps.at(-1)?.[2],
+    toTarget: hit && { step: hit[0], time: hit[1], mib: hit[4], fresh: hit[5] },
+  };
+}
+
+/** A run's steps and evaluations as one CSV table (evaluation columns empty on steps without one). */
+export function runCsv(run: RunRecord): string {
+  const evals = new Map(run.evals.map((e) => [e[0], e]));
+  const rows = ['step,time_s,loss,mib_fetched,fresh_examples,test_accuracy,test_loss'];
+  for (const [step, time, loss, mib, fresh] of run.steps) {
+    const e = evals.get(step);
+    rows.push([step, time.toFixed(3), loss, mib.toFixed(4), fresh, e?.[2] ?? '', e?.[3] ?? ''].join(','));
+  }
+  return `${rows.join('\n')}\n`;
+}
+
+/** Checks an imported run; throws naming the first thing wrong (and which run in the file). */
+export function validateRunRecord(value: unknown, where: string): RunRecord {
+  const r = value as RunRecord;
+  const numbers = (rows: unknown, width: number) =>
+    Array.isArray(rows) && rows.every((p) => Array.isArray(p) && p.length === width && p.every((v) => typeof v === 'number'));
+  const problem =
+    typeof r !== 'object' || r === null
+      ? 'not an object'
+      : typeof r.id !== 'string' || !r.id
+        ? 'no id'
+        : typeof r.name !== 'string'
+          ? 'no name'
+          : !numbers(r.steps, 5)
+            ? 'steps are not [step, time, loss, MiB, fresh] rows'
+            : !numbers(r.evals, 6)
+              ? 'evals are not [step, time, accuracy, loss, MiB, fresh] rows'
+              : !Array.isArray(r.marks)
+                ? 'no marks'
+                : typeof r.settings !== 'object' || r.settings === null
+                  ? 'no settings'
+                  : undefined;
+  if (problem) throw new Error(`${where}: ${problem}`);
+  return r;
+}

@@ -1,0 +1,54 @@
+// The runs panel as a person uses it to answer "does scan group 2 reach the
+// target as well as group 6, and how much sooner?": two short runs, overlaid,
+// a time-to-target row each, still there after a reload, exported as JSON.
+import { readFileSync } from 'node:fs';
+import { expect, test } from '@playwright/test';
+import { waitFor } from './helpers.js';
+
+test('two runs at different scan groups are recorded, overlaid, and get a time-to-target row each', async ({ page }, testInfo) => {
+  test.setTimeout(240_000);
+  await page.goto('/?model=tiny-cnn&batch=32&evalEvery=5');
+  await expect(page.locator('#backend')).toContainText('webgpu');
+  for (const group of ['6', '2']) {
+    await page.locator('#fidelity').fill(group);
+    await page.locator('#start').click();
+    await waitFor(page, `two evaluations at group ${group}`, (s) => s.evals.length >= 2 && s.steps.length >= 10);
+    await page.locator('#stop').click();
+    await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
+  }
+  await page.locator('#runs-target').fill('15');
+  const rows = page.locator('#runs-table tbody tr');
+  await expect(rows).toHaveCount(2);
+  // Newest first: group 2, then group 6; each reached 15% (10 classes) and says when, at what cost.
+  await expect(rows.nth(0)).toContainText('group 2');
+  await expect(rows.nth(1)).toContainText('group 6');
+  for (let i = 0; i < 2; i++) {
+    const cells = rows.nth(i).locator('td');
+    await expect(cells.nth(6)).toContainText(/\d+\.\d s \(step \d+\)/);
+    await expect(cells.nth(7)).toContainText(/[kM]?B/);
+  }
+  // Both curves on the one chart (uPlot's legend lists a series per run).
+  await expect(page.locator('#runs-chart .u-legend .u-series')).toHaveCount(2);
+  await page.locator('#runs-x').selectOption('mib');
+  await expect(page.locator('#runs-chart')).toHaveAttribute('aria-label', /2 runs against MB read/);
+  const records = await page.evaluate(() => window.__lab!.records());
+  expect(records.map((r) => r.settings.fidelity)).toEqual([6, 2]);
+  // Group 2 read fewer bytes per fresh example than group 6 (from the cache the first run filled, or off the wire).
+  const perExample = records.map((r) => r.steps.at(-1)![3] / r.steps.at(-1)![4]);
+  expect(perExample[1]!).toBeLessThan(perExample[0]!);
+  await page.locator('#runs').screenshot({ path: testInfo.outputPath('runs-panel.png') });
+
+  // Kept in this browser: a reload lists them again; unticking one takes it off the chart.
+  await page.reload();
+  await expect(rows).toHaveCount(2);
+  await rows.nth(0).locator('input[type=checkbox]').uncheck();
+  await expect(page.locator('#runs-chart .u-legend .u-series')).toHaveCount(1);
+  // Export the shown runs, and a file that is not a runs file is refused with the reason.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.locator('#runs-export').click()]);
+  const exported = JSON.parse(readFileSync((await download.path())!, 'utf8'));
+  expect(exported.format).toBe('bytelab-runs');
+  expect(exported.runs).toHaveLength(1);
+  await page.locator('#runs-import').setInputFiles({ name: 'bad.json', mimeType: 'application/json', buffer: Buffer.from('{"runs": 3}') });
+  await expect(page.locator('#log')).toContainText('bad.json was not imported: not a bytelab runs file');
+  await expect(rows).toHaveCount(2);
+});

@@ -1,0 +1,67 @@
+// The run record the runs panel compares: curves against each x-axis, the time
+// and bytes to a target accuracy, CSV export, and checks on imported files.
+import { describe, expect, it } from 'vitest';
+import { addStep, curve, runCsv, summarize, validateRunRecord, type RunRecord } from '../../../src/train/run-record.js';
+
+function run(): RunRecord {
+  return {
+    id: 'r1',
+    name: 'group 3',
+    startedAt: 0,
+    updatedAt: 0,
+    dataset: 'mini',
+    model: 'tiny',
+    settings: { batchSize: 32, seed: 1, learningRate: 0.005, fidelity: 3, echoFactor: 1, echoMode: 'examples', readers: 1 },
+    state: 'stopped',
+    // [step, time, loss, MiB, fresh]
+    steps: [
+      [1, 0.5, 2.3, 0.1, 32],
+      [2, 1.0, 2.0, 0.2, 64],
+      [3, 1.5, 1.7, 0.3, 96],
+      [4, 2.0, 1.5, 0.4, 128],
+    ],
+    // [step, time, accuracy, loss, MiB, fresh]
+    evals: [
+      [2, 1.0, 0.55, 1.9, 0.2, 64],
+      [4, 2.0, 0.72, 1.4, 0.4, 128],
+    ],
+    marks: [[3, 'group 2']],
+  };
+}
+
+describe('run record', () => {
+  it('draws accuracy from evaluations and loss from steps, against each x-axis', () => {
+    expect(curve(run(), 'accuracy', 'step')).toEqual({ xs: [2, 4], ys: [0.55, 0.72] });
+    expect(curve(run(), 'accuracy', 'time').xs).toEqual([1, 2]);
+    expect(curve(run(), 'accuracy', 'mib').xs).toEqual([0.2, 0.4]);
+    expect(curve(run(), 'accuracy', 'fresh').xs).toEqual([64, 128]);
+    expect(curve(run(), 'loss', 'fresh')).toEqual({ xs: [32, 64, 96, 128], ys: [2.3, 2.0, 1.7, 1.5] });
+  });
+
+  it('time, bytes and fresh examples to a target are those of the first evaluation that reaches it', () => {
+    expect(summarize(run(), 0.7)).toEqual({ steps: 4, bestAccuracy: 0.72, finalLoss: 1.5, toTarget: { step: 4, time: 2, mib: 0.4, fresh: 128 } });
+    expect(summarize(run(), 0.5).toTarget?.step).toBe(2);
+    expect(summarize(run(), 0.8).toTarget).toBeUndefined();
+  });
+
+  it('keeps long runs bounded by thinning old steps, keeping the latest', () => {
+    const r = run();
+    for (let s = 5; s < 10_000; s++) addStep(r, [s, s, 1, 0, s]);
+    expect(r.steps.length).toBeLessThanOrEqual(4_000);
+    expect(r.steps.at(-1)![0]).toBe(9_999);
+  });
+
+  it('exports steps with their evaluations as CSV', () => {
+    const lines = runCsv(run()).trim().split('\n');
+    expect(lines[0]).toBe('step,time_s,loss,mib_fetched,fresh_examples,test_accuracy,test_loss');
+    expect(lines[2]).toBe('2,1.000,2,0.2000,64,0.55,1.9');
+    expect(lines[3]).toBe('3,1.500,1.7,0.3000,96,,');
+  });
+
+  it('an imported run with the wrong shape is refused, naming what and where', () => {
+    expect(validateRunRecord(run(), 'run 1').id).toBe('r1');
+    expect(() => validateRunRecord({ ...run(), evals: [[1, 2, 3]] }, 'run 2')).toThrow('run 2: evals are not');
+    expect(() => validateRunRecord({ ...run(), id: '' }, 'run 3')).toThrow('run 3: no id');
+    expect(() => validateRunRecord(null, 'run 4')).toThrow('run 4: not an object');
+  });
+});
