@@ -19,6 +19,7 @@ import { setupBuildPanel } from './build-panel.js';
 import { setupCachePanel } from './cache-panel.js';
 import { setupResumePanel } from './resume-panel.js';
 import { setupRunsPanel } from './runs-panel.js';
+import { drawConfusion, drawMistakes } from './model-view.js';
 import { describeEchoReading } from './echo-reading.js';
 import { formatBytes } from './format.js';
 import { LiveChart } from './charts.js';
@@ -88,7 +89,10 @@ const ui = {
     bytes: $('m-bytes'),
     cache: $('m-cache'),
     wait: $('m-wait'),
+    epoch: $('m-epoch'),
   },
+  confusion: $<HTMLTableElement>('confusion'),
+  mistakes: $('mistakes'),
 };
 
 const charts = {
@@ -304,7 +308,9 @@ function resetView(): void {
   ui.m.step.textContent = '0';
   ui.m.loss.textContent = ui.m.acc.textContent = ui.m.speed.textContent = ui.m.wait.textContent = '–';
   ui.m.bytes.textContent = '0 B';
-  ui.m.cache.textContent = '–';
+  ui.m.cache.textContent = ui.m.epoch.textContent = '–';
+  ui.confusion.replaceChildren();
+  ui.mistakes.replaceChildren();
   ui.echoReading.textContent = ui.echoCounters.textContent = '';
   ui.echoUse.hidden = true;
   ui.datasetInfo.textContent = '';
@@ -516,6 +522,8 @@ function listenerFor(current: () => LabSession): SessionListener {
       ui.m.loss.textContent = m.loss.toFixed(3);
       ui.m.speed.textContent = m.examplesPerSecond.toFixed(1);
       ui.m.bytes.textContent = formatBytes(m.bytesFetched);
+      // Fresh examples read over the split's size: the pipeline reads a few records ahead of training.
+      if (info) ui.m.epoch.textContent = (m.pipeline.examplesRead / info.examples).toFixed(2);
       const p = m.pipeline;
       ui.echoCounters.textContent =
         `${p.examplesRead.toLocaleString('en-US')} fresh examples read · ${p.examplesEchoed.toLocaleString('en-US')} echoed copies · ` +
@@ -531,6 +539,10 @@ function listenerFor(current: () => LabSession): SessionListener {
       ui.m.acc.textContent = `${(100 * m.accuracy).toFixed(1)}%`;
       charts.acc.push(m.step, m.accuracy);
       runsPanel.eval(m);
+      if (info) {
+        drawConfusion(ui.confusion, info.classes, m.confusion, m.examples);
+        if (info.image) drawMistakes(ui.mistakes, info.classes, info.image, m.mistakes);
+      }
     },
     restored(h) {
       if (!shown()) return;

@@ -71,7 +71,21 @@ export interface EvalMetrics {
   accuracy: number;
   loss: number;
   examples: number;
+  /** classes x classes counts, row-major: confusion[t * classes + p] test examples of class t predicted as p. */
+  confusion: number[];
+  /** A few misclassified test images (image datasets), from the first test batch. */
+  mistakes: Mistake[];
 }
+
+/** A misclassified test image: its pixels (as the model saw them, 0..255) and its true and predicted classes. */
+export interface Mistake {
+  label: number;
+  predicted: number;
+  pixels: Uint8Array;
+}
+
+/** Misclassified images an evaluation reports. */
+const MISTAKES_SHOWN = 8;
 
 /** What the trainer reads batches from: the pipeline worker's comlink proxy, or a fake in tests. */
 export interface BatchSource {
@@ -100,6 +114,9 @@ export class Trainer {
   private optimizer: tf.Optimizer | undefined;
   /** The test split, read once and kept on the GPU. */
   private testSet: ModelInput[] = [];
+  /** The first test batch's images on the CPU, to show misclassified ones. */
+  private firstTestImages: Float32Array | undefined;
+  private firstTestLabels: Int32Array | undefined;
   private disposed = false;
   /** Steps trained and running time, as of the last step: where a checkpoint taken between steps stands. */
   position: RunStart = { step: 0, time: 0 };
@@ -131,6 +148,10 @@ export class Trainer {
     while (test) {
       const batch = await abortable(test.next(), signal);
       if (!batch) break;
+      if (this.testSet.length === 0 && batch.kind === 'image') {
+        this.firstTestImages = batch.x.slice();
+        this.firstTestLabels = batch.y.slice();
+      }
       this.testSet.push(this.model.prepare(batch));
     }
   }
@@ -224,26 +245,60 @@ export class Trainer {
     hooks.phase('training');
   }
 
-  /** Accuracy and mean loss over the test split: summed on the GPU, one readback. */
+  /**
+   * Accuracy, mean loss and the confusion matrix over the test split, summed on
+   * the GPU and read back once; and the first test batch's predictions, for a
+   * few misclassified images.
+   */
   async evaluate(step: number, signal: AbortSignal): Promise<EvalMetrics> {
     const model = this.model!;
     const classes = this.info.classes.length;
-    let sums = tf.zeros([2]) as tf.Tensor1D; // [correct, loss * examples]
+    // [loss * examples, then the confusion matrix row by row]; accuracy is its trace.
+    let sums = tf.zeros([1 + classes * classes]) as tf.Tensor1D;
+    let firstPredictions: tf.Tensor1D | undefined;
     let n = 0;
     for (const input of this.testSet) {
       if (signal.aborted) break;
       const next = tf.tidy(() => {
         const logits = model.logits(input);
-        const hits = tf.equal(tf.argMax(logits, 1), input.labels).sum().cast('float32');
-        const loss = model.loss(logits, input, classes).mul(input.size);
-        return sums.add(tf.stack([hits, loss])) as tf.Tensor1D;
+        const predicted = tf.argMax(logits, 1) as tf.Tensor1D;
+        if (!firstPredictions && this.firstTestImages) firstPredictions = tf.keep(predicted.toInt());
+        const confusion = tf.math.confusionMatrix(input.labels, predicted.toInt(), classes).reshape([-1]).cast('float32');
+        const loss = model.loss(logits, input, classes).mul(input.size).reshape([1]);
+        return sums.add(tf.concat([loss, confusion])) as tf.Tensor1D;
       });
       sums.dispose();
       sums = next;
       n += input.size;
     }
-    const [correct, lossSum] = await abortable(readScalars(sums), signal);
-    return { step, accuracy: n ? correct! / n : NaN, loss: n ? lossSum! / n : NaN, examples: n };
+    const [values, predictions] = await abortable(
+      Promise.all([readScalars(sums), firstPredictions ? readScalars(firstPredictions) : Promise.resolve(undefined)]),
+      signal,
+    );
+    const confusion = Array.from(values.subarray(1), Math.round);
+    const correct = confusion.reduce((s, v, i) => (i % (classes + 1) === 0 ? s + v : s), 0);
+    return {
+      step,
+      accuracy: n ? correct / n : NaN,
+      loss: n ? values[0]! / n : NaN,
+      examples: n,
+      confusion,
+      mistakes: predictions ? this.mistakes(predictions) : [],
+    };
+  }
+
+  /** The first few test images of the first batch that the model got wrong. */
+  private mistakes(predictions: Float32Array | Int32Array): Mistake[] {
+    const images = this.firstTestImages!;
+    const labels = this.firstTestLabels!;
+    const per = images.length / labels.length;
+    const out: Mistake[] = [];
+    for (let i = 0; i < labels.length && out.length < MISTAKES_SHOWN; i++) {
+      if (predictions[i] === labels[i]) continue;
+      const pixels = Uint8Array.from(images.subarray(i * per, (i + 1) * per), (v) => Math.round(v * 255));
+      out.push({ label: labels[i]!, predicted: predictions[i]!, pixels });
+    }
+    return out;
   }
 
   /**

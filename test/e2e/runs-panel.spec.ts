@@ -3,7 +3,7 @@
 // a time-to-target row each, still there after a reload, exported as JSON.
 import { readFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
-import { waitFor } from './helpers.js';
+import { snapshot, waitFor } from './helpers.js';
 
 test('two runs at different scan groups are recorded, overlaid, and get a time-to-target row each', async ({ page }, testInfo) => {
   test.setTimeout(240_000);
@@ -15,6 +15,18 @@ test('two runs at different scan groups are recorded, overlaid, and get a time-t
     await waitFor(page, `two evaluations at group ${group}`, (s) => s.evals.length >= 2 && s.steps.length >= 10);
     await page.locator('#stop').click();
     await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
+  }
+  // The test split as the model sees it: the confusion matrix covers all 1,024 test images, and the mistakes shown are mistakes.
+  const last = (await snapshot(page)).evals.at(-1)!;
+  expect(last.confusion.reduce((a, b) => a + b, 0)).toBe(1024);
+  expect(last.examples).toBe(1024);
+  await expect(page.locator('#confusion tr')).toHaveCount(11); // a header and a row per class
+  const shownCells = await page.locator('#confusion td:not(.class-accuracy)').allTextContents();
+  expect(shownCells.map(Number).reduce((a, b) => a + b, 0)).toBe(1024);
+  await expect(page.locator('#mistakes figure')).toHaveCount(last.mistakes.length);
+  for (const caption of await page.locator('#mistakes figcaption').allTextContents()) {
+    const [label, predicted] = caption.split(' → ');
+    expect(label).not.toBe(predicted);
   }
   await page.locator('#runs-target').fill('15');
   const rows = page.locator('#runs-table tbody tr');

@@ -337,6 +337,20 @@ describe('checkpoints and exact resume', () => {
     expect(loss(b.rec.steps)).not.toEqual(loss(a.rec.steps));
   });
 
+  it('each evaluation reports a confusion matrix that sums to the test split, its trace the accuracy', async () => {
+    const { s, rec } = session();
+    const done = s.start();
+    await until('an evaluation', () => rec.evals.length >= 1);
+    await s.stop();
+    await done;
+    const e = rec.evals[0]!;
+    expect(e.confusion).toHaveLength(4); // 2 classes
+    expect(e.confusion.reduce((a, b) => a + b, 0)).toBe(e.examples);
+    expect((e.confusion[0]! + e.confusion[3]!) / e.examples).toBeCloseTo(e.accuracy, 6);
+    // The mistakes shown are ones: their predicted class is not their label.
+    for (const m of e.mistakes) expect(m.predicted).not.toBe(m.label);
+  });
+
   it('a pause takes a checkpoint at the step it paused on', async () => {
     const saved: Checkpoint[] = [];
     const { s, rec } = session(undefined, { checkpointEvery: 1000, saveCheckpoint: async (c) => void saved.push(c) });
