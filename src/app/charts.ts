@@ -12,11 +12,12 @@ const MAX_POINTS = 2000;
 const SUMMARY_MS = 2000;
 
 const scheme = matchMedia('(prefers-color-scheme: dark)');
-const colours = { axis: '', grid: '' };
+const colours = { axis: '', grid: '', panel: '' };
 function readColours(): void {
   const css = getComputedStyle(document.documentElement);
   colours.axis = css.getPropertyValue('--chart-axis').trim() || '#3a4050';
   colours.grid = css.getPropertyValue('--chart-grid').trim() || '#0000001a';
+  colours.panel = css.getPropertyValue('--panel').trim() || '#fff';
 }
 readColours();
 const charts = new Set<uPlot>();
@@ -24,6 +25,20 @@ scheme.addEventListener('change', () => {
   readColours();
   for (const c of charts) c.redraw(false);
 });
+
+/** A series colour (#rrggbb) on a dark background: mixed 40% toward white, so a thin line keeps its contrast. */
+export function onDark(hex: string): string {
+  const m = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(hex);
+  if (!m) return hex;
+  return `#${m
+    .slice(1)
+    .map((c) =>
+      Math.round(0.6 * Number.parseInt(c, 16) + 0.4 * 255)
+        .toString(16)
+        .padStart(2, '0'),
+    )
+    .join('')}`;
+}
 
 /** "training loss chart: step 1 to 120, latest 0.421", or that there is nothing yet. */
 export function chartSummary(title: string, xLabel: string, xs: readonly number[], ys: readonly number[]): string {
@@ -59,7 +74,8 @@ export class LiveChart {
         { size: 56, ...axis },
       ],
       legend: { show: false },
-      series: [{}, { stroke: color, width: 1.5 }],
+      // Points are hollow: filled with the panel's colour, not uPlot's white.
+      series: [{}, { stroke: () => (scheme.matches ? onDark(color) : color), width: 1.5, points: { fill: () => colours.panel } }],
       hooks: { draw: [(u) => this.drawMarks(u)] },
     };
     this.plot = new uPlot(opts, [this.xs, this.ys], parent);
