@@ -1,5 +1,5 @@
 // What the page needs beyond its native controls to work with a screen reader:
-// the fidelity slider's spoken value, and announcements of the run's state and of
+// the fidelity slider's spoken value, the charts' text, and announcements of the run's state and of
 // failures. The announcements watch the elements the page already writes (the
 // state badge, the log, the WebGPU error), so main.ts only writes them as before.
 import type { DatasetInfo } from '../pipeline/api.js';
@@ -10,6 +10,13 @@ export function fidelityValueText(group: number, groups: number, info?: Pick<Dat
   const bytes = info?.bytesPerLevel[group - 1];
   const perImage = bytes === undefined || !info?.examples ? '' : `, ${(bytes / info.examples).toFixed(0)} bytes per image`;
   return `scan group ${group} of ${groups}${perImage}`;
+}
+
+/** A chart's text alternative: "training loss chart: step 1 to 120, latest 0.421", or that there is nothing yet. */
+export function chartSummary(title: string, xLabel: string, xs: readonly number[], ys: readonly number[]): string {
+  const n = xs.length;
+  if (!n) return `${title} chart: no data yet`;
+  return `${title} chart: ${xLabel} ${xs[0]} to ${xs[n - 1]}, latest ${Number(ys[n - 1]!.toPrecision(3))}`;
 }
 
 /** Writes `text` into a live region; a quick succession keeps only the newest, and the same text twice is spoken twice. */

@@ -6,6 +6,7 @@
 // reader, named by a short summary of what it shows.
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { chartSummary } from './a11y.js';
 
 const MAX_POINTS = 2000;
 /** A screen reader gets a fresh summary at most this often: the data changes every frame. */
@@ -38,13 +39,6 @@ export function onDark(hex: string): string {
         .padStart(2, '0'),
     )
     .join('')}`;
-}
-
-/** "training loss chart: step 1 to 120, latest 0.421", or that there is nothing yet. */
-export function chartSummary(title: string, xLabel: string, xs: readonly number[], ys: readonly number[]): string {
-  const n = xs.length;
-  if (!n) return `${title} chart: no data yet`;
-  return `${title} chart: ${xLabel} ${xs[0]} to ${xs[n - 1]}, latest ${Number(ys[n - 1]!.toPrecision(3))}`;
 }
 
 export class LiveChart {
