@@ -1,10 +1,45 @@
 // Live line charts (uPlot): append points, redraw at most once per frame, and
 // keep at most MAX_POINTS by thinning old points so long runs stay cheap to draw.
 // Marks (a dashed line and a label at an x) show where a control changed.
+// Axis and grid colours come from the page's CSS variables (style.css), so the
+// charts follow the system's dark mode; each chart is an image to a screen
+// reader, named by a short summary of what it shows.
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { chartSummary } from './a11y.js';
 
 const MAX_POINTS = 2000;
+/** A screen reader gets a fresh summary at most this often: the data changes every frame. */
+const SUMMARY_MS = 2000;
+
+const scheme = matchMedia('(prefers-color-scheme: dark)');
+const colours = { axis: '', grid: '', panel: '' };
+function readColours(): void {
+  const css = getComputedStyle(document.documentElement);
+  colours.axis = css.getPropertyValue('--chart-axis').trim() || '#3a4050';
+  colours.grid = css.getPropertyValue('--chart-grid').trim() || '#0000001a';
+  colours.panel = css.getPropertyValue('--panel').trim() || '#fff';
+}
+readColours();
+const charts = new Set<uPlot>();
+scheme.addEventListener('change', () => {
+  readColours();
+  for (const c of charts) c.redraw(false);
+});
+
+/** A series colour (#rrggbb) on a dark background: mixed 40% toward white, so a thin line keeps its contrast. */
+export function onDark(hex: string): string {
+  const m = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(hex);
+  if (!m) return hex;
+  return `#${m
+    .slice(1)
+    .map((c) =>
+      Math.round(0.6 * Number.parseInt(c, 16) + 0.4 * 255)
+        .toString(16)
+        .padStart(2, '0'),
+    )
+    .join('')}`;
+}
 
 export class LiveChart {
   private readonly plot: uPlot;
@@ -12,20 +47,35 @@ export class LiveChart {
   private readonly ys: number[] = [];
   private pending = false;
   private readonly marks: { x: number; label: string }[] = [];
+  private summaryTimer: ReturnType<typeof setTimeout> | undefined;
+  private summarisedAt = -Infinity;
 
-  constructor(parent: HTMLElement, title: string, xLabel: string, color: string) {
+  constructor(
+    private readonly parent: HTMLElement,
+    private readonly title: string,
+    private readonly xLabel: string,
+    color: string,
+  ) {
+    const axis = { stroke: () => colours.axis, grid: { stroke: () => colours.grid }, ticks: { stroke: () => colours.grid } };
     const opts: uPlot.Options = {
       title,
       width: parent.clientWidth || 320,
       height: 170,
       scales: { x: { time: false } },
       // The y axis gets room for labels like 10,000 at any chart width.
-      axes: [{ label: xLabel }, { size: 56 }],
+      axes: [
+        { label: xLabel, ...axis },
+        { size: 56, ...axis },
+      ],
       legend: { show: false },
-      series: [{}, { stroke: color, width: 1.5 }],
+      // Points are hollow: filled with the panel's colour, not uPlot's white.
+      series: [{}, { stroke: () => (scheme.matches ? onDark(color) : color), width: 1.5, points: { fill: () => colours.panel } }],
       hooks: { draw: [(u) => this.drawMarks(u)] },
     };
     this.plot = new uPlot(opts, [this.xs, this.ys], parent);
+    charts.add(this.plot);
+    parent.setAttribute('role', 'img');
+    this.summarise();
     // Follow the container's width, so the page works from a phone to a wide screen.
     new ResizeObserver(() => {
       const width = Math.floor(parent.clientWidth);
@@ -50,6 +100,22 @@ export class LiveChart {
       this.pending = false;
       this.plot.setData([this.xs, this.ys]);
     });
+    this.summariseSoon();
+  }
+
+  /** The chart's text alternative now. */
+  private summarise(): void {
+    clearTimeout(this.summaryTimer);
+    this.summaryTimer = undefined;
+    this.summarisedAt = performance.now();
+    this.parent.setAttribute('aria-label', chartSummary(this.title, this.xLabel, this.xs, this.ys));
+  }
+
+  /** At most once per SUMMARY_MS, and always the latest point in the end. */
+  private summariseSoon(): void {
+    if (this.summaryTimer !== undefined) return;
+    const wait = Math.max(0, this.summarisedAt + SUMMARY_MS - performance.now());
+    this.summaryTimer = setTimeout(() => this.summarise(), wait);
   }
 
   /** The marks drawn, as "x: label" (for the tests). */
@@ -68,6 +134,7 @@ export class LiveChart {
     this.ys.length = 0;
     this.marks.length = 0;
     this.plot.setData([this.xs, this.ys]);
+    this.summarise();
   }
 
   private drawMarks(u: uPlot): void {

@@ -15,6 +15,7 @@ import { MODELS, modelById, modelsFor } from '../train/models/registry.js';
 import { LIVE_STATES, type RunState } from '../train/run-state.js';
 import { LabSession, type SessionListener } from '../train/session.js';
 import type { StepMetrics } from '../train/trainer.js';
+import { fidelityValueText, setupAnnouncements } from './a11y.js';
 import { setupBuildPanel } from './build-panel.js';
 import { setupCachePanel } from './cache-panel.js';
 import { setupResumePanel } from './resume-panel.js';
@@ -94,6 +95,8 @@ const ui = {
   confusion: $<HTMLTableElement>('confusion'),
   mistakes: $('mistakes'),
 };
+
+setupAnnouncements({ state: ui.state, log: ui.log, gpuError: ui.gpuError, polite: $('announce'), assertive: $('alert') });
 
 const charts = {
   loss: new LiveChart($('chart-loss'), 'training loss', 'step', '#c0392b'),
@@ -337,6 +340,7 @@ function updateFidelityLabel(): void {
     row.classList.toggle('current', (row as HTMLElement).dataset.group === ui.fidelity.value);
   const g = Number(ui.fidelity.value);
   const max = Number(ui.fidelity.max);
+  ui.fidelity.setAttribute('aria-valuetext', fidelityValueText(g, max, info)); // what a screen reader says as it moves
   if (!info) {
     ui.fidelityLabel.textContent = `scan group ${g} of ${max}`;
     return;

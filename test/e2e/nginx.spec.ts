@@ -29,7 +29,12 @@ let served: Served;
 
 /** The newest change among what the build reads. */
 function newestSource(): number {
-  const files = ['index.html', 'vite.config.ts', 'package-lock.json', ...readdirSync('src', { recursive: true, encoding: 'utf8' }).map((f) => join('src', f))];
+  const files = [
+    'index.html',
+    'vite.config.ts',
+    'package-lock.json',
+    ...['src', 'docs'].flatMap((d) => readdirSync(d, { recursive: true, encoding: 'utf8' }).map((f) => join(d, f))),
+  ];
   return Math.max(...files.map((f) => statSync(f).mtimeMs));
 }
 
@@ -104,6 +109,15 @@ test('the built lab, served by nginx, is cross-origin isolated and trains on Web
   const records = accessLog().filter((l) => l.port === port(served.lab) && l.uri.endsWith('.pcr'));
   expect(records.length).toBeGreaterThanOrEqual(s.fetches.length);
   expect(records.every((l) => l.status === 206 && l.range.startsWith('bytes=0-'))).toBe(true);
+
+  // The help beside the controls links to docs/: the build ships them beside the page.
+  const docs = await page.locator('details.help a').evaluateAll((as) => [...new Set(as.map((a) => (a as HTMLAnchorElement).href))]);
+  expect(docs.length).toBeGreaterThan(3);
+  for (const url of docs) {
+    const r = await page.request.get(url);
+    expect(r.status(), url).toBe(200);
+    expect(await r.text(), url).toMatch(/^# /);
+  }
 });
 
 test('a dataset on a second origin (CORS, CORP): trains without warnings, and a higher fidelity extends cached prefixes with If-Range', async ({ page }) => {
