@@ -6,7 +6,8 @@ import type { Mistake } from '../train/trainer.js';
 /** Rows: true class; columns: predicted class. Cells shaded by their share of the row, so errors stand out at any split size. */
 export function drawConfusion(table: HTMLTableElement, classes: string[], confusion: number[], examples: number): void {
   const k = classes.length;
-  const head = `<tr><th scope="col">true \\ predicted</th>${classes.map((c) => `<th scope="col" title="${esc(c)}">${esc(short(c))}</th>`).join('')}<th scope="col">accuracy</th></tr>`;
+  const columns = classes.map((c) => `<th scope="col" title="${esc(c)}">${esc(short(c))}</th>`).join('');
+  const head = `<tr><th scope="col">true \\ predicted</th>${columns}<th scope="col">accuracy</th></tr>`;
   const rows = classes.map((name, t) => {
     const row = confusion.slice(t * k, (t + 1) * k);
     const total = row.reduce((a, b) => a + b, 0);
@@ -14,7 +15,8 @@ export function drawConfusion(table: HTMLTableElement, classes: string[], confus
       const share = total ? v / total : 0;
       // Diagonal cells in green, errors in red; the shade says how large a share of the class.
       const hue = p === t ? 140 : 0;
-      const style = v ? ` style="background: hsl(${hue} 60% ${Math.round(96 - 46 * share)}%)"` : '';
+      // Never darker than 72% lightness: the dark numbers keep a 4.5:1 contrast on every shade.
+      const style = v ? ` style="background: hsl(${hue} 60% ${Math.round(97 - 25 * share)}%)"` : '';
       return `<td${style} title="${v} of ${total} ${esc(name)} predicted ${esc(classes[p]!)}">${v}</td>`;
     });
     const accuracy = total ? `${((100 * row[t]!) / total).toFixed(0)}%` : '–';

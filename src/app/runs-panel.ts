@@ -139,7 +139,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     head.replaceChildren();
     const hr = head.insertRow();
     const pct = t === undefined ? '?' : `${(100 * t).toFixed(0)}%`;
-    for (const h of ['show', 'run', 'settings', 'steps', 'best acc.', 'final loss', `time to ${pct}`, `bytes read to ${pct}`, `fresh to ${pct}`, '']) {
+    for (const h of ['show', 'run', 'settings', 'steps', 'best acc.', 'final loss', `time to ${pct}`, `bytes read to ${pct}`, `fresh to ${pct}`, 'actions']) {
       const th = document.createElement('th');
       th.textContent = h;
       hr.append(th);
