@@ -345,7 +345,7 @@ export class LabSession {
           },
           eval: (m) => {
             if (this.machine.isFinal) return;
-            this.evals.push(m);
+            this.evals.push({ ...m, mistakes: [] }); // the latest evaluation's images are shown, not kept for every one
             this.listener.eval(m);
           },
         },

@@ -23,7 +23,9 @@ test('two runs at different scan groups are recorded, overlaid, and get a time-t
   await expect(page.locator('#confusion tr')).toHaveCount(11); // a header and a row per class
   const shownCells = await page.locator('#confusion td:not(.class-accuracy)').allTextContents();
   expect(shownCells.map(Number).reduce((a, b) => a + b, 0)).toBe(1024);
-  await expect(page.locator('#mistakes figure')).toHaveCount(last.mistakes.length);
+  const mistakes = await page.locator('#mistakes figure').count();
+  expect(mistakes).toBeGreaterThan(0); // about half the test images are wrong this early
+  expect(mistakes).toBeLessThanOrEqual(8);
   for (const caption of await page.locator('#mistakes figcaption').allTextContents()) {
     const [label, predicted] = caption.split(' → ');
     expect(label).not.toBe(predicted);
