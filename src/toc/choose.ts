@@ -29,7 +29,14 @@ export function sparseFromLogical(logical: TocLogical): SparseRows {
     }
     rowPtr[r + 1] = colList.length;
   }
-  return { rows: logical.rows, cols: logical.cols, valueType: logical.valueType, rowPtr, colIndex: Uint32Array.from(colList), values: Float64Array.from(valList) };
+  return {
+    rows: logical.rows,
+    cols: logical.cols,
+    valueType: logical.valueType,
+    rowPtr,
+    colIndex: Uint32Array.from(colList),
+    values: Float64Array.from(valList),
+  };
 }
 
 /** Rows [start, end) of a sparse matrix. */

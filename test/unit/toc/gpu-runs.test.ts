@@ -6,8 +6,7 @@ import { tocRunsLayout, worthCaching, type TocRunsLayout } from '../../../src/to
 import { mnistLike, randomMatrix, randomVector, rng, type RandomMatrixSpec } from './generators.js';
 import { denseTimes, expectClose } from './helpers.js';
 
-const index = (l: TocRunsLayout, list: Uint32Array, i: number): number =>
-  l.indexBits === 16 ? (list[i >>> 1]! >>> ((i & 1) * 16)) & 0xffff : list[i]!;
+const index = (l: TocRunsLayout, list: Uint32Array, i: number): number => (l.indexBits === 16 ? (list[i >>> 1]! >>> ((i & 1) * 16)) & 0xffff : list[i]!);
 const colItem = (l: TocRunsLayout, i: number): [number, number] =>
   l.wideItems ? [l.colItems[2 * i]!, l.colItems[2 * i + 1]!] : [l.colItems[i]! >>> l.pairBits, l.colItems[i]! & ((1 << l.pairBits) - 1)];
 const pairVal = (l: TocRunsLayout, p: number): number => new Float32Array(l.pairs.buffer, l.pairs.byteOffset)[2 * p + 1]!;
@@ -119,7 +118,11 @@ describe('resolved-runs layout (tocRunsLayout)', () => {
       [4, 5],
     ];
     // Row 0 is codes 1, 2, 3 (making nodes ab, bc), row 1 is ab, c (making abc), rows 2.. are abc.
-    const logical = encodePairs(Array.from({ length: 10 }, () => row), 6, 'f32');
+    const logical = encodePairs(
+      Array.from({ length: 10 }, () => row),
+      6,
+      'f32',
+    );
     const l = tocRunsLayout(toBatch(logical));
     const full = Array.from(logical.codes).filter((_, i) => i >= 5);
     expect(new Set(full).size).toBe(1);
@@ -146,7 +149,7 @@ describe('resolved-runs layout (tocRunsLayout)', () => {
     const m = randomVector(rng(2), n);
     const got = mirrorTransposeTimes(l, m, 1);
     for (const r of [0, 1, 65_537, n - 1]) expect(got[r]).toBeCloseTo(((r % 7) + 1) * m[r]!, 12);
-    expect(mirrorTimes(l, m, 1)[n - 1]).toBeCloseTo(((n - 1) % 7 + 1) * m[n - 1]!, 12);
+    expect(mirrorTimes(l, m, 1)[n - 1]).toBeCloseTo((((n - 1) % 7) + 1) * m[n - 1]!, 12);
   });
 
   it('worthCaching: only strict savings', () => {
