@@ -22,9 +22,9 @@ struct Params {
 }
 
 override WG: u32 = 64u;        // invocations per workgroup
-override IDX16: bool = true;   // index lists hold two u16 per word (low half first)
-override PAIR_BITS: u32 = 16u; // colItems: (row or code) << PAIR_BITS | pair
-override WIDE: bool = false;   // colItems: two words per item instead
+override IDX16: bool = true;   // run and occurrence lists hold two u16 per word (low half first)
+override PAIR_BITS: u32 = 16u; // row and column items: hi << PAIR_BITS | pair
+override WIDE: bool = false;   // items: two words each instead
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> pairs: array<vec2<u32>>; // column, value bits
@@ -32,7 +32,7 @@ override WIDE: bool = false;   // colItems: two words per item instead
 @group(0) @binding(3) var<storage, read_write> scratch: array<f32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 @group(0) @binding(5) var<storage, read> bounds: array<u32>;  // rowBounds or colBounds
-@group(0) @binding(6) var<storage, read> items: array<u32>;   // rowItems or colItems
+@group(0) @binding(6) var<storage, read> items: array<u32>;   // rowItems or colItems (see item_at)
 @group(0) @binding(7) var<storage, read> list_offsets: array<u32>; // runOffsets or occurrenceOffsets
 @group(0) @binding(8) var<storage, read> list: array<u32>;    // runPairs or occurrenceRows
 
@@ -43,15 +43,10 @@ fn list_at(i: u32) -> u32 {
   return list[i];
 }
 
-fn item_at(i: u32) -> u32 {
-  if (IDX16) {
-    return (items[i >> 1u] >> ((i & 1u) << 4u)) & 0xffffu;
-  }
-  return items[i];
-}
-
-// (row or cached code, pair) of column item i.
-fn col_item(i: u32) -> vec2<u32> {
+// Item i as (hi, pair). Row items: inline (column, pair), cached (code, 0); column items:
+// inline (row, pair), cached (code, pair). The column of an inline row item is in the item
+// itself, so the read of M depends on one load, as in CSR, not on the pair table too.
+fn item_at(i: u32) -> vec2<u32> {
   if (WIDE) {
     return vec2<u32>(items[2u * i], items[2u * i + 1u]);
   }
@@ -89,11 +84,12 @@ fn row_sums(@builtin(global_invocation_id) id: vec3<u32>) {
   var sum = 0.0;
   let split = bounds[2u * r + 1u];
   for (var t = bounds[2u * r]; t < split; t++) {
-    sum += pair_term(item_at(t), j);
+    let it = item_at(t);
+    sum += bitcast<f32>(pairs[it.y].y) * m[it.x * params.m_row + j * params.m_col];
   }
   let column = j * params.cached;
   for (var t = split; t < bounds[2u * r + 2u]; t++) {
-    sum += scratch[item_at(t) + column];
+    sum += scratch[item_at(t).x + column];
   }
   out[r * params.r_row + j * params.r_col] = sum;
 }
@@ -122,12 +118,12 @@ fn column_sums(@builtin(global_invocation_id) id: vec3<u32>) {
   var sum = 0.0;
   let split = bounds[2u * c + 1u];
   for (var t = bounds[2u * c]; t < split; t++) {
-    let it = col_item(t);
+    let it = item_at(t);
     sum += bitcast<f32>(pairs[it.y].y) * m[it.x * params.m_row + j * params.m_col];
   }
   let column = j * params.cached;
   for (var t = split; t < bounds[2u * c + 2u]; t++) {
-    let it = col_item(t);
+    let it = item_at(t);
     sum += bitcast<f32>(pairs[it.y].y) * scratch[it.x + column];
   }
   out[c * params.r_row + j * params.r_col] = sum;

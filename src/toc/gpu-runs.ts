@@ -33,9 +33,12 @@ export interface TocRunsLayout {
   pairs: Uint32Array;
   /** |S|: cached codes (scratch is |S| x k floats). */
   cached: number;
-  /** Width of the index lists rowItems, runPairs and occurrenceRows: 16 (two per u32, low half first) or 32. */
+  /** Width of the index lists runPairs and occurrenceRows: 16 (two per u32, low half first) or 32. */
   indexBits: 16 | 32;
-  /** Row r: inline pairs are items [rowBounds[2r], rowBounds[2r+1]), cached codes [rowBounds[2r+1], rowBounds[2r+2]). */
+  /**
+   * Row r: inline items [rowBounds[2r], rowBounds[2r+1]) are (column, pair), so the read of M does not wait
+   * for the pair table; cached-code items up to rowBounds[2r+2] are (code, 0). Packed like colItems.
+   */
   rowBounds: Uint32Array;
   rowItems: Uint32Array;
   /** Cached code q expands to pairs runPairs[runOffsets[q] .. runOffsets[q+1]). */
@@ -46,7 +49,7 @@ export interface TocRunsLayout {
   occurrenceRows: Uint32Array;
   /** Column c: inline (row, pair) items [colBounds[2c], colBounds[2c+1]), (cached code, pair) items up to colBounds[2c+2]. */
   colBounds: Uint32Array;
-  /** Each item is (hi << pairBits) | pair in one u32, or, when that needs more than 32 bits (wideItems), hi and pair in two. */
+  /** Each item (here and in rowItems) is (hi << pairBits) | pair in one u32, or, when that needs more than 32 bits (wideItems), hi and pair in two. */
   colItems: Uint32Array;
   pairBits: number;
   wideItems: boolean;
@@ -150,18 +153,23 @@ export function tocRunsLayout(batch: TocBatch): TocRunsLayout {
   for (let t = 0; t < cachedRunPairs; t++) colCount[2 * pairCol(runList[t]!) + 1]!++;
 
   const pairBits = bitsFor(pairCount);
-  const wideItems = pairBits + bitsFor(Math.max(rows, cached)) > 32;
+  const wideItems = pairBits + bitsFor(Math.max(rows, cached, cols)) > 32;
+  const pack = (out: Uint32Array, at: number, hi: number, p: number) => {
+    if (wideItems) {
+      out[2 * at] = hi;
+      out[2 * at + 1] = p;
+    } else out[at] = ((hi << pairBits) | p) >>> 0;
+  };
+  const rowItems = new Uint32Array((wideItems ? 2 : 1) * rowList.length);
+  for (let r = 0; r < rows; r++) {
+    for (let t = rowBounds[2 * r]!; t < rowBounds[2 * r + 1]!; t++) pack(rowItems, t, pairCol(rowList[t]!), rowList[t]!);
+    for (let t = rowBounds[2 * r + 1]!; t < rowBounds[2 * r + 2]!; t++) pack(rowItems, t, rowList[t]!, 0);
+  }
   const colBounds = new Uint32Array(2 * cols + 1);
   for (let b = 0; b < 2 * cols; b++) colBounds[b + 1] = colBounds[b]! + colCount[b]!;
   const colFill = colBounds.slice(0, 2 * cols);
   const colItems = new Uint32Array((wideItems ? 2 : 1) * (inlinePairs + cachedRunPairs));
-  const put = (bucket: number, hi: number, p: number) => {
-    const at = colFill[bucket]!++;
-    if (wideItems) {
-      colItems[2 * at] = hi;
-      colItems[2 * at + 1] = p;
-    } else colItems[at] = ((hi << pairBits) | p) >>> 0;
-  };
+  const put = (bucket: number, hi: number, p: number) => pack(colItems, colFill[bucket]!++, hi, p);
   for (let r = 0; r < rows; r++) for (let t = rowBounds[2 * r]!; t < rowBounds[2 * r + 1]!; t++) put(2 * pairCol(rowList[t]!), r, rowList[t]!);
   for (let q = 0; q < cached; q++) for (let t = runOffsets[q]!; t < runOffsets[q + 1]!; t++) put(2 * pairCol(runList[t]!) + 1, q, runList[t]!);
 
@@ -181,7 +189,7 @@ export function tocRunsLayout(batch: TocBatch): TocRunsLayout {
     cached,
     indexBits,
     rowBounds,
-    rowItems: packIndexes(rowList, indexBits),
+    rowItems,
     runOffsets,
     runPairs: packIndexes(runList, indexBits),
     occurrenceOffsets,

@@ -7,8 +7,8 @@ import { mnistLike, randomMatrix, randomVector, rng, type RandomMatrixSpec } fro
 import { denseTimes, expectClose } from './helpers.js';
 
 const index = (l: TocRunsLayout, list: Uint32Array, i: number): number => (l.indexBits === 16 ? (list[i >>> 1]! >>> ((i & 1) * 16)) & 0xffff : list[i]!);
-const colItem = (l: TocRunsLayout, i: number): [number, number] =>
-  l.wideItems ? [l.colItems[2 * i]!, l.colItems[2 * i + 1]!] : [l.colItems[i]! >>> l.pairBits, l.colItems[i]! & ((1 << l.pairBits) - 1)];
+const item = (l: TocRunsLayout, items: Uint32Array, i: number): [number, number] =>
+  l.wideItems ? [items[2 * i]!, items[2 * i + 1]!] : [items[i]! >>> l.pairBits, items[i]! & ((1 << l.pairBits) - 1)];
 const pairVal = (l: TocRunsLayout, p: number): number => new Float32Array(l.pairs.buffer, l.pairs.byteOffset)[2 * p + 1]!;
 
 /** What run_sums + row_sums compute: R = A * M (M cols x k, row-major). */
@@ -27,10 +27,11 @@ function mirrorTimes(l: TocRunsLayout, m: ArrayLike<number>, k: number): Float64
     for (let j = 0; j < k; j++) {
       let sum = 0;
       for (let t = l.rowBounds[2 * r]!; t < l.rowBounds[2 * r + 1]!; t++) {
-        const p = index(l, l.rowItems, t);
-        sum += pairVal(l, p) * m[l.pairs[2 * p]! * k + j]!;
+        const [c, p] = item(l, l.rowItems, t);
+        expect(l.pairs[2 * p]).toBe(c);
+        sum += pairVal(l, p) * m[c * k + j]!;
       }
-      for (let t = l.rowBounds[2 * r + 1]!; t < l.rowBounds[2 * r + 2]!; t++) sum += h[j * l.cached + index(l, l.rowItems, t)]!;
+      for (let t = l.rowBounds[2 * r + 1]!; t < l.rowBounds[2 * r + 2]!; t++) sum += h[j * l.cached + item(l, l.rowItems, t)[0]]!;
       out[r * k + j] = sum;
     }
   }
@@ -50,12 +51,12 @@ function mirrorTransposeTimes(l: TocRunsLayout, m: ArrayLike<number>, k: number)
     for (let j = 0; j < k; j++) {
       let sum = 0;
       for (let t = l.colBounds[2 * c]!; t < l.colBounds[2 * c + 1]!; t++) {
-        const [r, p] = colItem(l, t);
+        const [r, p] = item(l, l.colItems, t);
         expect(l.pairs[2 * p]).toBe(c);
         sum += pairVal(l, p) * m[r * k + j]!;
       }
       for (let t = l.colBounds[2 * c + 1]!; t < l.colBounds[2 * c + 2]!; t++) {
-        const [q, p] = colItem(l, t);
+        const [q, p] = item(l, l.colItems, t);
         sum += pairVal(l, p) * g[j * l.cached + q]!;
       }
       out[c * k + j] = sum;
