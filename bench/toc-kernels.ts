@@ -13,12 +13,12 @@ import { chromium, type Browser } from '@playwright/test';
 import { createServer, type ViteDevServer } from 'vite';
 import { freePort } from './support/lab-browser.js';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../test/support/chromium.js';
-import type { BenchResults, KernelTiming, OpName } from './gpu/kernels.js';
+import type { BenchResults, Impl, OpName } from './gpu/kernels.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS = join(ROOT, 'bench', 'results', 'toc-kernels.md');
 const PAGE = '/bench/gpu/kernels.html';
-const PAGE_TIMEOUT_MS = 8 * 60_000;
+const PAGE_TIMEOUT_MS = 25 * 60_000;
 
 const { values } = parseArgs({
   options: {
@@ -76,12 +76,20 @@ function median(xs: number[]): number {
 
 // ---------------------------------------------------------------- report
 
+const IMPL_LABEL: Record<Impl, string> = { runs: 'TOC runs', tree: 'TOC tree', csr: 'CSR', dense: 'dense' };
+
+/** min / median / max of the per-round ratios a[i] / b[i]. */
+function spread(a: number[], b: number[]): string {
+  const rs = a.map((x, i) => x / b[i]!);
+  return `${ratio(Math.min(...rs))} / ${ratio(median(rs))} / ${ratio(Math.max(...rs))}`;
+}
+
 /** The report; `md` for the file (escaped pipes, and the per-batch appendix), else for the terminal. */
 function report(r: BenchResults, browserVersion: string, seconds: number, md: boolean): string {
   const cpus = os.cpus();
-  const e = r.endToEnd;
   const lines: string[] = [];
   const para = (...text: string[]) => lines.push(...text, '');
+  const epochs = r.endToEnd[0]?.epochs ?? 0;
 
   lines.push('# TOC kernels on the tfjs WebGPU device', '');
   lines.push(`- date: ${new Date().toISOString()}`);
@@ -92,275 +100,234 @@ function report(r: BenchResults, browserVersion: string, seconds: number, md: bo
   lines.push(`- browser: Chromium ${browserVersion}, headless, ${CHROMIUM_ARGS.join(' ')}`);
   lines.push(`- machine: ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${os.type()} ${os.release()}`);
   lines.push(
-    `- settings: ${r.trials} timed trials per product of about ${r.targetMs} ms each; ${e.epochs} epochs per training run; whole bench ${seconds.toFixed(0)} s`,
+    `- settings: ${r.trials} timed rounds per product of about ${r.targetMs} ms per trial; ${epochs} epochs per training run; ` +
+      `whole bench ${seconds.toFixed(0)} s`,
   );
   lines.push('');
   if (/swiftshader/i.test(`${r.adapter} ${r.adapterDescription}`)) {
     para(
-      '> **SwiftShader is a CPU emulation of a GPU.** Absolute times here say little about real GPUs: a workgroup runs on one CPU thread and',
-      '> "GPU memory" is host memory. What these numbers are for is the ratios between kernels measured on the same device in the same run.',
+      '> **SwiftShader is a CPU emulation; only ratios mean much.** Absolute times here say little about real GPUs: a workgroup runs on one CPU',
+      '> thread and "GPU memory" is host memory. No real GPU was lent to this task (the device tool reported can_start_another = false), so every',
+      '> figure below is SwiftShader on a shared 2-core machine (another engineer ran browsers at the same time: expect noise; hence the spreads).',
     );
   }
+  para(
+    'Implementations: **TOC runs** = the resolved-runs kernels (TocRunsGpuBatch, shaders/toc_runs.wgsl, docs/toc.md "Kernel design");',
+    '**TOC tree** = the level-by-level tree kernels (TocGpuBatch, toc_times.wgsl / toc_transpose_times.wgsl); **CSR** = CsrGpuBatch (csr.wgsl,',
+    'CSR + CSC copies); **dense** = tf.matMul on a dense tensor. Model = T / nnz, the terms per output column the runs kernels sum over the',
+    'non-zeros CSR sums: the predicted time ratio runs / CSR if a term costs the same in both.',
+  );
 
-  lines.push('## Batches (250 rows each)', '');
+  lines.push('## Encoding choice (src/toc/choose.ts) on the first record of each bundled table', '');
+  lines.push(
+    ...table(
+      md,
+      ['table', 'batch rows', 'column order', 'whole batches', 'nnz', 'nnz / |D|', 'model T / nnz', 'chosen'],
+      r.encodings.flatMap((e) =>
+        e.candidates.map((c) => [
+          e.table,
+          int(c.batchRows),
+          c.columnOrder,
+          String(c.batches),
+          int(c.nnz),
+          (c.nnz / c.codes).toFixed(2),
+          c.workRatio.toFixed(3),
+          c === e.chosen || (c.batchRows === e.chosen.batchRows && c.columnOrder === e.chosen.columnOrder) ? '◀' : '',
+        ]),
+      ),
+      ['l', 'r', 'l', 'r', 'r', 'r', 'r', 'l'],
+    ),
+  );
+  para(
+    'chooseEncoding: the least T / nnz, a larger batch only if it saves 5% over the best smaller one. Frequency order = columns by descending',
+    'non-zero count. Whole batches only (a last partial batch is left out).',
+  );
+
+  lines.push('## Batches', '');
   lines.push(
     ...table(
       md,
       // biome-ignore format: one header row reads best on one line
-      ['batch', 'rows × cols', 'nnz', '|I|', '|D|', 'tree nodes', 'tree levels',
-        'nnz / |D|', 'terms A·M ²', 'terms Aᵀ·M ²', 'TOC1 bytes', 'dense f32 bytes'],
+      ['batch', 'rows × cols', 'nnz', '|I|', '|D|', 'cached |S|', 'nnz / |D|', 'tree terms A·M ²',
+        'model T / nnz', 'index bits', 'TOC1 bytes', 'source'],
       r.batches.map((b) => [
         b.name,
         `${b.rows} × ${b.cols}`,
         int(b.nnz),
         int(b.firstLayer),
         int(b.codes),
-        int(b.nodes),
-        String(b.levels),
+        int(b.model.cachedCodes),
         (b.nnz / b.codes).toFixed(2),
         ratio((b.nodes - 1 + b.codes) / b.nnz),
-        ratio((b.codes + 2 * (b.nodes - 1)) / b.nnz),
+        b.model.nnz ? (b.model.terms / b.model.nnz).toFixed(3) : '—',
+        String(b.indexBits),
         int(b.tocFileBytes),
-        int(b.rows * b.cols * 4),
+        b.source,
       ]),
-      ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+      ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
     ),
   );
   para(
-    'Columns: |I| = unique column:value pairs (the first tree layer); |D| = codes, one per matched sequence; tree nodes include the root. Levels = depth of ' +
-      'the tree:',
-    'A*v / A*M push values down the tree level by level, v*A / M*A push sums up it, one storage barrier per level, inside one workgroup per output column.',
-    'flights-like: 5 one-hot pairs per row over 641 columns (origin 300, destination 300, hour 24, weekday 7, distance bucket 10), Zipf-like airports so ' +
-      'routes repeat;',
-    'sparse random: randomMatrix(density 0.05, 4 distinct values) with 1,000 columns. nnz / |D|: mean pairs per code (how much a code saves).',
-    '² Terms each output column sums, TOC over CSR: TOC A·M adds one per non-root node (node_values) and one per code (row_sums), TOC Aᵀ·M one per',
-    'code (occurrence_sums), one per child edge (subtree_sums) and one per non-root node (column_sums); CSR adds one per non-zero either way.',
+    'flights: bundled flights-250k (487 one-hot and bucket columns); birdstrikes: bundled birdstrikes (409 columns); Fashion-MNIST is not on this',
+    'machine (/usr/share/datasets/fashion-mnist is absent), so MNIST-like synthetic digits stand in. Cached |S|: codes the runs layout caches',
+    '(len·uses > len + uses). ² Terms of the tree kernels A·M over nnz (one per non-root node plus one per code).',
   );
 
   lines.push('## One-time costs per batch (median of 5)', '');
   lines.push(
     ...table(
       md,
-      ['batch', 'encode (CPU)', 'toBatch + layout (CPU)', 'TOC upload', 'TOC ms', 'CSR upload ¹', 'CSR ms', 'dense upload', 'dense ms'],
+      // biome-ignore format: one header row reads best on one line
+      ['batch', 'encode (CPU)', 'runs layout (CPU)', 'tree layout (CPU)', 'runs upload', 'ms', 'tree upload', 'ms',
+        'CSR upload ¹', 'ms', 'dense upload', 'ms', 'runs / CSR bytes'],
       r.oneTime.map((o) => [
         o.name,
-        `${ms(o.encodeMs)} ms (${o.encodeWith})`,
+        `${ms(o.encodeMs)} ms`,
+        `${ms(o.runsLayoutMs)} ms`,
         `${ms(o.batchLayoutMs)} ms`,
+        bytes(o.runsBytes),
+        ms(o.runsUploadMs),
         bytes(o.tocBytes),
         ms(o.tocUploadMs),
         bytes(o.csrBytes),
         ms(o.csrUploadMs),
         bytes(o.denseBytes),
         ms(o.denseUploadMs),
+        ratio(o.runsBytes / o.csrBytes),
       ]),
-      ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+      ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
     ),
   );
   para(
-    'Upload = creating the GPU buffers from the CPU arrays until the queue is idle again. TOC: TocGpuBatch.uploadBytes (the batch arrays plus the',
-    'layout.ts index arrays); CSR: CsrGpuBatch.uploadBytes (CSR and CSC copies); dense: rows × cols × 4 bytes as a tf.tensor2d.',
-    '¹ includes building the CSC copy on the CPU, which CsrGpuBatch does in its constructor.',
+    'Bytes moved to the GPU per batch. Layout = toBatch + tocRunsLayout / tocGpuLayout. Upload = creating the GPU buffers until the queue is idle',
+    'again. ¹ includes building the CSC copy on the CPU, which CsrGpuBatch does in its constructor. Dense: rows × cols × 4 bytes.',
   );
 
   const ops: OpName[] = ['A*v', 'v*A', 'A*M', 'M*A'];
-  lines.push('## Check before timing: max |x − dense| / (1 + |dense|), TOC / CSR against tf.matMul', '');
-  const names = r.batches.map((b) => b.name);
+  lines.push('## Check before timing: max |x − dense| / (1 + |dense|) against tf.matMul, TOC runs / TOC tree / CSR', '');
   lines.push(
     ...table(
       md,
       ['batch', ...ops],
-      names.map((n) => [
-        n,
+      r.batches.map((b) => [
+        b.name,
         ...ops.map((op) => {
-          const c = r.checks.find((x) => x.batch === n && x.op === op)!;
-          return `${err(c.tocError)} / ${err(c.csrError)}`;
+          const c = r.checks.find((x) => x.batch === b.name && x.op === op)!;
+          return `${err(c.errors.runs)} / ${err(c.errors.tree)} / ${err(c.errors.csr)}`;
         }),
       ]),
       ['l', 'r', 'r', 'r', 'r'],
     ),
   );
 
-  lines.push(`## Per-step times, ms per operation (median of ${r.trials} trials)`, '');
-  /** The ratio of the medians, and the range of the per-round ratios. */
-  const ratios = (k: KernelTiming, other: 'csr' | 'dense'): string => {
-    const perRound = k.trials.toc.map((t, i) => t / k.trials[other][i]!);
-    const [lo, hi] = [Math.min(...perRound), Math.max(...perRound)];
-    const f = (x: number) => (x >= 10 ? x.toFixed(1) : x.toFixed(2));
-    return `${ratio(k.toc / k[other])} (${f(lo)}–${f(hi)})`;
+  lines.push(`## Per operation, wall clock: ms per operation (median of ${r.trials} rounds) and per-round ratios (min / median / max)`, '');
+  const model = (name: string) => {
+    const b = r.batches.find((x) => x.name === name)!;
+    return b.model.nnz ? (b.model.terms / b.model.nnz).toFixed(2) : '—';
   };
-  const kernelRow = (k: KernelTiming): string[] => [k.batch, k.op, String(k.k), ms(k.toc), ms(k.csr), ms(k.dense), ratios(k, 'dense'), ratios(k, 'csr')];
   lines.push(
-    ...table(md, ['batch', 'op', 'k', 'TOC', 'CSR', 'dense (tf.matMul)', 'TOC / dense (rounds)', 'TOC / CSR (rounds)'], r.kernels.map(kernelRow), [
-      'l',
-      'l',
-      'r',
-      'r',
-      'r',
-      'r',
-      'r',
-      'r',
-    ]),
-  );
-  para(
-    'A*M: A (250 × cols) times M (cols × 64); M*A: M (64 × 250) times A; A*v and v*A are the k = 1 cases (tf.matMul with a cols × 1 or 1 × 250 operand).',
-    'Ratios below 1× mean TOC is faster. Each trial records R operations into one command encoder (TOC, CSR) or issues R tf.matMul calls (dense),',
-    'then waits for device.queue.onSubmittedWorkDone(); R is picked so that a trial takes about the target time (R = 1 for slower operations).',
-    'Results are not read back while timing. The three run one trial each in turn, round after round, so they share the state of the machine;',
-    'in brackets, the lowest and highest of the per-round ratios.',
-  );
-  if (r.gpuTimes) {
-    lines.push('## The same trials, GPU side: ms per operation between two timestamp-query marks', '');
-    const gpuRow = (k: KernelTiming): string[] => {
-      const g = k.gpu!;
-      return [
+    ...table(
+      md,
+      // biome-ignore format: one header row reads best on one line
+      ['batch', 'op', 'k', 'runs', 'tree', 'CSR', 'dense', 'runs / CSR (rounds)', 'model', 'tree / CSR (rounds)', 'runs / tree (rounds)',
+        'runs / dense (rounds)'],
+      r.kernels.map((k) => [
         k.batch,
         k.op,
         String(k.k),
-        ms(g.toc),
-        ms(g.csr),
-        ms(g.dense),
-        ratio(g.toc / g.dense),
-        ratio(g.toc / g.csr),
-        `${Math.round((100 * g.toc) / k.toc)}%`,
-      ];
-    };
-    lines.push(
-      ...table(md, ['batch', 'op', 'k', 'TOC', 'CSR', 'dense (tf.matMul)', 'TOC / dense', 'TOC / CSR', 'TOC GPU / wall'], r.kernels.map(gpuRow), [
-        'l',
-        'l',
-        'r',
-        'r',
-        'r',
-        'r',
-        'r',
-        'r',
-        'r',
+        ms(k.ms.runs),
+        ms(k.ms.tree),
+        ms(k.ms.csr),
+        ms(k.ms.dense),
+        spread(k.trials.runs, k.trials.csr),
+        model(k.batch),
+        spread(k.trials.tree, k.trials.csr),
+        spread(k.trials.runs, k.trials.tree),
+        spread(k.trials.runs, k.trials.dense),
       ]),
-    );
-    para(
-      "An empty compute pass writes a timestamp before the R operations and another after them. For TOC and CSR both sit in the trial's one command",
-      'encoder, so the span is GPU work alone; the rest of the wall-clock time is recording the passes (a bind group per dispatch) and the submission.',
-      'tfjs records into its own encoder, so its marks are separate submissions around its work and its span also holds any time the GPU waited for',
-      'tfjs to submit. Chrome rounds timestamps (to 100 µs without developer features), which is small against a trial of about the target time.',
-    );
-  }
-
-  lines.push(
-    `## End to end: logistic regression on ${e.batches} batches of real flights (${int(e.rows)} rows × ${e.cols} columns, the first record of the bundled ` +
-      `flights-250k TOC dataset)`,
-    '',
+      ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+    ),
   );
   para(
-    `Softmax over ${e.classes} classes (delay > 15 min or not; ${(100 * e.positiveRate).toFixed(1)}% delayed), Adam, lr ${e.learningRate},`,
-    `the same starting weights and batch order for all three; the first layer X·W is tocMatMul on TocGpuBatch, tocMatMul on CsrGpuBatch, or tf.matMul on a ` +
-      `dense`,
-    `tensor uploaded once per batch. ${e.epochs} epochs each, the three taking turns epoch by epoch; ms/epoch is the median of epochs 2..${e.epochs}`,
-    '(epoch 1 compiles pipelines and is shown apart). One loss read-back per epoch.',
+    'A*M: A (rows × cols) times M (cols × 64); M*A: M (64 × rows) times A; A*v and v*A are the k = 1 cases. Ratios below 1× mean the first is faster.',
+    'Each trial records R operations into one command encoder (TOC, CSR) or issues R tf.matMul calls (dense), then waits for',
+    'device.queue.onSubmittedWorkDone(); R is picked so that a trial takes about the target time. Results are not read back while timing.',
+    'A round runs one trial of each of the four in turn (the order rotating), so they share the state of the machine; the ratios are taken',
+    'round by round and summarised as min / median / max.',
   );
-  const stat = (label: string, xs: number[], total = true): string[] => [
-    label,
-    int(Math.min(...xs)),
-    int(median(xs)),
-    int(Math.max(...xs)),
-    total ? int(xs.reduce((a, b) => a + b, 0)) : '—',
-  ];
-  lines.push(
-    ...table(
-      md,
-      ['TOC batches', 'min', 'median', 'max', 'total'],
-      (
-        [
-          ['nnz', (t) => t.nnz],
-          ['|I|', (t) => t.firstLayer],
-          ['|D|', (t) => t.codes],
-          ['tree nodes', (t) => t.nodes],
-          ['tree levels', (t) => t.levels, false],
-          ['TOC1 bytes', (t) => t.tocFileBytes],
-        ] as [string, (t: (typeof e.toc)[number]) => number, boolean?][]
-      ).map(([label, of, total]) => stat(label, e.toc.map(of), total)),
-      ['l', 'r', 'r', 'r', 'r'],
-    ),
-  );
-  const dense = e.runs.find((x) => x.name === 'dense')!;
-  const csr = e.runs.find((x) => x.name === 'CSR')!;
-  const perEpoch = (x: (typeof e.runs)[number]) => median(x.epochMs.slice(1));
-  /** min / median / max over epochs 2..N of this run's epoch time over the other's, epoch by epoch. */
-  const epochRatios = (x: (typeof e.runs)[number], y: (typeof e.runs)[number]) => {
-    const rs = x.epochMs.slice(1).map((t, i) => t / y.epochMs[i + 1]!);
-    return `${ratio(Math.min(...rs))} / ${ratio(median(rs))} / ${ratio(Math.max(...rs))}`;
-  };
-  lines.push(
-    ...table(
-      md,
-      [
-        'first layer',
-        'ms / epoch',
-        'epoch 1',
-        'vs dense',
-        'vs CSR',
-        'vs CSR per epoch (min / median / max)',
-        'loss by epoch',
-        'final loss',
-        'GPU bytes, 40 batches',
-        'vs dense',
-      ],
-      e.runs.map((x) => [
-        x.name === 'dense' ? 'tf.matMul, dense' : `tocMatMul, ${x.name}`,
-        ms(perEpoch(x)),
-        ms(x.epochMs[0]!),
-        ratio(perEpoch(x) / perEpoch(dense)),
-        ratio(perEpoch(x) / perEpoch(csr)),
-        epochRatios(x, csr),
-        x.losses.map((l) => l.toFixed(4)).join(', '),
-        x.losses[x.losses.length - 1]!.toFixed(6),
-        `${bytes(x.gpuBytes)} (${int(x.gpuBytes)})`,
-        ratio(x.gpuBytes / dense.gpuBytes),
-      ]),
-      ['l', 'r', 'r', 'r', 'r', 'r', 'l', 'r', 'r', 'r'],
-    ),
-  );
-  const finals = e.runs.map((x) => x.losses[x.losses.length - 1]!);
-  const spread = (Math.max(...finals) - Math.min(...finals)) / Math.abs(finals[0]!);
-  const weightErrors = e.runs
-    .filter((x) => x.name !== 'dense')
-    .map((x) => `${x.name} ${err(x.weightError)}`)
-    .join(', ');
-  para(
-    `Final losses ${spread === 0 ? 'are identical' : `agree to ${spread.toExponential(1)} relative`}, and the trained weights agree to max |W − W_dense| / ` +
-      `(1 + |W_dense|) = ${weightErrors}:`,
-    `all three compute the same function; only the float summation order ` +
-      `differs${e.runs.some((x) => x.name !== 'dense' && x.weightError === 0) ? ' (0 = bit for bit the same weights)' : ''}.`,
-    `GPU bytes: TOC = sum of TocGpuBatch.uploadBytes (the TOC kernels also keep a node × ${e.classes} scratch buffer per batch: ${bytes(e.tocScratchBytes)} ` +
-      `for all ${e.batches});`,
-    `CSR = sum of CsrGpuBatch.uploadBytes; dense = ${e.batches} × 250 × ${e.cols} × 4 bytes. Labels (the same for all three) are not counted.`,
-  );
-  lines.push(
-    ...table(
-      md,
-      [`one-time, all ${e.batches} batches`, 'time', 'bytes'],
-      [
-        ['encodePairs (CPU, dataset build)', `${ms(e.encodeMs)} ms`, '—'],
-        ['readTocRecord of the TOC1 record (CPU, median of 3)', `${ms(e.readRecordMs)} ms`, int(e.recordBytes)],
-        ['toBatch + tocGpuLayout (CPU)', `${ms(e.batchLayoutMs)} ms`, '—'],
-        ['upload TOC', `${ms(e.uploadMs.toc)} ms`, int(e.runs.find((x) => x.name === 'TOC')!.gpuBytes)],
-        ['upload CSR (with the CSC build)', `${ms(e.uploadMs.csr)} ms`, int(csr.gpuBytes)],
-        ['upload dense', `${ms(e.uploadMs.dense)} ms`, int(dense.gpuBytes)],
-      ],
-      ['l', 'r', 'r'],
-    ),
-  );
-  if (md) {
-    lines.push(`## Appendix: the ${e.batches} TOC batches of the end-to-end run`, '');
+  if (r.gpuTimes) {
+    lines.push('## The same trials, GPU side: ms per operation between two timestamp-query marks (median)', '');
     lines.push(
       ...table(
         md,
-        ['batch', 'nnz', '|I|', '|D|', 'tree nodes', 'tree levels', 'TOC1 bytes'],
-        e.toc.map((t, i) => [String(i), int(t.nnz), int(t.firstLayer), int(t.codes), int(t.nodes), String(t.levels), int(t.tocFileBytes)]),
-        ['r', 'r', 'r', 'r', 'r', 'r', 'r'],
+        ['batch', 'op', 'k', 'runs', 'tree', 'CSR', 'dense', 'runs / CSR', 'tree / CSR', 'runs GPU / wall'],
+        r.kernels.map((k) => {
+          const g = k.gpu!;
+          return [
+            k.batch,
+            k.op,
+            String(k.k),
+            ms(g.runs),
+            ms(g.tree),
+            ms(g.csr),
+            ms(g.dense),
+            ratio(g.runs / g.csr),
+            ratio(g.tree / g.csr),
+            `${Math.round((100 * g.runs) / k.ms.runs)}%`,
+          ];
+        }),
+        ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
       ),
     );
-  } else {
-    lines.push(`(The per-batch TOC structure of all ${e.batches} batches is listed at the end of ${RESULTS.slice(ROOT.length + 1)}.)`, '');
+    para(
+      "An empty compute pass writes a timestamp before the R operations and another after them; for TOC and CSR both sit in the trial's command",
+      'encoder, so the span is GPU work alone. tfjs records into its own encoder, so its span also holds any time the GPU waited for tfjs.',
+    );
+  }
+
+  for (const e of r.endToEnd) {
+    const what = e.model === 'mlp' ? `an MLP (${e.units} ReLU units, then ${e.classes} classes)` : 'logistic regression';
+    lines.push(`## Per epoch: ${what} on ${e.batches} batches of real flights (${int(e.rows)} rows × ${e.cols} columns, ${e.columnOrder} column order)`, '');
+    para(
+      `Softmax over ${e.classes} classes (delay > 15 min or not; ${(100 * e.positiveRate).toFixed(1)}% delayed), Adam, lr ${e.learningRate}, 250-row batches,`,
+      `the same starting weights and batch order for all four; the first layer X·W (k = ${e.units} output columns) is tocMatMul on TocRunsGpuBatch, on`,
+      `TocGpuBatch, on CsrGpuBatch, or tf.matMul on a dense tensor uploaded once per batch. ${e.epochs} epochs each, the four taking turns epoch by`,
+      `epoch; ms/epoch is the median of epochs 2..${e.epochs} (epoch 1 compiles pipelines and is shown apart). One loss read-back per epoch.`,
+      `Column order: the chooser's pick at 250 rows (the same matrix for all four).`,
+    );
+    const csr = e.runs.find((x) => x.name === 'csr')!;
+    const dense = e.runs.find((x) => x.name === 'dense')!;
+    const perEpoch = (x: (typeof e.runs)[number]) => median(x.epochMs.slice(1));
+    lines.push(
+      ...table(
+        md,
+        // biome-ignore format: one header row reads best on one line
+        ['first layer', 'ms / epoch', 'epoch 1', 'vs CSR per epoch (min / median / max)', 'vs dense per epoch (min / median / max)',
+          'final loss', 'GPU bytes per batch (median)', 'all batches', 'weights vs dense'],
+        e.runs.map((x) => [
+          x.name === 'dense' ? 'tf.matMul, dense' : `tocMatMul, ${IMPL_LABEL[x.name]}`,
+          ms(perEpoch(x)),
+          ms(x.epochMs[0]!),
+          spread(x.epochMs.slice(1), csr.epochMs.slice(1)),
+          spread(x.epochMs.slice(1), dense.epochMs.slice(1)),
+          x.losses[x.losses.length - 1]!.toFixed(6),
+          bytes(x.gpuBytes / e.batches),
+          bytes(x.gpuBytes),
+          x.name === 'dense' ? '—' : err(x.weightError),
+        ]),
+        ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+      ),
+    );
+    const terms = e.models.reduce((n, m) => n + m.terms, 0);
+    const nnz = e.models.reduce((n, m) => n + m.nnz, 0);
+    para(
+      `Losses by epoch (runs): ${e.runs[0]!.losses.map((l) => l.toFixed(4)).join(', ')}. Weights vs dense: max |W − W_dense| / (1 + |W_dense|) of the`,
+      'trained first layer (only the float summation order differs). GPU bytes per batch: uploadBytes of each form (mean over the batches);',
+      `scratch not counted (runs: |S| × ${e.units} floats, ${bytes(e.runsScratchBytes)} for all; tree: nodes × ${e.units}, ${bytes(e.tocScratchBytes)}).`,
+      `Model T / nnz over the ${e.batches} batches: ${(terms / nnz).toFixed(3)}. One-time CPU: encodeSparse ${ms(e.encodeMs)} ms, readTocRecord ` +
+        `${ms(e.readRecordMs)} ms (${int(e.recordBytes)} record bytes), tree layout ${ms(e.batchLayoutMs)} ms, runs layout ${ms(e.runsLayoutMs)} ms;`,
+      `uploads: runs ${ms(e.uploadMs.runs)} ms, tree ${ms(e.uploadMs.tree)} ms, CSR ${ms(e.uploadMs.csr)} ms, dense ${ms(e.uploadMs.dense)} ms.`,
+    );
   }
   return lines.join('\n');
 }
@@ -419,7 +386,7 @@ async function main(): Promise<void> {
     }
     if (results.gpuErrors.length) throw new Error(`WebGPU validation errors:\n  ${results.gpuErrors.join('\n  ')}`);
     if (problems.length) throw new Error(`page errors:\n  ${problems.join('\n  ')}`);
-    if (results.endToEnd.leakedTensors !== 0) log(`warning: the training runs left ${results.endToEnd.leakedTensors} tfjs tensors behind`);
+    for (const e of results.endToEnd) if (e.leakedTensors !== 0) log(`warning: the ${e.model} runs left ${e.leakedTensors} tfjs tensors behind`);
 
     const seconds = (performance.now() - T0) / 1000;
     process.stdout.write(`${report(results, browser.version(), seconds, false)}\n`);

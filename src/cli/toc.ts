@@ -3,7 +3,8 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { buildPrefixTree, formatSizes, type FormatSizes, type TocLogical } from '../toc/index.js';
+import { buildPrefixTree, formatSizes, type FormatSizes, type SparseRows, type TocLogical } from '../toc/index.js';
+import { chooseEncoding, compareEncodings, concatRows, sliceRows, sparseFromLogical, type EncodingCandidate } from '../toc/choose.js';
 import {
   DEFAULT_BATCHES_PER_RECORD,
   MINI_BATCH_ROWS,
@@ -324,7 +325,17 @@ export interface TocInspection {
   bytes: FormatSizes;
   /** DEN bytes / format bytes. */
   ratios: Record<keyof FormatSizes, number>;
+  /**
+   * Encodings for the GPU kernels (src/toc/choose.ts): the first train rows (up to
+   * ENCODING_SAMPLE_ROWS, in file order) re-encoded at several batch sizes and column
+   * orders, with the resolved-runs work model T / nnz, and the one chooseEncoding picks.
+   */
+  encodings: { sampleRows: number; candidates: EncodingCandidate[]; chosen?: EncodingCandidate };
 }
+
+/** Rows inspect re-encodes to compare batch sizes and column orders. */
+const ENCODING_SAMPLE_ROWS = 10_000;
+const ENCODING_BATCH_ROWS = [250, 500, 1000, 2000];
 
 /** Non-zeros of a batch: sum over codes of the depth of the node. */
 function batchNonZeros(logical: TocLogical): number {
@@ -353,6 +364,9 @@ async function inspectDataset(dir: string, sample?: number): Promise<TocInspecti
   let firstLayerPairs = 0;
   let codes = 0;
   let measuredRows = 0;
+  const encodingRows: SparseRows[] = [];
+  let sampleRows = 0;
+  const trainRecords = new Set(m.splits.train.records);
   for (const record of records) {
     const file = new Uint8Array(await readFile(join(dir, record.file)));
     fileBytes += file.length;
@@ -360,6 +374,10 @@ async function inspectDataset(dir: string, sample?: number): Promise<TocInspecti
       nonZeros += batchNonZeros(logical);
       firstLayerPairs += logical.firstLayerCol.length;
       codes += logical.codes.length;
+      if (trainRecords.has(record) && sampleRows < ENCODING_SAMPLE_ROWS) {
+        encodingRows.push(sparseFromLogical(logical));
+        sampleRows += logical.rows;
+      }
       if (measure.has(index)) {
         const sizes = formatSizes(logical);
         for (const k of keys) bytes[k] += sizes[k];
@@ -370,6 +388,10 @@ async function inspectDataset(dir: string, sample?: number): Promise<TocInspecti
   }
   const rows = { train: m.rows.train, test: m.rows.test ?? 0, total: m.rows.train + (m.rows.test ?? 0) };
   const ratios = Object.fromEntries(keys.map((k) => [k, bytes[k] === 0 ? 0 : bytes.den / bytes[k]])) as unknown as Record<keyof FormatSizes, number>;
+  const table = concatRows(encodingRows);
+  // A table smaller than every candidate batch is compared as one batch of all its rows.
+  const sizes = ENCODING_BATCH_ROWS.filter((b) => b <= table.rows);
+  const candidates = compareEncodings(sliceRows(table, 0, Math.min(table.rows, ENCODING_SAMPLE_ROWS)), sizes.length ? sizes : [Math.max(1, table.rows)]);
   return {
     name: m.name,
     rows,
@@ -385,6 +407,7 @@ async function inspectDataset(dir: string, sample?: number): Promise<TocInspecti
     measured: { sampled: measure.size < total, batches: measure.size, rows: measuredRows },
     bytes,
     ratios,
+    encodings: { sampleRows: Math.min(table.rows, ENCODING_SAMPLE_ROWS), candidates, chosen: chooseEncoding(candidates) },
   };
 }
 
@@ -421,5 +444,20 @@ async function inspect(argv: string[]): Promise<number> {
   ];
   console.log(`  ${'format'.padEnd(22)} ${'bytes'.padStart(15)}  DEN / format`);
   for (const [label, k] of rows) console.log(`  ${label.padEnd(22)} ${int(s.bytes[k]).padStart(15)}  ${s.ratios[k].toFixed(2).padStart(8)}x`);
+  const e = s.encodings;
+  console.log(`  GPU kernel work by encoding (first ${int(e.sampleRows)} train rows; T / nnz = resolved-runs terms over CSR's, lower is less work):`);
+  console.log(`  ${'batch rows'.padStart(10)}  ${'column order'.padEnd(12)} ${'batches'.padStart(7)} ${'nnz / |D|'.padStart(9)} ${'T / nnz'.padStart(8)}`);
+  for (const c of e.candidates) {
+    const mark = c === e.chosen ? '  <- chosen' : '';
+    const perCode = c.codes ? (c.nnz / c.codes).toFixed(2) : '-';
+    const cells = [
+      int(c.batchRows).padStart(10),
+      ` ${c.columnOrder.padEnd(12)}`,
+      String(c.batches).padStart(7),
+      perCode.padStart(9),
+      c.workRatio.toFixed(3).padStart(8),
+    ];
+    console.log(`  ${cells.join(' ')}${mark}`);
+  }
   return 0;
 }

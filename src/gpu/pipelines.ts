@@ -18,6 +18,8 @@ export interface KernelProgram {
    * invocations stride over the items (level-by-level passes need one workgroup's barriers).
    */
   layout: 'grid' | 'perColumn';
+  /** Other override constants of the shader (e.g. index widths of a batch's layout). */
+  constants?: Record<string, number>;
 }
 
 /** Workgroups to dispatch, derived from the program's layout and workgroup size. */
@@ -27,7 +29,7 @@ function dispatchShape(program: KernelProgram, items: number, k: number): [numbe
 
 /** Pipeline-overridable constants of a program; part of the pipeline's cache key. */
 function constantsOf(program: KernelProgram): Record<string, number> {
-  return { WG: program.workgroupSize };
+  return { ...program.constants, WG: program.workgroupSize };
 }
 
 /** Shader modules by WGSL source, then pipelines by entry point and constants. */

@@ -1,7 +1,7 @@
 // The typed API of the data pipeline worker. The page imports only these types;
 // the implementations (image-pipeline.ts for PCR images, toc-pipeline.ts for
 // TOC-compressed tables) run inside worker.ts.
-import type { TocGpuLayout } from '../toc/gpu-layout.js';
+import type { TocRunsLayout } from '../toc/gpu-runs.js';
 import type { TocBatch } from '../toc/batch.js';
 import type { FetchPolicy } from './fetch.js';
 import type { TapeState } from './tape.js';
@@ -87,7 +87,8 @@ export interface ImageBatch {
 export interface TocBatchMessage {
   kind: 'toc';
   batch: TocBatch;
-  layout: TocGpuLayout;
+  /** The resolved-runs layout (src/toc/gpu-runs.ts) the TOC kernels read. */
+  layout: TocRunsLayout;
   y: Int32Array;
   /** Each row's index in the split. */
   ids: Int32Array;

@@ -3,7 +3,7 @@
 // batches, shuffle their order, hand them over. Batches stay compressed all the
 // way to the GPU. A corrupt batch is reported (record, batch, byte offset) and
 // skipped; the others train.
-import { tocGpuLayout } from '../toc/gpu-layout.js';
+import { tocRunsLayout } from '../toc/gpu-runs.js';
 import { toBatch } from '../toc/batch.js';
 import { readTocFrame, tocRecordBytes, tocSplitRows, validateTocManifest, type TocManifest, type TocRecordEntry, type TocSplitEntry } from '../toc/dataset.js';
 import { TocFormatError } from '../toc/types.js';
@@ -140,7 +140,7 @@ export class TocPipeline extends BasePipeline<TocManifest> {
       try {
         const { labels, logical } = readTocFrame(bytes, frame, entry.file, i, { classes: this.manifest.classes.length, columns: this.manifest.columns });
         const batch = toBatch(logical);
-        const layout = tocGpuLayout(batch);
+        const layout = tocRunsLayout(batch);
         for (const key of Object.keys(batch) as (keyof typeof batch)[]) {
           const v = batch[key];
           if (ArrayBuffer.isView(v)) (batch as unknown as Record<string, unknown>)[key] = owned(v as Uint32Array);

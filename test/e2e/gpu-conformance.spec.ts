@@ -14,10 +14,19 @@ test('TOC and CSR kernels, and the TOC tfjs op with its gradient, agree with the
   const results = (await page.evaluate(() => window.__conformance!)) as CaseResult[];
   expect(errors).toEqual([]);
   expect(await page.evaluate(() => window.__gpuErrors)).toEqual([]);
-  expect(results.length).toBe(7 * (4 * 2 + 2));
+  // 9 matrices x (4 products x 3 implementations + a layout note); 8 of them small enough for the tfjs op on both TOC forms.
+  expect(results.length).toBe(9 * (4 * 3 + 1) + 8 * 2 * 2);
+  const layouts = results.filter((r) => r.op.startsWith('layout')).map((r) => r.op);
+  // The runs kernels' paths: cached codes, 16-bit and 32-bit indexes, two-word column items.
+  for (const path of ['cached=true', 'idx16', 'idx32', 'wide=true'])
+    expect(
+      layouts.some((l) => l.includes(path)),
+      path,
+    ).toBe(true);
   for (const r of results) {
     expect.soft(r.maxRelError, `${r.impl} ${r.op} on ${r.name}`).toBeLessThan(MAX_REL_ERROR);
     expect.soft(r.deterministic, `${r.impl} ${r.op} on ${r.name} deterministic`).toBe(true);
   }
-  expect(new Set(results.map((r) => r.op))).toEqual(new Set(['A*v', 'v*A', 'A*M', 'M*A', 'tfjs A*W', 'tfjs dL/dW']));
+  expect(new Set(results.filter((r) => !r.op.startsWith('layout')).map((r) => r.op))).toEqual(new Set(['A*v', 'v*A', 'A*M', 'M*A', 'tfjs A*W', 'tfjs dL/dW']));
+  expect(new Set(results.map((r) => r.impl))).toEqual(new Set(['toc', 'toc-runs', 'csr', 'tfjs-op', 'tfjs-op-runs']));
 });

@@ -6,14 +6,30 @@ import { webgpuBackend } from '../../src/gpu/backend.js';
 import { CsrGpuBatch } from '../../src/gpu/csr.js';
 import { readBuffer, storageBuffer } from '../../src/gpu/pipelines.js';
 import { columnMajor, rowMajor, TocGpuBatch } from '../../src/gpu/toc/kernels.js';
-import { tocMatMul } from '../../src/gpu/toc/tfjs-op.js';
-import { encodeDense, matrixTimes, sparseFromDense, timesMatrix, timesVector, toBatch, vectorTimes } from '../../src/toc/index.js';
+import { TocRunsGpuBatch } from '../../src/gpu/toc/runs.js';
+import { tocMatMul, type GpuSparseMatrix } from '../../src/gpu/toc/tfjs-op.js';
+import { tocRunsLayout } from '../../src/toc/gpu-runs.js';
+import {
+  encodeDense,
+  encodePairs,
+  matrixTimes,
+  sparseFromDense,
+  sparseFromPairs,
+  timesMatrix,
+  timesVector,
+  toBatch,
+  vectorTimes,
+  type ColumnValuePair,
+  type SparseRows,
+  type TocLogical,
+} from '../../src/toc/index.js';
 import { mnistLike, randomMatrix, rng } from '../unit/toc/generators.js';
 
 export interface CaseResult {
   name: string;
   op: string;
-  impl: 'toc' | 'csr' | 'tfjs-op';
+  /** toc: tree kernels; toc-runs: resolved-runs kernels; tfjs-op(-runs): tocMatMul on either. */
+  impl: 'toc' | 'toc-runs' | 'csr' | 'tfjs-op' | 'tfjs-op-runs';
   /** max |gpu - cpu| / (1 + |cpu|) over all outputs */
   maxRelError: number;
   /** the same operation run twice gave identical bits */
@@ -33,8 +49,13 @@ interface Case {
   name: string;
   rows: number;
   cols: number;
-  data: Float32Array;
+  /** Dense data; cases too large for it give their rows as pairs and skip the tfjs op (which needs the dense tensor). */
+  data?: Float32Array;
+  pairs?: ColumnValuePair[][];
 }
+
+/** The large case: 70,000 rows, one pair each in its own column, so the runs layout needs 32-bit indexes and two-word column items. */
+const LARGE = 70_000;
 
 function cases(): Case[] {
   const random = rng(11);
@@ -54,6 +75,14 @@ function cases(): Case[] {
     make('all zero', 12, 9, { density: 0 }),
     make('dense-ish 250x64', 250, 64, { density: 0.9, distinctValues: 3 }),
     { name: 'mnist-like 250x784', rows: 250, cols: 784, data: mnistLike(250, 3) },
+    // Identical rows after the first two: one cached code used by 38 rows.
+    { name: 'repeated rows 40x12', rows: 40, cols: 12, data: Float32Array.from({ length: 40 * 12 }, (_, i) => ((i % 12) % 3 === 0 ? (i % 12) + 1 : 0)) },
+    {
+      name: `${LARGE} rows, one pair each`,
+      rows: LARGE,
+      cols: LARGE,
+      pairs: Array.from({ length: LARGE }, (_, r): ColumnValuePair[] => [[(r * 7919) % LARGE, (r % 5) + 1]]),
+    },
   ];
 }
 
@@ -66,8 +95,24 @@ async function run(): Promise<CaseResult[]> {
   const vec = (n: number) => Float32Array.from({ length: n }, () => random() * 2 - 1);
 
   for (const c of cases()) {
-    const batch = toBatch(encodeDense(c.data, c.rows, c.cols));
-    const impls = { toc: new TocGpuBatch(device, batch), csr: new CsrGpuBatch(device, sparseFromDense(c.data, c.rows, c.cols)) };
+    const logical: TocLogical = c.data ? encodeDense(c.data, c.rows, c.cols) : encodePairs(c.pairs!, c.cols, 'f32');
+    const sparse: SparseRows = c.data ? sparseFromDense(c.data, c.rows, c.cols) : sparseFromPairs(c.pairs!, c.cols, 'f32');
+    const batch = toBatch(logical);
+    const runsLayout = tocRunsLayout(batch);
+    const impls = {
+      toc: new TocGpuBatch(device, batch),
+      'toc-runs': new TocRunsGpuBatch(device, batch, runsLayout),
+      csr: new CsrGpuBatch(device, sparse),
+    };
+    // Which paths of the runs kernels this case exercises (the spec checks all of them are covered).
+    results.push({
+      name: c.name,
+      op: `layout cached=${runsLayout.cached > 0} idx${runsLayout.indexBits} wide=${runsLayout.wideItems}`,
+      impl: 'toc-runs',
+      maxRelError: 0,
+      deterministic: true,
+      outputs: 0,
+    });
     const k = 5;
     const p = 3;
     const v = vec(c.cols);
@@ -100,7 +145,7 @@ async function run(): Promise<CaseResult[]> {
       },
     ];
     for (const o of ops) {
-      for (const [impl, gpu] of Object.entries(impls) as ['toc' | 'csr', TocGpuBatch | CsrGpuBatch][]) {
+      for (const [impl, gpu] of Object.entries(impls) as ['toc' | 'toc-runs' | 'csr', GpuSparseMatrix][]) {
         const m = storageBuffer(device, 'conformance.m', o.m);
         const outs = [0, 1].map(() =>
           device.createBuffer({ label: 'conformance.out', size: Math.max(4, o.n * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC }),
@@ -121,15 +166,17 @@ async function run(): Promise<CaseResult[]> {
         outs.forEach((b) => b.destroy());
       }
     }
-    results.push(...(await tfjsOpCases(c, impls.toc, random)));
-    impls.toc.destroy();
-    impls.csr.destroy();
+    if (c.data) {
+      results.push(...(await tfjsOpCases(c, c.data, impls.toc, 'tfjs-op', random)));
+      results.push(...(await tfjsOpCases(c, c.data, impls['toc-runs'], 'tfjs-op-runs', random)));
+    }
+    for (const gpu of Object.values(impls)) gpu.destroy();
   }
   return results;
 }
 
 /** The tfjs operation against tf.matMul on the dense batch: forward, and the gradient through tf.grad. */
-async function tfjsOpCases(c: Case, a: TocGpuBatch, random: () => number): Promise<CaseResult[]> {
+async function tfjsOpCases(c: Case, data: Float32Array, a: GpuSparseMatrix, impl: 'tfjs-op' | 'tfjs-op-runs', random: () => number): Promise<CaseResult[]> {
   const units = 7;
   const w = tf.tensor2d(
     Float32Array.from({ length: c.cols * units }, () => random() * 2 - 1),
@@ -139,12 +186,12 @@ async function tfjsOpCases(c: Case, a: TocGpuBatch, random: () => number): Promi
     Float32Array.from({ length: c.rows * units }, () => random() * 2 - 1),
     [c.rows, units],
   );
-  const dense = tf.tensor2d(c.data, [c.rows, c.cols]);
+  const dense = tf.tensor2d(data, [c.rows, c.cols]);
   const compare = async (op: string, got: tf.Tensor, want: tf.Tensor, again: tf.Tensor): Promise<CaseResult> => {
     const [g, e, g2] = await Promise.all([got.data(), want.data(), again.data()]);
     let maxRelError = 0;
     for (let i = 0; i < e.length; i++) maxRelError = Math.max(maxRelError, Math.abs(g[i]! - e[i]!) / (1 + Math.abs(e[i]!)));
-    return { name: c.name, op, impl: 'tfjs-op', maxRelError, deterministic: g.every((x, i) => Object.is(x, g2[i])), outputs: e.length };
+    return { name: c.name, op, impl, maxRelError, deterministic: g.every((x, i) => Object.is(x, g2[i])), outputs: e.length };
   };
   const lossToc = (x: tf.Tensor) =>
     tocMatMul(a, x as tf.Tensor2D)

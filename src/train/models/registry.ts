@@ -15,7 +15,7 @@ export interface ModelInput {
 }
 
 export interface Model {
-  /** Uploads a batch: a tensor for images, a TocGpuBatch for TOC tables. */
+  /** Uploads a batch: a tensor for images, a TocRunsGpuBatch for TOC tables. */
   prepare(batch: Batch): ModelInput;
   /** Logits, shape [size, classes]. Called inside tf.tidy / optimizer.minimize. */
   logits(input: ModelInput): tf.Tensor2D;

@@ -1,14 +1,14 @@
 // Models over TOC-compressed tables. Their first layer is tocMatMul: A * W runs
 // on the compressed batch, and so does the weight gradient A^T * dZ.
 import * as tf from '@tensorflow/tfjs';
-import { TocGpuBatch } from '../../gpu/toc/kernels.js';
+import { TocRunsGpuBatch } from '../../gpu/toc/runs.js';
 import { releaseTocOutputs, tocMatMul } from '../../gpu/toc/tfjs-op.js';
 import type { Batch, DatasetInfo } from '../../pipeline/api.js';
 import { softmaxLoss } from './layers.js';
 import type { Model, ModelInput, ModelSpec } from './registry.js';
 
 interface TocInput extends ModelInput {
-  a: TocGpuBatch;
+  a: TocRunsGpuBatch;
 }
 
 function backendDevice(): GPUDevice {
@@ -17,7 +17,7 @@ function backendDevice(): GPUDevice {
 
 function prepareToc(batch: Batch): TocInput {
   if (batch.kind !== 'toc') throw new Error(`expected a TOC batch, got ${batch.kind}`);
-  const a = new TocGpuBatch(backendDevice(), batch.batch, batch.layout);
+  const a = new TocRunsGpuBatch(backendDevice(), batch.batch, batch.layout);
   const labels = tf.tensor1d(batch.y, 'int32');
   return {
     size: batch.size,

@@ -164,6 +164,20 @@ describe('bytelab toc build --idx', () => {
         .reduce((n, f) => n + readFileSync(join(out, f)).length, 0),
     );
     expect(s.ratios.toc).toBeCloseTo(s.bytes.den / s.bytes.toc, 9);
+    // Encodings for the GPU kernels: the 45 train rows (fewer than any candidate batch) as one batch, in both column orders.
+    const trainNonZeros = rows.reduce((n, r) => n + r.values.filter((v) => v !== 0).length, 0);
+    expect(s.encodings.sampleRows).toBe(45);
+    expect(s.encodings.candidates.map((c: { batchRows: number; columnOrder: string }) => [c.batchRows, c.columnOrder])).toEqual([
+      [45, 'source'],
+      [45, 'frequency'],
+    ]);
+    for (const c of s.encodings.candidates) {
+      expect(c.nnz).toBe(trainNonZeros);
+      expect(c.workRatio).toBeGreaterThan(0);
+      expect(c.workRatio).toBeLessThanOrEqual(1);
+    }
+    expect(s.encodings.chosen.workRatio).toBe(Math.min(...s.encodings.candidates.map((c: { workRatio: number }) => c.workRatio)));
+    expect(bytelab('toc', 'inspect', out).stdout).toMatch(/GPU kernel work by encoding \(first 45 train rows/);
     const sampled = JSON.parse(bytelab('toc', 'inspect', out, '--json', '--sample', '2').stdout);
     expect(sampled.measured).toEqual({ sampled: true, batches: 2, rows: 20 });
     expect(sampled.nonZeros).toBe(s.nonZeros); // counts always cover every batch

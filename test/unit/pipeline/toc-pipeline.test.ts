@@ -38,8 +38,10 @@ describe('TOC pipeline', () => {
     expect(server.requests.filter((r) => r.path.endsWith('.tocr') && r.status === 206)).toHaveLength(3);
     let r = 0;
     for (const b of batches) {
-      expect(b.layout.levelOffsets.length).toBe(b.layout.levels + 1);
       const dense = decode(b.batch);
+      // The runs layout came along, built from this batch.
+      expect(b.layout.rowBounds.length).toBe(2 * b.size + 1);
+      expect(b.layout.model.nnz).toBe(dense.data.filter((x) => x !== 0).length);
       for (let i = 0; i < b.size; i++, r++) {
         const want = new Float64Array(COLS);
         const { cols, vals, label } = row(r);

@@ -1,0 +1,163 @@
+// The resolved-runs GPU layout: a CPU mirror of shaders/toc_runs.wgsl evaluated on
+// it must give A*M and A^T*M of the dense matrix, and the work model must hold.
+import { describe, expect, it } from 'vitest';
+import { encodeDense, encodePairs, toBatch, type ColumnValuePair } from '../../../src/toc/index.js';
+import { tocRunsLayout, worthCaching, type TocRunsLayout } from '../../../src/toc/gpu-runs.js';
+import { mnistLike, randomMatrix, randomVector, rng, type RandomMatrixSpec } from './generators.js';
+import { denseTimes, expectClose } from './helpers.js';
+
+const index = (l: TocRunsLayout, list: Uint32Array, i: number): number => (l.indexBits === 16 ? (list[i >>> 1]! >>> ((i & 1) * 16)) & 0xffff : list[i]!);
+const item = (l: TocRunsLayout, items: Uint32Array, i: number): [number, number] =>
+  l.wideItems ? [items[2 * i]!, items[2 * i + 1]!] : [items[i]! >>> l.pairBits, items[i]! & ((1 << l.pairBits) - 1)];
+const pairVal = (l: TocRunsLayout, p: number): number => new Float32Array(l.pairs.buffer, l.pairs.byteOffset)[2 * p + 1]!;
+
+/** What run_sums + row_sums compute: R = A * M (M cols x k, row-major). */
+function mirrorTimes(l: TocRunsLayout, m: ArrayLike<number>, k: number): Float64Array {
+  const h = new Float64Array(l.cached * k);
+  for (let q = 0; q < l.cached; q++) {
+    for (let j = 0; j < k; j++) {
+      for (let t = l.runOffsets[q]!; t < l.runOffsets[q + 1]!; t++) {
+        const p = index(l, l.runPairs, t);
+        h[j * l.cached + q] += pairVal(l, p) * m[l.pairs[2 * p]! * k + j]!;
+      }
+    }
+  }
+  const out = new Float64Array(l.rows * k);
+  for (let r = 0; r < l.rows; r++) {
+    for (let j = 0; j < k; j++) {
+      let sum = 0;
+      for (let t = l.rowBounds[2 * r]!; t < l.rowBounds[2 * r + 1]!; t++) {
+        const [c, p] = item(l, l.rowItems, t);
+        expect(l.pairs[2 * p]).toBe(c);
+        sum += pairVal(l, p) * m[c * k + j]!;
+      }
+      for (let t = l.rowBounds[2 * r + 1]!; t < l.rowBounds[2 * r + 2]!; t++) sum += h[j * l.cached + item(l, l.rowItems, t)[0]]!;
+      out[r * k + j] = sum;
+    }
+  }
+  return out;
+}
+
+/** What occurrence_sums + column_sums compute: R = A^T * M (M rows x k, row-major). */
+function mirrorTransposeTimes(l: TocRunsLayout, m: ArrayLike<number>, k: number): Float64Array {
+  const g = new Float64Array(l.cached * k);
+  for (let q = 0; q < l.cached; q++) {
+    for (let j = 0; j < k; j++) {
+      for (let t = l.occurrenceOffsets[q]!; t < l.occurrenceOffsets[q + 1]!; t++) g[j * l.cached + q] += m[index(l, l.occurrenceRows, t) * k + j]!;
+    }
+  }
+  const out = new Float64Array(l.cols * k);
+  for (let c = 0; c < l.cols; c++) {
+    for (let j = 0; j < k; j++) {
+      let sum = 0;
+      for (let t = l.colBounds[2 * c]!; t < l.colBounds[2 * c + 1]!; t++) {
+        const [r, p] = item(l, l.colItems, t);
+        expect(l.pairs[2 * p]).toBe(c);
+        sum += pairVal(l, p) * m[r * k + j]!;
+      }
+      for (let t = l.colBounds[2 * c + 1]!; t < l.colBounds[2 * c + 2]!; t++) {
+        const [q, p] = item(l, l.colItems, t);
+        sum += pairVal(l, p) * g[j * l.cached + q]!;
+      }
+      out[c * k + j] = sum;
+    }
+  }
+  return out;
+}
+
+function transpose(rows: number, cols: number, data: ArrayLike<number>): Float64Array {
+  const t = new Float64Array(rows * cols);
+  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) t[c * rows + r] = data[r * cols + c]!;
+  return t;
+}
+
+function checkProducts(l: TocRunsLayout, data: ArrayLike<number>, seed: number): void {
+  const random = rng(seed);
+  const k = 3;
+  const dense = { rows: l.rows, cols: l.cols, data };
+  const right = { rows: l.cols, cols: k, data: randomVector(random, l.cols * k) };
+  expectClose(mirrorTimes(l, right.data, k), denseTimes(dense, right).data);
+  const left = { rows: l.rows, cols: k, data: randomVector(random, l.rows * k) };
+  const at = { rows: l.cols, cols: l.rows, data: transpose(l.rows, l.cols, data) };
+  expectClose(mirrorTransposeTimes(l, left.data, k), denseTimes(at, left).data);
+}
+
+const CASES: Array<[string, RandomMatrixSpec]> = [
+  ['sparse, repetitive', { rows: 250, cols: 120, density: 0.15, distinctValues: 4, repeatRows: 0.6 }],
+  ['dense, few values', { rows: 100, cols: 30, density: 1, distinctValues: 3, repeatRows: 0.2 }],
+  ['distinct values', { rows: 60, cols: 50, density: 0.5, distinctValues: 1e6 }],
+  ['empty rows', { rows: 80, cols: 16, density: 0.3, distinctValues: 2, emptyRows: 0.4 }],
+  ['all zero', { rows: 20, cols: 10, density: 0, distinctValues: 1 }],
+  ['single row', { rows: 1, cols: 40, density: 0.7, distinctValues: 3 }],
+  ['one column', { rows: 50, cols: 1, density: 0.5, distinctValues: 2 }],
+];
+
+describe('resolved-runs layout (tocRunsLayout)', () => {
+  for (const [name, spec] of CASES) {
+    it(`${name}: the kernels' arithmetic on the layout gives A*M and A^T*M`, () => {
+      const data = randomMatrix(rng(spec.rows + spec.cols), spec, 'f32');
+      const l = tocRunsLayout(toBatch(encodeDense(data, spec.rows, spec.cols)));
+      checkProducts(l, data, spec.cols);
+      expect(l.model.terms).toBeLessThanOrEqual(l.model.nnz);
+      expect(l.model.inlinePairs + l.model.cachedUses + l.model.cachedRunPairs).toBe(l.model.terms);
+    });
+  }
+
+  it('MNIST-like: repeated prefixes are cached and save terms; indexes are 16-bit', () => {
+    const data = mnistLike(250, 4);
+    const l = tocRunsLayout(toBatch(encodeDense(data, 250, 784)));
+    checkProducts(l, data, 9);
+    expect(l.indexBits).toBe(16);
+    expect(l.cached).toBeGreaterThan(0);
+    expect(l.model.terms).toBeLessThan(l.model.nnz);
+  });
+
+  it('identical rows: one cached code per row pattern, used by every row', () => {
+    const row: ColumnValuePair[] = [
+      [1, 2],
+      [3, 1],
+      [4, 5],
+    ];
+    // Row 0 is codes 1, 2, 3 (making nodes ab, bc), row 1 is ab, c (making abc), rows 2.. are abc.
+    const logical = encodePairs(
+      Array.from({ length: 10 }, () => row),
+      6,
+      'f32',
+    );
+    const l = tocRunsLayout(toBatch(logical));
+    const full = Array.from(logical.codes).filter((_, i) => i >= 5);
+    expect(new Set(full).size).toBe(1);
+    expect(l.model.cachedRunPairs).toBe(3);
+    expect(l.model.terms).toBeLessThan(l.model.nnz);
+    const dense = new Float32Array(60);
+    for (let r = 0; r < 10; r++) for (const [c, v] of row) dense[r * 6 + c] = v;
+    checkProducts(l, dense, 3);
+  });
+
+  it('no reuse: every code inline, exactly the non-zeros as terms', () => {
+    const rows = Array.from({ length: 30 }, (_, r): ColumnValuePair[] => [[r, r + 1]]);
+    const l = tocRunsLayout(toBatch(encodePairs(rows, 30, 'f32')));
+    expect(l.cached).toBe(0);
+    expect(l.model.terms).toBe(l.model.nnz);
+  });
+
+  it('large batch: 32-bit indexes and two-word column items when (row, pair) needs more than 32 bits', () => {
+    const n = 70_000;
+    const rows = Array.from({ length: n }, (_, r): ColumnValuePair[] => [[r, (r % 7) + 1]]);
+    const l = tocRunsLayout(toBatch(encodePairs(rows, n, 'f32')));
+    expect(l.indexBits).toBe(32);
+    expect(l.wideItems).toBe(true);
+    const m = randomVector(rng(2), n);
+    const got = mirrorTransposeTimes(l, m, 1);
+    for (const r of [0, 1, 65_537, n - 1]) expect(got[r]).toBeCloseTo(((r % 7) + 1) * m[r]!, 12);
+    expect(mirrorTimes(l, m, 1)[n - 1]).toBeCloseTo((((n - 1) % 7) + 1) * m[n - 1]!, 12);
+  });
+
+  it('worthCaching: only strict savings', () => {
+    expect(worthCaching(1, 100)).toBe(false);
+    expect(worthCaching(2, 2)).toBe(false);
+    expect(worthCaching(2, 3)).toBe(true);
+    expect(worthCaching(3, 2)).toBe(true);
+    expect(worthCaching(50, 1)).toBe(false);
+  });
+});
