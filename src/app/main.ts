@@ -21,6 +21,7 @@ import { setupCachePanel } from './cache-panel.js';
 import { setupResumePanel } from './resume-panel.js';
 import { setupRunsPanel } from './runs-panel.js';
 import { drawConfusion, drawMistakes } from './model-view.js';
+import { runSweep } from './sweep.js';
 import { describeEchoReading } from './echo-reading.js';
 import { formatBytes } from './format.js';
 import { LiveChart } from './charts.js';
@@ -34,6 +35,7 @@ import {
   checkEchoMode,
   checkReaders,
   checkShuffleBuffer,
+  checkSweep,
   checkEvalEvery,
   checkLearningRate,
   checkManifestUrl,
@@ -613,6 +615,71 @@ const runsPanel = setupRunsPanel(
   },
   (m) => log(m),
 );
+
+// ---------------------------------------------------------------- sweeps
+
+let sweeping = false;
+let sweepCancelled = false;
+const sweepUi = {
+  kind: $<HTMLSelectElement>('sweep-kind'),
+  values: $<HTMLInputElement>('sweep-values'),
+  steps: $<HTMLInputElement>('sweep-steps'),
+  start: $<HTMLButtonElement>('sweep-start'),
+  stop: $<HTMLButtonElement>('sweep-stop'),
+  status: $('sweep-status'),
+};
+
+async function sweep(): Promise<void> {
+  if (sweeping || starting || (session && LIVE_STATES.has(session.state))) return;
+  const plan = checkSweep(sweepUi.kind.value, sweepUi.values.value, sweepUi.steps.value, Number(ui.fidelity.max));
+  if (!plan.ok) {
+    sweepUi.status.textContent = plan.reason;
+    return;
+  }
+  sweeping = true;
+  sweepCancelled = false;
+  sweepUi.start.disabled = true;
+  sweepUi.stop.disabled = false;
+  try {
+    const outcome = await runSweep(
+      plan.value,
+      {
+        apply(kind, value) {
+          if (kind === 'group') {
+            ui.fidelity.value = String(value);
+            fidelityTouched = true;
+            updateFidelityLabel();
+          } else {
+            ui.echo.value = String(value);
+          }
+          writeUrl();
+        },
+        async start() {
+          const before = session;
+          await start();
+          return session !== before ? session : undefined;
+        },
+        stop,
+        progress: (m) => (sweepUi.status.textContent = m),
+      },
+      () => sweepCancelled,
+    );
+    sweepUi.status.textContent =
+      outcome === 'done'
+        ? `sweep done: ${plan.value.values.length} runs, compared in the table above`
+        : outcome === 'cancelled'
+          ? 'sweep stopped'
+          : 'sweep stopped: a run could not start (see the fields above)';
+  } finally {
+    sweeping = false;
+    sweepUi.start.disabled = false;
+    sweepUi.stop.disabled = true;
+  }
+}
+sweepUi.start.addEventListener('click', () => void sweep());
+sweepUi.stop.addEventListener('click', () => {
+  sweepCancelled = true;
+});
 
 const cachePanel = setupCachePanel(ui.cacheUsage, ui.cacheClear, (m) => log(m));
 const showCacheUsage = (throttleMs?: number) => cachePanel.show(throttleMs);

@@ -96,6 +96,25 @@ const URL_PARAMS = [
   'autostart',
 ] as const;
 
+/** A sweep: what varies, its values (comma-separated, at most 8, each checked as its own field is), and the steps each run trains. */
+export function checkSweep(kind: string, values: string, steps: string, groups: number): Checked<{ kind: 'group' | 'echo'; values: number[]; steps: number }> {
+  if (kind !== 'group' && kind !== 'echo') return bad(`a sweep varies the scan group or the echo factor, not "${kind}"`);
+  const parts = values
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
+  if (parts.length < 1 || parts.length > 8) return bad(`a sweep takes 1 to 8 values, comma-separated, not "${values.trim()}"`);
+  const out: number[] = [];
+  for (const part of parts) {
+    const r = kind === 'group' ? checkScanGroup(part, groups) : checkEchoFactor(part);
+    if (!r.ok) return r;
+    out.push(r.value);
+  }
+  const n = integerIn(steps, 'steps per run', LIMITS.evalEvery);
+  if (!n.ok) return n;
+  return ok({ kind, values: out, steps: n.value });
+}
+
 export function unknownParams(params: URLSearchParams): string[] {
   return [...new Set(params.keys())].filter((k) => !(URL_PARAMS as readonly string[]).includes(k));
 }

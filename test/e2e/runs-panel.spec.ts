@@ -66,3 +66,25 @@ test('two runs at different scan groups are recorded, overlaid, and get a time-t
   await expect(page.locator('#log')).toContainText('bad.json was not imported: not a bytelab runs file');
   await expect(rows).toHaveCount(2);
 });
+
+test('a sweep over scan groups runs one run per value with the same seed and fills the table', async ({ page }) => {
+  test.setTimeout(180_000);
+  await page.goto('/?model=tiny-cnn&batch=32&evalEvery=4&seed=3');
+  await expect(page.locator('#backend')).toContainText('webgpu');
+  await page.locator('#sweep-values').fill('6, 9');
+  await page.locator('#sweep-steps').fill('8');
+  await page.locator('#sweep-start').click();
+  await expect(page.locator('#sweep-status')).toContainText('scan group must be');
+  await page.locator('#sweep-values').fill('6, 1');
+  await page.locator('#sweep-start').click();
+  await expect(page.locator('#sweep-status')).toContainText('sweep done: 2 runs', { timeout: 150_000 });
+  const records = await page.evaluate(() => window.__lab!.records());
+  expect(records.map((r) => r.settings.fidelity)).toEqual([6, 1]);
+  expect(records.map((r) => r.settings.seed)).toEqual([3, 3]);
+  for (const r of records) {
+    expect(r.steps.at(-1)![0]).toBeGreaterThanOrEqual(8);
+    expect(r.evals.length).toBeGreaterThanOrEqual(2);
+  }
+  await expect(page.locator('#runs-table tbody tr')).toHaveCount(2);
+  expect(await page.evaluate(() => window.__lab!.runs())).toEqual({ open: 0, workers: 0 });
+});
