@@ -439,9 +439,12 @@ export class LabSession {
     });
   }
 
-  /** Resolves once every checkpoint this run asked for has been written (or has failed). */
+  /**
+   * Resolves once every checkpoint this run asked for has been written (or has
+   * failed), or after STOP_GRACE_MS: a worker torn down mid-checkpoint never answers.
+   */
   checkpointsWritten(): Promise<void> {
-    return this.saving;
+    return Promise.race([this.saving, new Promise<void>((r) => setTimeout(r, STOP_GRACE_MS))]);
   }
 
   /** The charts' history up to `step`: the resumed run's, then this session's. */
