@@ -81,7 +81,9 @@ export const tocMlp: ModelSpec = {
   create(info) {
     const hidden = tocDense(checkTabular(info), 64, 'mlp.hidden');
     const out = tf.layers.dense({ units: info.classes.length, inputShape: [64] });
-    out.build([null, 64]); // its variables exist from the start, so a checkpoint can be restored before the first step
+    // Used once now, so its variables exist before the first step (a checkpoint is restored into them) and it can be
+    // disposed whether or not a step ran (tfjs refuses to dispose a layer never applied to a tensor).
+    tf.tidy(() => void out.apply(tf.zeros([1, 64])));
     return {
       prepare: prepareToc,
       logits: (input) => out.apply(tf.relu(hidden.apply(input))) as tf.Tensor2D,
