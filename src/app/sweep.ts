@@ -28,8 +28,20 @@ export async function runSweep(plan: SweepPlan, hooks: SweepHooks, cancelled: ()
     const run = await hooks.start();
     if (!run) return 'refused';
     // Polled rather than hooked: the sweep sits outside the session's listener, and a quarter second is plenty.
-    while (!run.ended && !cancelled() && (run.steps.last()?.step ?? 0) < plan.steps) await new Promise((r) => setTimeout(r, 250));
+    while (!run.ended && !cancelled() && !finished(run, plan.steps)) await new Promise((r) => setTimeout(r, 250));
     await hooks.stop();
   }
   return cancelled() ? 'cancelled' : 'done';
+}
+
+/**
+ * A sweep run is done once it has trained its steps and the last evaluation due
+ * by then has reported (a stop would cut it off, and the table would miss the
+ * run's final accuracy); a run without a test split stops one interval later.
+ */
+function finished(run: LabSession, steps: number): boolean {
+  const step = run.steps.last()?.step ?? 0;
+  const every = run.config.evalEvery;
+  const due = Math.floor(steps / every) * every;
+  return step >= steps && ((run.evals.last()?.step ?? 0) >= due || step >= steps + every);
 }

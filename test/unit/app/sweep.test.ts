@@ -10,8 +10,11 @@ function fakeRun(log: string[], label: string) {
   let step = 0;
   let ended = false;
   const timer = setInterval(() => step++, 2);
+  // It evaluates every 4 steps, and the evaluation reports as the step does.
   const run = {
+    config: { evalEvery: 4 },
     steps: { last: () => ({ step }) },
+    evals: { last: () => ({ step: step - (step % 4) }) },
     get ended() {
       return ended;
     },
