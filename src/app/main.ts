@@ -11,6 +11,7 @@ import type { DatasetInfo, EchoMode } from '../pipeline/api.js';
 import { liveWorkerCount, startPipelineWorker } from '../pipeline/client.js';
 import { localManifestUrl, LOCAL_PREFIX } from '../storage/local-datasets.js';
 import type { Checkpoint } from '../train/checkpoint.js';
+import type { ModelState } from '../train/trainer.js';
 import { MODELS, modelById, modelsFor } from '../train/models/registry.js';
 import { LIVE_STATES, type RunState } from '../train/run-state.js';
 import { LabSession, type SessionListener } from '../train/session.js';
@@ -22,6 +23,8 @@ import { setupResumePanel } from './resume-panel.js';
 import { setupRunsPanel } from './runs-panel.js';
 import { drawConfusion, drawMistakes } from './model-view.js';
 import { runSweep } from './sweep.js';
+import { setupModelPanel } from './model-panel.js';
+import { freshOptimizerState } from '../train/model-file.js';
 import { describeEchoReading } from './echo-reading.js';
 import { formatBytes } from './format.js';
 import { LiveChart } from './charts.js';
@@ -299,6 +302,7 @@ function refreshControls(): void {
 }
 
 function showState(state: RunState, detail?: string): void {
+  modelPanel.refresh();
   ui.state.textContent = detail ? `${state}: ${detail}` : state;
   ui.state.dataset.state = state;
   refreshControls();
@@ -391,17 +395,22 @@ function readConfig(): LabSession['config'] | undefined {
   };
 }
 
-/** The settings of a saved run, shown in the controls, as the config that continues it. */
-function configFrom(cp: Checkpoint): LabSession['config'] {
-  const k = cp.controls;
-  const entry = [...ui.dataset.options].find((o) => o.value && new URL(o.value, location.href).href === cp.config.manifestUrl);
+/** Shows a dataset (by its manifest's absolute URL) and a model in the controls: the list's entry, or the URL typed. */
+function showDatasetAndModel(manifestUrl: string, modelId: string): void {
+  const entry = [...ui.dataset.options].find((o) => o.value && new URL(o.value, location.href).href === manifestUrl);
   if (entry) {
     ui.dataset.value = entry.value;
     ui.manifestUrl.value = '';
   } else {
-    ui.manifestUrl.value = cp.config.manifestUrl;
+    ui.manifestUrl.value = manifestUrl;
   }
-  listModels(cp.config.modelId);
+  listModels(modelId);
+}
+
+/** The settings of a saved run, shown in the controls, as the config that continues it. */
+function configFrom(cp: Checkpoint): LabSession['config'] {
+  const k = cp.controls;
+  showDatasetAndModel(cp.config.manifestUrl, cp.config.modelId);
   ui.batchSize.value = String(cp.config.batchSize);
   ui.evalEvery.value = String(cp.config.evalEvery);
   ui.readers.value = String(cp.config.readers);
@@ -429,7 +438,8 @@ function configFrom(cp: Checkpoint): LabSession['config'] {
   };
 }
 
-async function start(resume?: Checkpoint): Promise<void> {
+/** Starts a run (Start), continues a saved one (`resume`), or starts from a loaded model's weights (`initialModel`). */
+async function start(resume?: Checkpoint, initialModel?: ModelState): Promise<void> {
   if (starting) return; // a double click, or Start while the previous run still winds down
   let config: LabSession['config'] | undefined;
   try {
@@ -441,6 +451,7 @@ async function start(resume?: Checkpoint): Promise<void> {
     refreshControls();
     return;
   }
+  if (initialModel) config.initialModel = initialModel;
   config.saveCheckpoint = (cp) => resumePanel.store.saveCheckpoint(cp);
   starting = true;
   refreshControls();
@@ -538,6 +549,7 @@ function listenerFor(current: () => LabSession): SessionListener {
       charts.speed.push(m.step, m.examplesPerSecond);
       charts.bytes.push(m.step, m.bytesFetched / 1024 ** 2);
       runsPanel.step(m);
+      if (m.step === 1) modelPanel.refresh();
       if (m.step % 5 === 1 && info?.kind === 'image') void refreshSamples(current());
     },
     eval(m) {
@@ -614,6 +626,28 @@ const runsPanel = setupRunsPanel(
     status: $('runs-status'),
   },
   (m) => log(m),
+);
+
+// ---------------------------------------------------------------- models
+
+const modelPanel = setupModelPanel(
+  {
+    save: $<HTMLButtonElement>('model-save'),
+    download: $<HTMLButtonElement>('model-download'),
+    saved: $<HTMLSelectElement>('model-saved'),
+    load: $<HTMLButtonElement>('model-load'),
+    files: $<HTMLInputElement>('model-files'),
+    status: $('model-status'),
+  },
+  () => session,
+  (meta, weights) => {
+    if (starting || (session && LIVE_STATES.has(session.state))) {
+      log('stop the run first: a loaded model starts a run of its own', 'warning');
+      return;
+    }
+    showDatasetAndModel(meta.dataset.manifestUrl, meta.modelId);
+    void start(undefined, freshOptimizerState(weights));
+  },
 );
 
 // ---------------------------------------------------------------- sweeps

@@ -39,6 +39,8 @@ export interface SessionConfig {
   readers?: number;
   /** Continue this saved run exactly (checkpoint.ts): its settings and controls replace the ones above. */
   resume?: Checkpoint;
+  /** Start from these weights (a loaded model, model-file.ts) with a new optimiser; evaluated before the first step. */
+  initialModel?: ModelState;
   /** Where checkpoints go (IndexedDB on the page); none are taken without it. */
   saveCheckpoint?: (checkpoint: Checkpoint) => Promise<void>;
   /** Steps between two checkpoints (default 50); a pause takes one too. */
@@ -104,6 +106,10 @@ export class LabSession {
   private pauseAfterEval = false;
   /** The run's id in its checkpoints. */
   readonly runId: string;
+  /** Asked for the model (captureModel) while the trainer was mid-step: answered at its next wait between steps. */
+  private modelRequests: ((state: ModelState | undefined) => void)[] = [];
+  /** The model as the run ended (captured before the trainer is freed), for saving after Stop. */
+  private finalModel: ModelState | undefined;
   /** Set when the run pauses: the trainer's next wait at the gate (between steps) takes a checkpoint. */
   private checkpointAtGate = false;
   /** Checkpoints are written one after another, in step order. */
@@ -310,7 +316,7 @@ export class LabSession {
         this.onWarning(`no test split, accuracy will not be shown: ${(err as Error).message}`);
         testOpen = false;
       }
-      await trainer.prepare(testOpen ? test.api : undefined, signal, resume?.model);
+      await trainer.prepare(testOpen ? test.api : undefined, signal, resume?.model ?? c.initialModel);
       this.retire(test);
       if (resume) this.listener.restored?.(resume.history);
 
@@ -350,6 +356,7 @@ export class LabSession {
           },
         },
         from,
+        c.initialModel !== undefined,
       );
       if (outcome === 'ended') this.machine.to('stopped', 'the data stream ended');
     } catch (err) {
@@ -359,6 +366,8 @@ export class LabSession {
         this.machine.to('failed', message);
       }
     } finally {
+      if (trainer && trainer.position.step > 0) this.finalModel = await captureBounded(trainer);
+      for (const answer of this.modelRequests.splice(0)) answer(this.finalModel);
       trainer?.dispose();
       this.terminateWorkers();
       if (signal.aborted && !this.machine.isFinal) this.machine.to('stopped');
@@ -381,6 +390,10 @@ export class LabSession {
 
   /** The trainer waits here between steps; a run that has just paused takes its checkpoint first (the model is between steps). */
   private async gate(trainer: Trainer): Promise<void> {
+    if (this.modelRequests.length) {
+      const state = await (await trainer.capture())();
+      for (const answer of this.modelRequests.splice(0)) answer(state);
+    }
     if (this.resumeGate && this.checkpointAtGate && this.config.saveCheckpoint && trainer.position.step > 0) {
       this.checkpointAtGate = false;
       const read = await trainer.capture();
@@ -437,6 +450,18 @@ export class LabSession {
       this.listener.checkpoint?.(at.step, err.message);
       this.onWarning(`could not save a checkpoint at step ${at.step}: ${err.message}`);
     });
+  }
+
+  /**
+   * The model's weights now (between two steps), or as the run ended; undefined
+   * before the first step. While the run trains, the answer comes at its next step.
+   */
+  captureModel(): Promise<ModelState | undefined> {
+    const trainer = this.trainer;
+    if (this.ended || !trainer) return Promise.resolve(this.finalModel);
+    if (trainer.position.step === 0) return Promise.resolve(undefined);
+    if (this.state === 'paused') return trainer.capture().then((read) => read());
+    return new Promise((resolve) => this.modelRequests.push(resolve));
   }
 
   /**
@@ -528,4 +553,11 @@ export class LabSession {
 /** A run id that sorts by time: the start time in base 36 and a random tail. */
 function newRunId(): string {
   return `${Date.now().toString(36)}-${Math.floor(Math.random() * 36 ** 4).toString(36)}`;
+}
+
+/** The model as a run ends; undefined if the GPU does not answer within a second (a wedged device must not hold up Stop). */
+async function captureBounded(trainer: Trainer): Promise<ModelState | undefined> {
+  const read = trainer.capture().then((r) => r());
+  read.catch(() => undefined);
+  return Promise.race([read, new Promise<undefined>((r) => setTimeout(() => r(undefined), 1000))]).catch(() => undefined);
 }

@@ -164,7 +164,8 @@ export class Trainer {
    * Trains until the signal aborts (returns 'stopped') or the stream ends
    * (evaluates once more and returns 'ended'). Throws on a real failure.
    */
-  async run(train: BatchSource, hooks: TrainerHooks, from: RunStart = { step: 0, time: 0 }): Promise<'stopped' | 'ended'> {
+  /** `evaluateFirst`: evaluate before the first step (a run that starts from a loaded model shows where it starts). */
+  async run(train: BatchSource, hooks: TrainerHooks, from: RunStart = { step: 0, time: 0 }, evaluateFirst = false): Promise<'stopped' | 'ended'> {
     const { signal } = hooks;
     const model = this.model!;
     const optimizer = this.optimizer!;
@@ -176,6 +177,7 @@ export class Trainer {
     let active = from.time; // seconds of running time, pauses excluded
     let step = from.step;
     this.position = { ...from };
+    if (evaluateFirst && this.hasTestSet) await this.evaluateAndReport(step, hooks);
 
     for (;;) {
       await hooks.gate();
@@ -311,7 +313,7 @@ export class Trainer {
     const optimizer = this.optimizer!;
     const [iterations, ...moments] = await optimizer.getWeights();
     const copies = tf.tidy(() => [...this.model!.variables(), ...moments.map((m) => m.tensor)].map((v) => tf.clone(v)));
-    const iterationsCopy = tf.clone(iterations!.tensor);
+    const iterationsCopy = iterations!.tensor; // a new scalar each call (saveIterations): ours to dispose
     const powers = tf.tidy(() => tf.stack(adamPowers(optimizer)));
     const variableCount = copies.length - moments.length;
     const read = async (): Promise<ModelState> => {

@@ -351,6 +351,26 @@ describe('checkpoints and exact resume', () => {
     for (const m of e.mistakes) expect(m.predicted).not.toBe(m.label);
   });
 
+  it('a model captured after Stop starts a new run that evaluates to the same accuracy before its first step', async () => {
+    const a = await runTo(15, {});
+    const model = await a.s.captureModel();
+    expect(model).toBeDefined();
+    const { s, rec } = session(undefined, { initialModel: { ...model!, iterations: 0, moments: [], betaPowers: [0.9, 0.999] }, evalEvery: 1000 });
+    const done = s.start();
+    await until('the first evaluation', () => rec.evals.length >= 1);
+    await s.stop();
+    await done;
+    expect(rec.evals[0]!.step).toBe(0);
+    // The same weights on the same test split (the fake's test batches depend only on their index).
+    const reference = session(undefined, { evalEvery: 1000, initialModel: { ...model!, iterations: 0, moments: [], betaPowers: [0.9, 0.999] } });
+    const done2 = reference.s.start();
+    await until('the reference evaluation', () => reference.rec.evals.length >= 1);
+    await reference.s.stop();
+    await done2;
+    expect(rec.evals[0]!.accuracy).toBe(reference.rec.evals[0]!.accuracy);
+    expect(rec.evals[0]!.accuracy).toBeGreaterThan(0.6); // trained weights, not a fresh model's guess
+  });
+
   it('a pause takes a checkpoint at the step it paused on', async () => {
     const saved: Checkpoint[] = [];
     const { s, rec } = session(undefined, { checkpointEvery: 1000, saveCheckpoint: async (c) => void saved.push(c) });
