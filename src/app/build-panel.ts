@@ -3,6 +3,7 @@
 import * as Comlink from 'comlink';
 import { zipSync } from 'fflate';
 import type { BrowserBuildReport, BuildFile, BuildWorkerApi } from '../pipeline/build-api.js';
+import { filesUnder, type DroppedEntry } from './dropped-folder.js';
 import { deleteLocalDataset, listLocalDatasets, LOCAL_PREFIX, readLocalFile, type LocalDataset } from '../storage/local-datasets.js';
 
 export interface BuildPanel {
@@ -31,20 +32,43 @@ export function setupBuildPanel(opts: {
     download.disabled = remove.disabled = !localId();
   };
 
-  folder.addEventListener('change', async () => {
-    const files = [...(folder.files ?? [])];
+  folder.addEventListener('change', () => {
+    const files = [...(folder.files ?? [])].map((f) => ({ path: f.webkitRelativePath || f.name, file: f }));
+    void build(files);
+  });
+
+  // A folder dropped anywhere on the panel builds the same way as one picked.
+  const panel = $('build-panel');
+  panel.addEventListener('dragover', (e) => {
+    e.preventDefault();
+    panel.classList.add('drop-target');
+  });
+  panel.addEventListener('dragleave', () => panel.classList.remove('drop-target'));
+  panel.addEventListener('drop', async (e) => {
+    e.preventDefault();
+    panel.classList.remove('drop-target');
+    const entries = [...(e.dataTransfer?.items ?? [])].map((i) => i.webkitGetAsEntry() as DroppedEntry | null).filter((x) => x !== null);
+    if (entries.length !== 1 || !entries[0]!.isDirectory) {
+      status.textContent = 'drop one folder, with one subfolder of images per class';
+      return;
+    }
+    status.textContent = 'reading the dropped folder…';
+    void build(await filesUnder(entries));
+  });
+
+  async function build(files: { path: string; file: File }[]): Promise<void> {
     if (files.length === 0) return;
     const m = /^(\d+)x(\d+)$/.exec(size.value.trim());
     if (!m) {
       status.textContent = `model input size must look like 64x64, got "${size.value}"`;
       return;
     }
-    const root = files[0]!.webkitRelativePath.split('/')[0] || 'dataset';
+    const root = files[0]!.path.split('/')[0] || 'dataset';
     status.textContent = `reading ${files.length} files…`;
     const worker = new Worker(new URL('../pipeline/build-worker.ts', import.meta.url), { type: 'module', name: 'dataset-build' });
     const api = Comlink.wrap<BuildWorkerApi>(worker);
     try {
-      const inputs: BuildFile[] = await Promise.all(files.map(async (f) => ({ path: f.webkitRelativePath || f.name, bytes: await f.arrayBuffer() })));
+      const inputs: BuildFile[] = await Promise.all(files.map(async (f) => ({ path: f.path, bytes: await f.file.arrayBuffer() })));
       const report = await api.build(
         Comlink.transfer(
           inputs,
@@ -68,7 +92,7 @@ export function setupBuildPanel(opts: {
       folder.value = '';
       refreshButtons();
     }
-  });
+  }
 
   download.addEventListener('click', async () => {
     const id = localId();

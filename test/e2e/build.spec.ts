@@ -54,3 +54,18 @@ test('a dropped folder becomes a dataset in this browser, trains, survives a rel
   expect(manifest).toMatchObject({ format: 'bytelab-pcr', variableSize: true, scanGroups: 10, classes: ['blue', 'red'] });
   expect(Object.keys(zip).filter((f) => f.endsWith('.pcr')).length).toBeGreaterThan(0);
 });
+
+test('dropping files rather than a folder on "Build a dataset" says what to drop', async ({ page }) => {
+  await page.goto('/');
+  // Pages cannot make a DataTransfer that holds a folder; the walk of a real one is tested in test/unit/app/dropped-folder.test.ts.
+  const dataTransfer = await page.evaluateHandle(() => {
+    const dt = new DataTransfer();
+    dt.items.add(new File(['x'], 'cat.jpg', { type: 'image/jpeg' }));
+    return dt;
+  });
+  await page.dispatchEvent('#build-panel', 'dragover', { dataTransfer });
+  await expect(page.locator('#build-panel')).toHaveClass(/drop-target/);
+  await page.dispatchEvent('#build-panel', 'drop', { dataTransfer });
+  await expect(page.locator('#build-status')).toHaveText('drop one folder, with one subfolder of images per class');
+  await expect(page.locator('#build-panel')).not.toHaveClass(/drop-target/);
+});
