@@ -365,8 +365,8 @@ function updateFidelityLabel(): void {
 async function refreshSamples(run: LabSession): Promise<void> {
   const s = await run.samples(64).catch(() => undefined);
   if (!s || run !== session || run.ended) return; // a late answer from a run that is no longer shown
-  drawSamples(ui.samples, s);
-  ui.samplesCaption.textContent = `as decoded at scan group ${s.group}`;
+  drawSamples(ui.samples, s, info?.classes);
+  ui.samplesCaption.textContent = `as decoded at scan group ${s.group}; point at one for its class`;
 }
 
 /** Reads every setup control; undefined (with the reasons shown) if one is bad. */

@@ -1,7 +1,12 @@
 // Draws the sample grid: the latest decoded images at the fidelity they were fetched at.
 import type { SampleImages } from '../pipeline/api.js';
 
-export function drawSamples(canvas: HTMLCanvasElement, s: SampleImages, columns = 8): void {
+/**
+ * Draws the grid; with `classes`, each image is named by its class: under the
+ * pointer (the canvas's title follows it) and, for screen readers, in the
+ * canvas's label, row by row.
+ */
+export function drawSamples(canvas: HTMLCanvasElement, s: SampleImages, classes?: string[], columns = 8): void {
   const rows = Math.ceil(s.labels.length / columns);
   const { width: w, height: h, channels: c } = s;
   canvas.width = columns * w;
@@ -23,6 +28,16 @@ export function drawSamples(canvas: HTMLCanvasElement, s: SampleImages, columns 
     }
   }
   ctx.putImageData(image, 0, 0);
+  if (!classes) return;
+  const names = s.labels.map((l) => classes[l] ?? `class ${l}`);
+  canvas.setAttribute('role', 'img');
+  canvas.setAttribute('aria-label', `${names.length} training images at scan group ${s.group}: ${names.join(', ')}`);
+  canvas.onmousemove = (e) => {
+    const box = canvas.getBoundingClientRect();
+    const col = Math.floor(((e.clientX - box.left) / box.width) * columns);
+    const row = Math.floor(((e.clientY - box.top) / box.height) * rows);
+    canvas.title = names[row * columns + col] ?? '';
+  };
 }
 
 /** Empties the grid, so a new run never shows the previous run's images. */

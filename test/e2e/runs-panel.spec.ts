@@ -30,6 +30,14 @@ test('two runs at different scan groups are recorded, overlaid, and get a time-t
     const [label, predicted] = caption.split(' → ');
     expect(label).not.toBe(predicted);
   }
+  // The sample grid names each image's class: in its label, and under the pointer.
+  const classes = (await snapshot(page)).dataset!.classes;
+  const label = (await page.locator('#samples').getAttribute('aria-label'))!;
+  const names = label.replace(/^.*?: /, '').split(', ');
+  expect(names.length).toBeGreaterThan(8);
+  for (const n of names) expect(classes).toContain(n);
+  await page.locator('#samples').hover({ position: { x: 5, y: 5 } });
+  expect(classes).toContain(await page.locator('#samples').getAttribute('title'));
   await page.locator('#runs-target').fill('15');
   const rows = page.locator('#runs-table tbody tr');
   await expect(rows).toHaveCount(2);
