@@ -9,7 +9,7 @@
 // both parts. Variants take turns within each round, the order rotated from
 // round to round; ratios are per round. Writes bench/results/time-to-accuracy.md.
 // Usage: npx tsx bench/time-to-accuracy.ts [--rounds N] [--target ACC] [--rate KBPS] [--delay MS] [--budget S] [--eval-every N]
-//   [--model tiny-cnn] [--seed N] [--warmup S] [--variants "g6 e1,g3 e1"] [--from-json FILE (rebuild the report only)]
+//   [--model tiny-cnn] [--seed N] [--warmup S] [--variants "g6 e1,g3 e1"] [--from-json FILE (rebuild the report only)] [--out FILE]
 //   (kB = 1000 bytes). Run it alone: `flock /tmp/bytelab-bench.lock npx tsx bench/time-to-accuracy.ts`.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -27,7 +27,7 @@ import { freePort, openLabBrowser } from './support/lab-browser.js';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DATASET_DIR = join(ROOT, 'public', 'datasets', 'fashion-mnist-mini');
 const DATASET_PATH = '/datasets/fashion-mnist-mini/';
-const RESULTS = join(ROOT, 'bench', 'results', 'time-to-accuracy.md');
+const DEFAULT_RESULTS = join(ROOT, 'bench', 'results', 'time-to-accuracy.md');
 /** Every run's recording, for rebuilding the report (--from-json); outside the repository. */
 const RAW = join(os.tmpdir(), 'bytelab-time-to-accuracy.json');
 const { values } = parseArgs({
@@ -43,6 +43,8 @@ const { values } = parseArgs({
     warmup: { type: 'string', default: '10' },
     variants: { type: 'string' },
     'from-json': { type: 'string' },
+    /** Where the report goes (default bench/results/time-to-accuracy.md); a partial run (--variants) should name its own. */
+    out: { type: 'string' },
   },
 });
 const rounds = Number(values.rounds);
@@ -560,7 +562,7 @@ const saved: Saved = values['from-json'] ? (JSON.parse(readFileSync(values['from
 if (!values['from-json']) writeFileSync(RAW, JSON.stringify(saved));
 const report = buildReport(saved);
 console.log(report);
-writeFileSync(RESULTS, report);
+writeFileSync(values.out ?? DEFAULT_RESULTS, report);
 if (!values['from-json']) console.error(`raw recordings: ${RAW} (npx tsx bench/time-to-accuracy.ts --from-json ${RAW} [--target ACC] rebuilds the report)`);
 
 // ------------------------------------------------------------------ the report
@@ -994,8 +996,11 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
       'also the link time they hid.',
     '- **Before the first step**: the four reads in flight share the link, so at group 6 the first records arrive together after ' +
       `about 4 x ${f((bytesPerImage(6) * 256) / 1000, 0)} kB / ${f(linkBps / 1000, 0)} kB/s; the first step came ` +
-      `${f(med(base.map((r) => r.firstStepS)), 1)} s after training start (group 3: ${f(med(of('g3 e1').map((r) => r.firstStepS)), 1)} s, ` +
-      `group 2: ${f(med(of('g2 e1').map((r) => r.firstStepS)), 1)} s). This is part of every "s to target".`,
+      `${f(med(base.map((r) => r.firstStepS)), 1)} s after training start` +
+      (of('g3 e1').length && of('g2 e1').length
+        ? ` (group 3: ${f(med(of('g3 e1').map((r) => r.firstStepS)), 1)} s, group 2: ${f(med(of('g2 e1').map((r) => r.firstStepS)), 1)} s)`
+        : '') +
+      '. This is part of every "s to target".',
     '',
   );
   lines.splice(lines.indexOf('## Set-up'), 0, ...summary);
