@@ -623,7 +623,8 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
   const started = meta.startedAt.slice(0, 16).replace('T', ' ');
   const cmd =
     `npx tsx bench/time-to-accuracy.ts --rounds ${o.rounds} --target ${target} --rate ${o.rateKBps} --delay ${o.delayMs} --budget ${o.budgetS} ` +
-    `--eval-every ${o.evalEvery}`;
+    `--eval-every ${o.evalEvery}` +
+    (ids.length < VARIANTS.length ? ` --variants "${ids.join(',')}"` : '');
   lines.push(
     '# Time to a target accuracy over a slow link: PCR scan groups and data echoing',
     '',
@@ -655,7 +656,7 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
     `- **Target**: ${pct(target, 0)} test accuracy (1,024 test images).`,
     '- **Cut to fit about 25 minutes on 2 cores**: 2 rounds (not 3), a 75 s budget per run (not 90-120 s), one group 6 / echo 1 run ' +
       'per round as the baseline of both parts, an evaluation every 20 steps (not 10: each costs over a second on SwiftShader).',
-    `- **Order**: ${o.rounds} rounds after a warm-up run (group 1, ${o.warmupS} s, not counted); each round runs the ${VARIANTS.length} ` +
+    `- **Order**: ${o.rounds} rounds after a warm-up run (group 1, ${o.warmupS} s, not counted); each round runs the ${ids.length} ` +
       'variants one after the other, the order rotated by 3 places per round. Group 6 / echo 1 is the baseline of both parts; ratios are ' +
       'taken within a round, then min / **median** / max over rounds (every figure below is min / **median** / max over rounds).',
     '',
@@ -1006,5 +1007,16 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
   lines.splice(lines.indexOf('## Set-up'), 0, ...summary);
   lines.push('', 'Test accuracy at each evaluation (step: accuracy), every run:', '');
   for (const r of results) lines.push(`- round ${r.round}, ${r.variant.id}: ${r.curve.map(([s, a]) => `${s}: ${(100 * a).toFixed(1)}`).join(', ')}`);
+  // A run of part B alone (--variants) has no part A to show but its baseline, which part B shows too.
+  if (partAOnlyBaseline(ids)) {
+    const from = lines.indexOf('## Part A: PCR scan groups (echo 1)');
+    const to = lines.indexOf('## Part B: data echoing at group 6');
+    lines.splice(from, to - from, '## Part A: PCR scan groups (echo 1)', '', 'Not run here (see `--variants` above).', '');
+  }
   return `${lines.join('\n')}\n`;
+}
+
+/** Whether a run had no scan group but the baseline's (a part B run). */
+function partAOnlyBaseline(ids: string[]): boolean {
+  return ids.filter((id) => PART_A.includes(id)).length <= 1;
 }
