@@ -34,7 +34,7 @@ test('a saved model reloads, from the browser and from its files, and evaluates 
   await expect(page.locator('#model-status')).toContainText('saved in this browser');
   // A saved model's long name in its list must not widen the page on a phone.
   await page.setViewportSize({ width: 390, height: 860 });
-  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  await expect.poll(() => page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390); // once the charts follow
   await page.setViewportSize({ width: 1400, height: 900 });
   const downloads: { name: string; bytes: Buffer }[] = [];
   page.on('download', async (d) => downloads.push({ name: d.suggestedFilename(), bytes: readFileSync((await d.path())!) }));
