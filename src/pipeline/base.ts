@@ -50,6 +50,9 @@ export function startsOf(sizes: number[]): number[] {
   });
 }
 
+/** Records a resumed pipeline keeps read while it makes the first batches from replayed ones. */
+const REPLAY_RECORDS_KEPT = 16;
+
 /** Records read ahead of the one being consumed: their Range requests overlap each other and the decoding. */
 const DEFAULT_REQUESTS_IN_FLIGHT = 4;
 /** How long the pipeline waits for a server that stopped answering before the run fails. */
@@ -320,6 +323,23 @@ export abstract class BasePipeline<M> {
         .catch((err: unknown) => this.warn(`the prefix cache could not store a record: ${err}`));
     }
     return bytes;
+  }
+
+  /** Records read again for a resumed stream's first batches, by stream position (the few most recent). */
+  private readonly replayed = new Map<number, Promise<unknown>>();
+
+  /**
+   * A record the resumed stream replays without reading it, read once for all of
+   * its examples that land in batches handed out: `read` runs on the first ask.
+   */
+  protected readAgain<T>(position: number, read: () => Promise<T>): Promise<T> {
+    let reading = this.replayed.get(position) as Promise<T> | undefined;
+    if (!reading) {
+      reading = read();
+      this.replayed.set(position, reading);
+      if (this.replayed.size > REPLAY_RECORDS_KEPT) this.replayed.delete(this.replayed.keys().next().value!);
+    }
+    return reading;
   }
 
   /** Arrays fetchCounted answered at least partly from the cache: a source that finds them unreadable asks again with `fresh`. */

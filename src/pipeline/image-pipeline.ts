@@ -15,8 +15,6 @@ import { decodeToShape, firstSamples, imageBatches, sampleOf, type ImageContent,
 
 /** Per-record cap on image-level warnings, so one rotten record cannot flood the log. */
 const IMAGE_WARNINGS_PER_RECORD = 3;
-/** Records a resumed pipeline keeps decoded while it makes the first batches from replayed examples. */
-const REPLAY_RECORDS_KEPT = 16;
 
 /** A record's images decoded at one scan group; undefined where an image was left out. */
 type DecodedRecord = (ImageContent | undefined)[];
@@ -91,8 +89,6 @@ export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipe
   private firstIds: number[] = [];
   /** The scan group of each record read, through the tape: a resumed stream reads each record at the group the earlier run did. */
   private fidelity: () => number = () => this.options.fidelity;
-  /** Records decoded again for a resumed stream's first batches, by stream position. */
-  private readonly replayed = new Map<number, Promise<DecodedRecord | undefined>>();
 
   constructor(
     private readonly source: RecordSource<R>,
@@ -180,18 +176,13 @@ export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipe
     return examples;
   }
 
-  /** A replayed record, read once for all of its examples that are trained on (the few most recent are kept). */
+  /** A replayed record, read once for all of its examples that are trained on. */
   private decodeAgain(record: R, position: number, level: number): Promise<DecodedRecord | undefined> {
-    let decoded = this.replayed.get(position);
-    if (!decoded) {
-      decoded = this.decodeRecord(record, level).then((d) => {
-        if (!d) this.warn(`record ${record.file}: could not be read again to continue the run; its examples are left out`);
-        return d;
-      });
-      this.replayed.set(position, decoded);
-      if (this.replayed.size > REPLAY_RECORDS_KEPT) this.replayed.delete(this.replayed.keys().next().value!);
-    }
-    return decoded;
+    return this.readAgain(position, async () => {
+      const d = await this.decodeRecord(record, level);
+      if (!d) this.warn(`record ${record.file}: could not be read again to continue the run; its examples are left out`);
+      return d;
+    });
   }
 
   /** Fetches a record up to scan group `level` and decodes every image. Never throws for bad data. */

@@ -16,9 +16,6 @@ function owned<T extends Uint32Array | Float32Array | Int32Array>(a: T): T {
   return a.byteOffset === 0 && a.byteLength === a.buffer.byteLength ? a : (a.slice() as T);
 }
 
-/** Records a resumed pipeline keeps parsed while it makes the first batches from replayed ones. */
-const REPLAY_RECORDS_KEPT = 16;
-
 /** A batch on its way through the stages, or (while a resumed pipeline replays the earlier run's stream) a way to read it. */
 type TocItem = { size: number } & ({ batch: TocBatchMessage } | { load(): Promise<TocBatchMessage | undefined> });
 
@@ -35,8 +32,6 @@ function copyBatch(b: TocBatchMessage): TocBatchMessage {
 export class TocPipeline extends BasePipeline<TocManifest> {
   /** Each record's first row's index in the split. */
   private firstRows: number[] = [];
-  /** Records parsed again for a resumed stream's first batches, by stream position. */
-  private readonly replayed = new Map<number, Promise<ParsedRecord | undefined>>();
 
   protected validate(json: unknown, where: string): TocManifest {
     return validateTocManifest(json, where);
@@ -106,15 +101,9 @@ export class TocPipeline extends BasePipeline<TocManifest> {
     return items;
   }
 
-  /** A replayed record, read once for all of its batches that are trained on (the few most recent are kept). */
+  /** A replayed record, read once for all of its batches that are trained on. */
   private parseAgain(entry: TocRecordEntry, position: number, index: number): Promise<ParsedRecord | undefined> {
-    let parsed = this.replayed.get(position);
-    if (!parsed) {
-      parsed = this.parseRecord(entry, index);
-      this.replayed.set(position, parsed);
-      if (this.replayed.size > REPLAY_RECORDS_KEPT) this.replayed.delete(this.replayed.keys().next().value!);
-    }
-    return parsed;
+    return this.readAgain(position, () => this.parseRecord(entry, index));
   }
 
   /** Fetches record `index` of the split and cuts it into batches; undefined when it cannot be read. */
