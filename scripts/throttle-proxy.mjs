@@ -68,6 +68,7 @@ function proxy() {
       { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: { ...keep(req.headers), host: target.host }, agent },
       async (answer) => {
         res.writeHead(answer.statusCode ?? 502, keep(answer.headers));
+        res.flushHeaders(); // headers go out at once, as on a real link: only the body waits its turn on the wire
         res.on('close', () => answer.destroy()); // the browser gave up: stop reading upstream
         try {
           for await (const chunk of answer) await send(res, chunk);

@@ -18,6 +18,7 @@ import { PrefixCache, type CachedPrefix } from '../storage/prefix-cache.js';
 import { BoundedQueue } from './queue.js';
 import { hash32, seededRandom, shuffleInPlace, type Random } from '../shared/random.js';
 import { ControlTape, type TapeState } from './tape.js';
+import { LinkClock } from './link-clock.js';
 
 export const emptyStats = (): PipelineStats => ({
   bytesFetched: 0,
@@ -82,6 +83,8 @@ export abstract class BasePipeline<M> {
   protected cache: PrefixCache | undefined;
   /** Where the live controls took effect (tape.ts): replayed from options.resume, recorded for the next resume. */
   protected tape = new ControlTape();
+  /** The link's busy time, the network part of upstream time per batch (link-clock.ts); its slots are set at open. */
+  private link = new LinkClock(DEFAULT_REQUESTS_IN_FLIGHT);
   /** When the current outage began (0: the server answers). */
   private outageSince = 0;
   /** Waits so far in the current outage, for the backoff. */
@@ -107,6 +110,7 @@ export abstract class BasePipeline<M> {
     this.orderRandom = seededRandom(options.seed);
     this.random = seededRandom(hash32(options.seed, 'stages', rank));
     this.tape = new ControlTape(options.resume?.tape);
+    this.link = new LinkClock(Math.max(1, options.requestsInFlight ?? DEFAULT_REQUESTS_IN_FLIGHT));
     const limit = options.cacheLimitBytes ?? 0;
     this.cache = limit > 0 && PrefixCache.available ? new PrefixCache(limit, options.cacheName) : undefined;
     this.manifest = this.validate(manifestJson ?? (await fetchManifest(options.manifestUrl, this.abort.signal)), options.manifestUrl);
@@ -175,9 +179,8 @@ export abstract class BasePipeline<M> {
         this.stats.examplesEmitted += batch.size;
         const t = performance.now();
         // Records are read ahead in the background, also while this loop is blocked, so its unblocked time alone
-        // undercounts when the trainer is the slow side: the decoding and the fetches (sharing their slots) bound it too.
-        const inFlight = Math.max(1, this.options.requestsInFlight ?? DEFAULT_REQUESTS_IN_FLIGHT);
-        this.stats.upstreamBusyMs = Math.max(t - started - blocked, this.stats.decodeMs, this.stats.fetchMs / inFlight);
+        // undercounts when the trainer is the slow side: the decoding and the link's busy time bound it too.
+        this.stats.upstreamBusyMs = Math.max(t - started - blocked, this.stats.decodeMs, this.link.busyMs());
         await queue.push(batch);
         blocked += performance.now() - t;
       }
@@ -374,13 +377,19 @@ export abstract class BasePipeline<M> {
   private async fetchRetrying(file: string, url: string, from: number, end: number, validator?: string): Promise<RangeResponse> {
     const signal = this.abort.signal;
     const policy = this.options.fetchPolicy;
-    const onRetry = () => void this.stats.retries++;
     for (;;) {
+      const link = this.link.read();
+      const onRetry = () => {
+        this.stats.retries++;
+        link.retry();
+      };
       try {
-        const res = await fetchRange({ url, start: from, end, signal, policy, validator, onRetry });
+        const res = await fetchRange({ url, start: from, end, signal, policy, validator, onRetry, onHeaders: link.headers });
+        link.done();
         if (this.outageSince > 0) this.serverBack();
         return res;
       } catch (err) {
+        link.done(); // an outage's waits are not link time: the pump's own clock counts them
         const failed = new Error(`record ${file}: fetch failed: ${(err as Error).message}`, { cause: err });
         if (signal.aborted || !(err instanceof TransientFetchError)) throw failed;
         if (this.outageSince === 0 && (await this.serverAnswers())) throw failed;

@@ -44,6 +44,8 @@ export interface RangeRequest {
   validator?: string | undefined;
   /** Called before each retry, with the failure and the wait. */
   onRetry?: ((error: Error, attempt: number, waitMs: number) => void) | undefined;
+  /** Called when a try's answer (its headers) arrives, before its body is read. */
+  onHeaders?: (() => void) | undefined;
 }
 
 export interface RangeResponse {
@@ -72,7 +74,7 @@ export async function fetchRange(request: RangeRequest): Promise<RangeResponse> 
   const sink: Sink = { out: new Uint8Array(Math.max(0, end - start)), filled: 0 };
   for (let attempt = 1; ; attempt++) {
     try {
-      const answer = await fetchOnce(url, start, sink, policy.stallMs, signal, request.validator);
+      const answer = await fetchOnce(url, start, sink, policy.stallMs, signal, request.validator, request.onHeaders);
       return { bytes: sink.out.subarray(0, sink.filled), requested: end - start, attempts: attempt, ...answer };
     } catch (err) {
       if (signal?.aborted || !(err instanceof TransientFetchError) || attempt >= policy.attempts) {
@@ -100,7 +102,15 @@ interface Sink {
 type Answer = Pick<RangeResponse, 'status' | 'validator' | 'changed' | 'warning'>;
 
 /** One request for the sink's missing bytes, [start + filled, start + out.length). */
-async function fetchOnce(url: string, start: number, sink: Sink, stallMs: number, signal: AbortSignal | undefined, validator?: string): Promise<Answer> {
+async function fetchOnce(
+  url: string,
+  start: number,
+  sink: Sink,
+  stallMs: number,
+  signal: AbortSignal | undefined,
+  validator?: string,
+  onHeaders?: () => void,
+): Promise<Answer> {
   const from = start + sink.filled;
   const end = start + sink.out.byteLength;
   const attempt = new AbortController();
@@ -126,6 +136,7 @@ async function fetchOnce(url: string, start: number, sink: Sink, stallMs: number
       if (signal?.aborted) throw err;
       throw new TransientFetchError(stalled ? `no answer within ${stallMs} ms` : `network error (${(err as Error).message})`);
     }
+    onHeaders?.();
     const status = res.status;
     // If-Range takes only a strong validator: a weak ETag (W/"...", as some dev servers send) makes the server send the whole file.
     const etag = res.headers.get('etag');
