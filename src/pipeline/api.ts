@@ -140,13 +140,18 @@ export interface PipelineStats {
   /** Examples in a batch that repeat an example already in that batch (example echoing with a small shuffle buffer). */
   duplicatesInBatches: number;
   /**
-   * Time the stages before the trainer needed (fetch, decode, augment, batch):
-   * the batch loop's time not blocked on a full queue, or, where more, the
-   * decoding time or the fetch time per request slot (records are read ahead in
-   * the background). Divided by the fresh batches read, it is the upstream time
-   * per batch of the echoing papers.
+   * The clocks of the stages before the trainer (fetch, decode, augment, batch);
+   * upstream time is the largest of them over a window, and per fresh batch it
+   * is the upstream time of the echoing papers (train/echo-advisor.ts).
+   * loopBusyMs: the batch loop's time not blocked on a full queue. Records are read
+   * ahead in the background, also while the loop waits for room, so when the
+   * trainer is the slow side the loop alone would miss that work: hence also
+   * decodeMs and linkBusyMs, the link's busy time (pipeline/link-clock.ts).
    */
-  upstreamBusyMs: number;
+  loopBusyMs: number;
+  linkBusyMs: number;
+  /** Pipelines these counters come from (1 each; summed over readers, which run side by side: their clocks add up to N times the wall time). */
+  readers: number;
   examplesEmitted: number;
   batchesEmitted: number;
   fetchMs: number;

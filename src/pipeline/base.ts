@@ -28,7 +28,9 @@ export const emptyStats = (): PipelineStats => ({
   examplesEmitted: 0,
   examplesEchoed: 0,
   duplicatesInBatches: 0,
-  upstreamBusyMs: 0,
+  loopBusyMs: 0,
+  linkBusyMs: 0,
+  readers: 1,
   batchesEmitted: 0,
   fetchMs: 0,
   decodeMs: 0,
@@ -160,29 +162,37 @@ export abstract class BasePipeline<M> {
     this.cache?.close();
   }
 
+  /** The batch loop's clock: busy unless waiting for room in the queue (then the trainer, not upstream, is the slow side). */
+  private readonly loop = { started: performance.now(), blocked: 0, blockedSince: 0 };
+
+  /** The counters with the clocks read now: a window of steps that ends while the loop waits still sees the reads ahead. */
+  statsNow(): PipelineStats {
+    const now = performance.now();
+    this.stats.loopBusyMs = (this.loop.blockedSince || now) - this.loop.started - this.loop.blocked;
+    this.stats.linkBusyMs = this.link.busyMs();
+    return { ...this.stats };
+  }
+
   private async pump(queue: BoundedQueue<Batch>): Promise<void> {
     const resumeAt = this.options.resume?.batches ?? 0;
-    let started = performance.now();
-    let blocked = 0; // time spent waiting for room in the queue: the trainer, not upstream, was the slow side
+    this.loop.started = performance.now();
     try {
       for await (const pending of this.batches()) {
         if (queue.isClosed) return;
         const index = this.stats.batchesEmitted++;
         // A resumed stream works out the batches the earlier run handed out, but does not make them.
         if (index < resumeAt) {
-          started = performance.now();
+          this.loop.started = performance.now();
           continue;
         }
         const batch = await pending.make();
         if (!batch) continue;
         batch.index = index;
         this.stats.examplesEmitted += batch.size;
-        const t = performance.now();
-        // Records are read ahead in the background, also while this loop is blocked, so its unblocked time alone
-        // undercounts when the trainer is the slow side: the decoding and the link's busy time bound it too.
-        this.stats.upstreamBusyMs = Math.max(t - started - blocked, this.stats.decodeMs, this.link.busyMs());
+        this.loop.blockedSince = performance.now();
         await queue.push(batch);
-        blocked += performance.now() - t;
+        this.loop.blocked += performance.now() - this.loop.blockedSince;
+        this.loop.blockedSince = 0;
       }
       queue.close();
     } catch (err) {
@@ -227,45 +237,61 @@ export abstract class BasePipeline<M> {
    * Epoch loop: reads the split's records (a new random order each epoch when
    * shuffling) and yields what `read` made of each, in that order. Up to
    * `requestsInFlight` reads run at once, so fetches overlap each other and the
-   * decoding of earlier records. A record that fails yields nothing; a whole
-   * epoch that yields nothing ends the stream with an error. `read` gets the
-   * record, its position in the stream (counted across epochs: the tape's key)
-   * and its index in `records`.
+   * decoding of earlier records; they run on across an epoch's end, so the link
+   * does not idle while the last records' examples drain from the shuffle buffer
+   * and the trainer does not then wait for the next epoch's first record. A
+   * record that fails yields nothing; a whole epoch that yields nothing ends the
+   * stream with an error. `read` gets the record, its position in the stream
+   * (counted across epochs: the tape's key) and its index in `records`.
    */
   protected async *readEpochs<R, T>(records: R[], read: (record: R, position: number, index: number) => Promise<T[]>): AsyncGenerator<T> {
-    let scheduled = 0;
-    let consumed = 0;
     const depth = Math.max(1, this.options.requestsInFlight ?? DEFAULT_REQUESTS_IN_FLIGHT);
-    for (let epoch = 0; epoch < this.options.epochs; epoch++) {
-      this.stats.epoch = epoch;
-      this.emit({ type: 'epoch', split: this.options.split, epoch });
-      const everyone = records.map((_, i) => i);
-      if (this.options.shuffleBuffer > 1) shuffleInPlace(everyone, this.orderRandom);
-      const { count, rank } = this.options.partition ?? { count: 1, rank: 0 };
-      const order = everyone.filter((_, position) => position % count === rank);
-      const ahead: Promise<T[]>[] = [];
-      let next = 0;
-      const fill = () => {
-        while (ahead.length < depth && next < order.length && !this.abort.signal.aborted) {
-          const index = order[next++]!;
-          const reading = read(records[index]!, scheduled++, index);
-          reading.catch(() => undefined); // observed when its turn comes; this keeps an early failure from being "unhandled"
-          ahead.push(reading);
-        }
-      };
-      let produced = 0;
-      fill();
-      while (ahead.length > 0) {
-        const items = await ahead.shift()!;
-        if (this.abort.signal.aborted) return;
-        this.tape.consumed(consumed++);
-        fill();
-        for (const item of items) {
-          produced++;
-          yield item;
-        }
+    const upcoming = this.epochOrders(records.length);
+    const ahead: { epoch: number; reading: Promise<T[]> }[] = [];
+    let scheduled = 0;
+    const fill = () => {
+      while (ahead.length < depth && !this.abort.signal.aborted) {
+        const next = upcoming.next();
+        if (next.done) return;
+        const { epoch, index } = next.value;
+        const reading = read(records[index]!, scheduled++, index);
+        reading.catch(() => undefined); // observed when its turn comes; this keeps an early failure from being "unhandled"
+        ahead.push({ epoch, reading });
       }
-      if (produced === 0) throw new Error(`no readable data in split "${this.options.split}": every record failed (see warnings)`);
+    };
+    const noData = () => new Error(`no readable data in split "${this.options.split}": every record failed (see warnings)`);
+    let consumed = 0;
+    let epoch = -1;
+    let produced = 0;
+    fill();
+    while (ahead.length > 0) {
+      const turn = ahead.shift()!;
+      if (turn.epoch !== epoch) {
+        if (epoch >= 0 && produced === 0) throw noData();
+        epoch = turn.epoch;
+        produced = 0;
+        this.stats.epoch = epoch;
+        this.emit({ type: 'epoch', split: this.options.split, epoch });
+      }
+      const items = await turn.reading;
+      if (this.abort.signal.aborted) return;
+      this.tape.consumed(consumed++);
+      fill();
+      for (const item of items) {
+        produced++;
+        yield item;
+      }
+    }
+    if (epoch >= 0 && produced === 0) throw noData();
+  }
+
+  /** The records of every epoch in reading order: this rank's share of a new order per epoch (the same draws on every rank). */
+  private *epochOrders(records: number): Generator<{ epoch: number; index: number }> {
+    const { count, rank } = this.options.partition ?? { count: 1, rank: 0 };
+    for (let epoch = 0; epoch < this.options.epochs; epoch++) {
+      const everyone = Array.from({ length: records }, (_, i) => i);
+      if (this.options.shuffleBuffer > 1) shuffleInPlace(everyone, this.orderRandom);
+      for (let position = rank; position < records; position += count) yield { epoch, index: everyone[position]! };
     }
   }
 
@@ -277,6 +303,25 @@ export abstract class BasePipeline<M> {
    */
   protected async fetchCounted(file: string, length: number, level: number, examples: number, fresh = false): Promise<Uint8Array> {
     const url = new URL(file, this.options.manifestUrl).href; // resolved against the manifest
+    // Reads run on across an epoch's end, so a record may be asked for again while its last read is still out:
+    // with a cache, that read goes first and the cache then serves this one.
+    const earlier = this.cache ? this.fetching.get(url) : undefined;
+    const reading = (async () => {
+      await earlier?.catch(() => undefined);
+      return this.fetchThroughCache(file, url, length, level, examples, fresh);
+    })();
+    this.fetching.set(url, reading);
+    try {
+      return await reading;
+    } finally {
+      if (this.fetching.get(url) === reading) this.fetching.delete(url);
+    }
+  }
+
+  /** Record reads still out, by URL. */
+  private readonly fetching = new Map<string, Promise<Uint8Array>>();
+
+  private async fetchThroughCache(file: string, url: string, length: number, level: number, examples: number, fresh: boolean): Promise<Uint8Array> {
     const start = performance.now();
     const cached = fresh ? undefined : await this.cachedPrefix(url, file);
     if (cached && cached.bytes.byteLength >= length) {

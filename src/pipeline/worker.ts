@@ -52,7 +52,7 @@ const api: PipelineApi = {
   setEchoFactor: (factor) => current().setEchoFactor(factor),
   setEchoMode: (mode) => current().setEchoMode(mode),
   setShuffleBuffer: (size) => current().setShuffleBuffer(size),
-  stats: () => ({ ...current().stats }),
+  stats: () => current().statsNow(),
   tape: () => current().tapeState(),
   async samples(n) {
     // Only an image pipeline has samples; a table has no images to show.

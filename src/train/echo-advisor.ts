@@ -19,8 +19,20 @@ export interface EchoReading {
   suggested: number;
 }
 
-/** Steps a reading looks back over. */
-const WINDOW = 20;
+/** Steps the trainer's own time per step is averaged over. */
+const STEP_WINDOW = 20;
+/**
+ * Records read that the upstream reading spans at least: fresh examples arrive
+ * a record (often many batches) at a time while the clocks run on smoothly, so
+ * a window of a few steps sees a whole record or none and R swings from 0 to
+ * several times its value (auto echo then chased it).
+ */
+const MIN_RECORDS = 5;
+/** Steps kept at most: the upstream reading spans fewer records when this many steps read fewer. */
+const MAX_STEPS = 1000;
+
+type Clock = 'loopBusyMs' | 'decodeMs' | 'linkBusyMs';
+const recordsRead = (m: StepMetrics) => m.pipeline.recordsFetched + m.pipeline.cacheHits;
 
 export class EchoAdvisor {
   private readonly window: StepMetrics[] = [];
@@ -28,16 +40,24 @@ export class EchoAdvisor {
   /** Adds a step; the reading over the last steps, once there are enough of them and the pipeline read fresh data meanwhile. */
   push(m: StepMetrics): EchoReading | undefined {
     this.window.push(m);
-    if (this.window.length > WINDOW) this.window.shift();
+    if (this.window.length > MAX_STEPS) this.window.shift();
     if (this.window.length < 5) return undefined;
-    const first = this.window[0]!;
-    const steps = this.window.slice(1);
-    const busy = m.pipeline.upstreamBusyMs - first.pipeline.upstreamBusyMs;
+    // Upstream: from the latest step that leaves MIN_RECORDS records read in the window (or the oldest kept).
+    const minSteps = Math.min(STEP_WINDOW, this.window.length);
+    let from = this.window.length - minSteps;
+    while (from > 0 && recordsRead(m) - recordsRead(this.window[from]!) < MIN_RECORDS) from--;
+    const first = this.window[from]!;
+    const steps = this.window.slice(from + 1);
+    const recent = this.window.slice(-minSteps + 1);
+    // Each clock over the window, per reader (readers work side by side); the slowest stage sets the pace.
+    // The largest of the differences, not the difference of a running largest, which dips when the lead changes.
+    const per = (clock: Clock) => (m.pipeline[clock] - first.pipeline[clock]) / Math.max(1, m.pipeline.readers);
+    const busy = Math.max(per('loopBusyMs'), per('decodeMs'), per('linkBusyMs'));
     const fresh = m.pipeline.examplesRead - first.pipeline.examplesRead;
     const perBatch = steps.reduce((n, s) => n + s.examples, 0) / steps.length;
     if (fresh <= 0 || busy <= 0 || perBatch <= 0) return undefined;
     const upstreamMsPerBatch = busy / (fresh / perBatch);
-    const downstreamMsPerStep = steps.reduce((t, s) => t + s.computeMs, 0) / steps.length;
+    const downstreamMsPerStep = recent.reduce((t, s) => t + s.computeMs, 0) / recent.length;
     const ratio = upstreamMsPerBatch / Math.max(1e-3, downstreamMsPerStep);
     const waited = steps.reduce((t, s) => t + s.waitMs, 0);
     const waitShare = waited / Math.max(1e-9, waited + steps.reduce((t, s) => t + s.computeMs, 0));

@@ -70,6 +70,23 @@ describe('image pipeline', () => {
     expect(p.stats.bytesFetched).toBe(fixture.manifest.splits.train!.records.reduce((n, r) => n + r.groupEnds[6]!, 0));
   });
 
+  it("keeps its reads in flight across an epoch's end: the next epoch's first records are asked for before it begins", async () => {
+    const server = await serve();
+    const records = () => server.requests.filter((r) => r.path.endsWith('.pcr')).length;
+    const atEpoch: number[] = [];
+    const p = new ImagePipeline(pcrRecords, await loadTurboJpegNode(), (e) => e.type === 'epoch' && atEpoch.push(records()));
+    await p.open(options(server, { epochs: 2, requestsInFlight: 2 }));
+    let examples = 0;
+    for (let b = await p.next(); b; b = await p.next()) {
+      examples += b.size;
+      await new Promise((ok) => setTimeout(ok, 20)); // a trainer's step: time for the reads ahead to reach the server
+    }
+    expect(examples).toBe(120);
+    expect(records()).toBe(6);
+    // 3 records an epoch, 2 reads out: when epoch 1 begins, its first record has long been asked for (a wait per epoch otherwise).
+    expect(atEpoch[1]).toBeGreaterThan(3);
+  });
+
   it('scales x to [0, 1] and keeps labels with their images', async () => {
     const server = await serve();
     const p = new ImagePipeline(pcrRecords, await loadTurboJpegNode(), () => undefined);

@@ -108,7 +108,8 @@ async function upstreamMsPerByte(trainerMs: number): Promise<number> {
   await p.open(testPipelineOptions(`${proxy.url}manifest.json`, { requestsInFlight: 4 }));
   while (await p.next()) await new Promise((ok) => setTimeout(ok, trainerMs));
   p.close();
-  return p.stats.upstreamBusyMs / p.stats.bytesFetched;
+  const stats = p.statsNow();
+  return stats.linkBusyMs / stats.bytesFetched;
 }
 
 describe('upstream time over a shared link', () => {

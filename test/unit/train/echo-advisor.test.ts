@@ -16,7 +16,7 @@ function steps(n: number, upMs: number, downMs: number, freshShare = 1): StepMet
     computeMs: downMs,
     waitMs: Math.max(0, upMs * freshShare - downMs),
     bytesFetched: 0,
-    pipeline: { ...emptyStats(), examplesRead: Math.round(32 * freshShare * (i + 1)), upstreamBusyMs: upMs * freshShare * (i + 1) },
+    pipeline: { ...emptyStats(), examplesRead: Math.round(32 * freshShare * (i + 1)), loopBusyMs: upMs * freshShare * (i + 1) },
   }));
 }
 
@@ -44,6 +44,38 @@ describe('echo advisor', () => {
     const r = last(new EchoAdvisor(), ms)!;
     // 19 steps of 10 ms, 2 or 3 of them after a 160 ms wait: about two thirds of the time is waiting.
     expect(r.waitShare).toBeGreaterThan(0.6);
+  });
+
+  it('reads readers side by side: their summed clocks count once per reader', () => {
+    // Two readers each busy 60 ms per fresh batch they read; together a fresh batch every 30 ms.
+    const ms = steps(30, 60, 10).map((m) => {
+      const { loopBusyMs, examplesRead } = m.pipeline;
+      return { ...m, pipeline: { ...m.pipeline, readers: 2, loopBusyMs: 2 * loopBusyMs, examplesRead: 2 * examplesRead } };
+    });
+    const r = last(new EchoAdvisor(), ms)!;
+    expect(r.upstreamMsPerBatch).toBeCloseTo(30); // summed clocks over all fresh batches would read 60
+    expect(r.ratio).toBeCloseTo(3);
+  });
+
+  it('takes the slowest clock over the window, also when another clock led before it', () => {
+    // The loop's clock ran ahead early (start-up); from step 10 on the link is busy 30 ms per batch and the loop only 5.
+    const ms = steps(30, 30, 10).map((m, i) => ({
+      ...m,
+      pipeline: { ...m.pipeline, loopBusyMs: 1000 + 5 * (i + 1), linkBusyMs: 30 * (i + 1) },
+    }));
+    expect(last(new EchoAdvisor(), ms)!.upstreamMsPerBatch).toBeCloseTo(30);
+  });
+
+  it('holds steady while fresh examples come a record at a time', () => {
+    // e = 3, records of 8 batches: 256 fresh examples land every 24 steps, while the link works on, 100 ms per fresh batch.
+    const ms = steps(400, 100, 30).map((m, i) => {
+      const records = Math.floor((i + 1) / 24);
+      return { ...m, pipeline: { ...m.pipeline, examplesRead: 256 * records, recordsFetched: records, loopBusyMs: 0, linkBusyMs: (100 / 3) * (i + 1) } };
+    });
+    const advisor = new EchoAdvisor();
+    const ratios = ms.map((m) => advisor.push(m)?.ratio).slice(150);
+    // True R = 100 / 30: every reading within a record's share of it (a 20-step window read 0 or 2-3 times it).
+    for (const r of ratios) expect(Math.abs(r! / (100 / 30) - 1)).toBeLessThan(0.25);
   });
 
   it('suggests 1 when the trainer is the slow side, and never more than 16', () => {

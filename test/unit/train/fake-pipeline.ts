@@ -99,7 +99,7 @@ export function fakePipelines(behaviour: (name: string) => FakeBehaviour = () =>
         served++;
         // As if every batch were fresh and took nextMs upstream.
         w.stats.examplesRead += size;
-        w.stats.upstreamBusyMs += b.nextMs ?? 0;
+        w.stats.loopBusyMs += b.nextMs ?? 0;
         w.stats.batchesEmitted++;
         w.stats.examplesEmitted += size;
         w.stats.bytesFetched += size * 10;
