@@ -1,6 +1,9 @@
 // Datasets the lab offers out of the box. Any other PCR dataset can be opened by
 // the URL of its manifest.json (docs/pcr.md).
+import type { DatasetInfo } from '../pipeline/api.js';
 import { fetchManifest } from '../pipeline/base.js';
+import { bytesForGroup, imageCount, validateManifest } from '../pcr/manifest.js';
+import { tocRecordBytes, tocSplitRows, validateTocManifest, type TocSplitEntry } from '../toc/dataset.js';
 import { LOCAL_PREFIX } from '../storage/local-datasets.js';
 import { isReferenceIndexUrl } from '../pipeline/reference-records.js';
 export interface DatasetEntry {
@@ -49,7 +52,10 @@ export const DATASETS: DatasetEntry[] = [
 ];
 
 /** What the page learns from a dataset's manifest before a run: whether it is there, and what it holds. */
-export type DatasetProbe = { ok: true; kind: DatasetEntry['kind']; fidelityLevels?: number; name?: string } | { ok: false; reason: string };
+/** What a dataset's scan groups cost: the slider's label and the group table, before a run has opened the dataset. */
+export type GroupCosts = Pick<DatasetInfo, 'kind' | 'fidelityLevels' | 'bytesPerLevel' | 'examples' | 'msssim'>;
+
+export type DatasetProbe = { ok: true; kind: DatasetEntry['kind']; fidelityLevels?: number; name?: string; costs?: GroupCosts } | { ok: false; reason: string };
 
 /**
  * Reads a manifest the way the pipeline will, to list only datasets that exist
@@ -61,12 +67,41 @@ export async function probeDataset(url: string, signal?: AbortSignal): Promise<D
   try {
     const json = (await fetchManifest(url, signal)) as { format?: unknown; scanGroups?: unknown; name?: unknown };
     const name = typeof json.name === 'string' ? json.name : undefined;
-    if (json.format === 'bytelab-toc') return { ok: true, kind: 'tabular', fidelityLevels: 1, name };
+    if (json.format === 'bytelab-toc') {
+      const costs = tocCosts(json, url);
+      return { ok: true, kind: 'tabular', fidelityLevels: 1, name, ...(costs ? { costs } : {}) };
+    }
     if (json.format === 'bytelab-pcr') {
-      return { ok: true, kind: 'image', fidelityLevels: typeof json.scanGroups === 'number' ? json.scanGroups : undefined, name };
+      const costs = pcrCosts(json, url);
+      return { ok: true, kind: 'image', fidelityLevels: typeof json.scanGroups === 'number' ? json.scanGroups : undefined, name, ...(costs ? { costs } : {}) };
     }
     return { ok: false, reason: `${url}: not a bytelab manifest (format ${JSON.stringify(json.format)})` };
   } catch (err) {
     return { ok: false, reason: (err as Error).message };
+  }
+}
+
+/** The training split's bytes at each scan group, from a PCR manifest; undefined when it is not valid (a run says why). */
+function pcrCosts(json: unknown, url: string): GroupCosts | undefined {
+  try {
+    const m = validateManifest(json, url);
+    const examples = imageCount(m, 'train');
+    if (!examples) return undefined;
+    const bytesPerLevel = Array.from({ length: m.scanGroups }, (_, g) => bytesForGroup(m, 'train', g + 1));
+    return { kind: 'image', fidelityLevels: m.scanGroups, examples, bytesPerLevel, ...(m.msssim ? { msssim: m.msssim } : {}) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** A TOC table's one fidelity: the training split's bytes and rows. */
+function tocCosts(json: unknown, url: string): GroupCosts | undefined {
+  try {
+    const train = (validateTocManifest(json, url).splits as Record<string, TocSplitEntry>).train;
+    const examples = tocSplitRows(train);
+    if (!train || !examples) return undefined;
+    return { kind: 'tabular', fidelityLevels: 1, examples, bytesPerLevel: [train.records.reduce((n, r) => n + tocRecordBytes(r), 0)] };
+  } catch {
+    return undefined;
   }
 }

@@ -28,7 +28,7 @@ import { freshOptimizerState } from '../train/model-file.js';
 import { describeEchoReading } from './echo-reading.js';
 import { formatBytes } from './format.js';
 import { LiveChart } from './charts.js';
-import { DATASETS, probeDataset, type DatasetProbe } from './datasets.js';
+import { DATASETS, probeDataset, type DatasetProbe, type GroupCosts } from './datasets.js';
 import { clearSamples, drawSamples } from './samples.js';
 import type { LabSnapshot } from './test-api.js';
 import {
@@ -211,6 +211,7 @@ async function listDatasets(select?: string): Promise<void> {
   const usable = (v: string | undefined) => !!v && [...ui.dataset.options].some((o) => o.value === v && !o.disabled);
   ui.dataset.value = [select, current, served.querySelector('option')?.value].find(usable) ?? '';
   listModels(ui.model.value);
+  previewDataset();
 }
 
 /** The kind of the dataset a run would read now, if known. */
@@ -248,6 +249,7 @@ async function probeTypedManifest(): Promise<void> {
   }
   showCheck(fields.manifestUrl);
   listModels(ui.model.value);
+  previewDataset();
 }
 
 // ---------------------------------------------------------------- the run
@@ -330,8 +332,29 @@ function resetView(): void {
   info = undefined;
 }
 
+/** What the scan groups cost: the live run's reading, else what the selected dataset's manifest says, else the last run's. */
+function shownCosts(): GroupCosts | undefined {
+  if (session && !session.ended) return info;
+  const p = ui.manifestUrl.value.trim() ? manifestProbe?.result : probes.get(ui.dataset.value);
+  // A dataset the page knows about (served or typed): its manifest's figures, or none (not the last run's, of another dataset).
+  return p ? (p.ok ? p.costs : undefined) : info;
+}
+
+/** Before a run opens it, the slider's range, its label and the group table follow the selected dataset. */
+function previewDataset(): void {
+  if (session && !session.ended) return;
+  const costs = shownCosts();
+  ui.fidelityTable.replaceChildren();
+  if (costs) {
+    ui.fidelity.max = String(costs.fidelityLevels);
+    if (!fidelityTouched || Number(ui.fidelity.value) > costs.fidelityLevels) ui.fidelity.value = String(costs.fidelityLevels);
+    drawFidelityTable(costs);
+  }
+  updateFidelityLabel();
+}
+
 /** One row per scan group: bytes per image, share of the full record, MS-SSIM. */
-function drawFidelityTable(i: DatasetInfo): void {
+function drawFidelityTable(i: GroupCosts): void {
   const full = i.bytesPerLevel[i.fidelityLevels - 1]!;
   const head = `<tr><th>group</th><th>B/image</th><th>bytes</th>${i.msssim ? '<th>MS-SSIM</th>' : ''}</tr>`;
   const rows = i.bytesPerLevel.map((b, g) => {
@@ -346,6 +369,7 @@ function updateFidelityLabel(): void {
     row.classList.toggle('current', (row as HTMLElement).dataset.group === ui.fidelity.value);
   const g = Number(ui.fidelity.value);
   const max = Number(ui.fidelity.max);
+  const info = shownCosts();
   ui.fidelity.setAttribute('aria-valuetext', fidelityValueText(g, max, info)); // what a screen reader says as it moves
   if (!info) {
     ui.fidelityLabel.textContent = `scan group ${g} of ${max}`;
@@ -786,6 +810,7 @@ ui.echoUse.addEventListener('click', () => {
 ui.dataset.addEventListener('change', () => {
   clearParamError('dataset');
   listModels(ui.model.value);
+  previewDataset();
   buildPanel.refresh();
 });
 ui.model.addEventListener('change', () => {

@@ -65,6 +65,26 @@ test('trains on WebGPU, and the fidelity slider cuts the bytes fetched per image
   await page.evaluate(() => window.__lab!.stop());
 });
 
+test('before a run, the slider and the group table say what each scan group costs, from the manifest', async ({ page }) => {
+  await page.goto('/');
+  const manifest = (await (await page.request.get('/datasets/fashion-mnist-mini/manifest.json')).json()) as {
+    splits: { train: { records: { images: number; groupEnds: number[] }[] } };
+  };
+  const records = manifest.splits.train.records;
+  const perImage = (g: number) => Math.round(records.reduce((n, r) => n + r.groupEnds[g]!, 0) / records.reduce((n, r) => n + r.images, 0));
+  const label = page.locator('#fidelity-label');
+  await expect(label).toContainText(`scan group 6 of 6: ${perImage(6)} bytes/image, 100% of full`);
+  await expect(page.locator('#fidelity-table tr[data-group]')).toHaveCount(6);
+  await page.locator('#fidelity').fill('1');
+  await expect(label).toContainText(`scan group 1 of 6: ${perImage(1)} bytes/image`);
+  await expect(page.locator('#fidelity')).toHaveAttribute('aria-valuetext', `scan group 1 of 6, ${perImage(1)} bytes per image`);
+  // A table: one lossless fidelity, and no scan-group table left over from the image set.
+  await page.locator('#dataset').selectOption({ label: 'Bird strikes, damage (10k rows, TOC, bundled)' });
+  await expect(label).toContainText('TOC is lossless: one fidelity');
+  await expect(label).toContainText('bytes per row');
+  await expect(page.locator('#fidelity-table tr')).toHaveCount(0);
+});
+
 test('echoing repeats examples, and pause, resume and stop work', async ({ page }) => {
   await page.goto('/?model=tiny-cnn&batch=32&evalEvery=1000&autostart=1');
   const start = await waitFor(page, 'the first steps', (s) => s.steps.length >= 3 && !!s.pipeline);
