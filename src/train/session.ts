@@ -81,6 +81,8 @@ const HISTORY_SAVED = 2_000;
 /** Steps between checkpoints unless the config says otherwise. */
 const DEFAULT_CHECKPOINT_EVERY = 50;
 
+/** How long stop() waits for the trainer to finish its step (or evaluation) and take a checkpoint there. */
+const STOP_CHECKPOINT_WAIT_MS = 3000;
 /** How long stop() waits for the run to wind down before it tears the workers down regardless. */
 const STOP_GRACE_MS = 5_000;
 
@@ -174,15 +176,28 @@ export class LabSession {
     this.openGate();
   }
 
-  /** Stops the run and resolves once it has ended: within STOP_GRACE_MS whatever it was doing. */
-  async stop(): Promise<void> {
+  /**
+   * Stops the run and resolves once it has ended: within STOP_GRACE_MS whatever it
+   * was doing, plus up to STOP_CHECKPOINT_WAIT_MS for a checkpoint at the step it
+   * stopped on, so Continue later goes on from there. Every call waits for the same stop.
+   */
+  stop(): Promise<void> {
+    this.stopping ??= this.stopOnce();
+    return this.stopping;
+  }
+
+  private stopping: Promise<void> | undefined;
+
+  private async stopOnce(): Promise<void> {
     if (this.machine.isFinal) return;
     if (this.state === 'idle') {
       this.machine.to('stopped');
       return;
     }
-    if (this.state !== 'stopping') {
-      this.machine.to('stopping');
+    const checkpoint = this.checkpointBeforeStop(); // decides from the state the run was in
+    this.machine.to('stopping');
+    await checkpoint;
+    if (!this.machine.isFinal) {
       this.abort.abort();
       this.openGate();
       for (const w of this.workers) void w.api.cancel().catch(() => undefined);
@@ -375,7 +390,7 @@ export class LabSession {
   }
 
   private onPhase(phase: 'training' | 'evaluating'): void {
-    if (this.abort.signal.aborted) return;
+    if (this.abort.signal.aborted || this.state === 'stopping') return;
     if (phase === 'evaluating') {
       this.machine.to('evaluating');
     } else if (this.pauseAfterEval) {
@@ -388,7 +403,28 @@ export class LabSession {
     }
   }
 
-  /** The trainer waits here between steps; a run that has just paused takes its checkpoint first (the model is between steps). */
+  /**
+   * A run that trains (or evaluates) when Stop is pressed takes a checkpoint at
+   * the trainer's next wait between steps (a paused run has one already), waiting
+   * for it at most STOP_CHECKPOINT_WAIT_MS.
+   */
+  private async checkpointBeforeStop(): Promise<void> {
+    const step = this.trainer?.position.step ?? 0;
+    if (!this.config.saveCheckpoint || step === 0 || (this.state !== 'running' && this.state !== 'evaluating')) return;
+    const reached = new Promise<void>((resolve) => (this.atGate = resolve));
+    this.closeGate();
+    this.checkpointAtGate = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    // Then the steps up to it are reported, so the charts end where the saved run will go on.
+    const reported = reached.then(() => this.trainer?.reportsDone());
+    await Promise.race([reported, new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_CHECKPOINT_WAIT_MS)))]);
+    clearTimeout(timer);
+  }
+
+  /** Told when the trainer next waits at the gate, after any checkpoint it took there. */
+  private atGate: (() => void) | undefined;
+
+  /** The trainer waits here between steps; a run that has just paused (or is stopping) takes its checkpoint first (the model is between steps). */
   private async gate(trainer: Trainer): Promise<void> {
     if (this.modelRequests.length) {
       const state = await (await trainer.capture())();
@@ -399,6 +435,8 @@ export class LabSession {
       const read = await trainer.capture();
       this.writeCheckpoint(read(), trainer.position);
     }
+    this.atGate?.();
+    this.atGate = undefined;
     await this.resumeGate?.promise;
   }
 

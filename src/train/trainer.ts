@@ -229,6 +229,7 @@ export class Trainer {
       });
       reported.catch(() => undefined); // a readback abandoned by a stop may still fail unobserved
       inFlight.push(reported);
+      this.lastReport = reported;
 
       if (this.hasTestSet && step % this.config.evalEvery === 0) await this.evaluateAndReport(step, hooks);
       // After the evaluation (which changes no weights), so the checkpoint's history has it.
@@ -237,6 +238,14 @@ export class Trainer {
     await abortable(reported, signal);
     if (this.hasTestSet && step > from.step && step % this.config.evalEvery !== 0) await this.evaluateAndReport(step, hooks);
     return 'ended';
+  }
+
+  /** The latest step's report (losses are read back a few steps late). */
+  private lastReport: Promise<void> = Promise.resolve();
+
+  /** Resolves once every step trained so far has been reported: a run about to stop shows the steps its checkpoint holds. */
+  reportsDone(): Promise<void> {
+    return this.lastReport.catch(() => undefined);
   }
 
   private async evaluateAndReport(step: number, hooks: TrainerHooks): Promise<void> {

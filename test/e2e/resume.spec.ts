@@ -31,11 +31,9 @@ test('a paused run, reloaded and continued, goes on with the same batches and lo
   await page.locator('#pause').click(); // Resume
   await waitFor(page, 'the run carried on', (s) => (s.steps.at(-1)?.step ?? 0) >= saved + AFTER);
   const carriedOn = await stepsFrom(page, saved, saved + AFTER);
-  await page.locator('#stop').click();
-  await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
   expect(carriedOn).toHaveLength(AFTER);
 
-  // A reload (as after a crash): the saved run is offered, and continued.
+  // A reload mid-run, as after a crash (a Stop would save a checkpoint of its own): the paused step's run is offered, and continued.
   await page.reload();
   await expect(page.locator('#resume-text')).toContainText(`step ${saved}`);
   await page.locator('#resume-go').click();
@@ -49,8 +47,11 @@ test('a paused run, reloaded and continued, goes on with the same batches and lo
   continued.forEach((m, i) => expect(m.loss).toBeCloseTo(carriedOn[i]!.loss, 5));
   // The charts show the history up to the checkpoint, marked where the run was continued.
   expect(await page.evaluate(() => window.__lab!.marks())).toContainEqual(expect.stringContaining('continued'));
+  // Stop saves where it stopped: the run offered next goes on from the last step trained.
   await page.locator('#stop').click();
   await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
-  await expect(page.locator('#resume-text')).toContainText('Saved run');
+  const last = (await snapshot(page)).steps.at(-1)!.step;
+  await expect(page.locator('#resume-text')).toContainText("Saved run");
+  await expect(page.locator('#resume-text')).toContainText(`step ${last.toLocaleString('en-US')}`);
   expect(errors).toEqual([]);
 });

@@ -371,6 +371,21 @@ describe('checkpoints and exact resume', () => {
     expect(rec.evals[0]!.accuracy).toBeGreaterThan(0.6); // trained weights, not a fresh model's guess
   });
 
+  it('a stop takes a checkpoint at the step it stopped on, so Continue goes on from there', async () => {
+    const saved: Checkpoint[] = [];
+    const { s, rec } = session(undefined, { checkpointEvery: 1000, saveCheckpoint: async (c) => void saved.push(c) });
+    const done = s.start();
+    await until('5 steps', () => rec.steps.length >= 5);
+    const stopped = Promise.all([s.stop(), s.stop()]); // a double click waits for the same stop
+    expect(s.state).toBe('stopping'); // at once, while the step in hand finishes
+    await stopped;
+    await done;
+    await s.checkpointsWritten();
+    expect(saved).toHaveLength(1);
+    expect(saved[0]!.step).toBe(rec.steps.at(-1)!.step);
+    expect(s.state).toBe('stopped');
+  });
+
   it('a pause takes a checkpoint at the step it paused on', async () => {
     const saved: Checkpoint[] = [];
     const { s, rec } = session(undefined, { checkpointEvery: 1000, saveCheckpoint: async (c) => void saved.push(c) });
