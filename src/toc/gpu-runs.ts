@@ -33,17 +33,22 @@ export interface TocRunsLayout {
   pairs: Uint32Array;
   /** |S|: cached codes (scratch is |S| x k floats). */
   cached: number;
-  /** Width of the index lists runPairs and occurrenceRows: 16 (two per u32, low half first) or 32. */
+  /** Width of the index list occurrenceRows: 16 (two per u32, low half first) or 32. */
   indexBits: 16 | 32;
+  /** Every pair's value is exactly 1.0 (one-hot tables): the kernels skip value loads. */
+  unitValues: boolean;
   /**
    * Row r: inline items [rowBounds[2r], rowBounds[2r+1]) are (column, pair), so the read of M does not wait
    * for the pair table; cached-code items up to rowBounds[2r+2] are (code, 0). Packed like colItems.
    */
   rowBounds: Uint32Array;
   rowItems: Uint32Array;
-  /** Cached code q expands to pairs runPairs[runOffsets[q] .. runOffsets[q+1]). */
+  /**
+   * Cached code q expands to the (column, pair) items runItems[runOffsets[q] .. runOffsets[q+1]), packed like rowItems: the
+   * column is in the item, so the read of M waits on one load (as CSR's), not on the pair table too.
+   */
   runOffsets: Uint32Array;
-  runPairs: Uint32Array;
+  runItems: Uint32Array;
   /** Rows whose D holds cached code q (a code occurs at most once per row). */
   occurrenceOffsets: Uint32Array;
   occurrenceRows: Uint32Array;
@@ -161,6 +166,8 @@ export function tocRunsLayout(batch: TocBatch): TocRunsLayout {
     } else out[at] = ((hi << pairBits) | p) >>> 0;
   };
   const rowItems = new Uint32Array((wideItems ? 2 : 1) * rowList.length);
+  const runItems = new Uint32Array((wideItems ? 2 : 1) * runList.length);
+  for (let t = 0; t < runList.length; t++) pack(runItems, t, pairCol(runList[t]!), runList[t]!);
   for (let r = 0; r < rows; r++) {
     for (let t = rowBounds[2 * r]!; t < rowBounds[2 * r + 1]!; t++) pack(rowItems, t, pairCol(rowList[t]!), rowList[t]!);
     for (let t = rowBounds[2 * r + 1]!; t < rowBounds[2 * r + 2]!; t++) pack(rowItems, t, rowList[t]!, 0);
@@ -188,10 +195,11 @@ export function tocRunsLayout(batch: TocBatch): TocRunsLayout {
     pairs,
     cached,
     indexBits,
+    unitValues: batch.firstLayerVal.subarray(0, pairCount).every((v) => v === 1),
     rowBounds,
     rowItems,
     runOffsets,
-    runPairs: packIndexes(runList, indexBits),
+    runItems,
     occurrenceOffsets,
     occurrenceRows: packIndexes(occurrenceList, indexBits),
     colBounds,
@@ -204,7 +212,7 @@ export function tocRunsLayout(batch: TocBatch): TocRunsLayout {
 
 /** Bytes the layout uploads (what TocRunsGpuBatch puts in storage buffers). */
 export function runsLayoutBytes(l: TocRunsLayout): number {
-  return [l.pairs, l.rowBounds, l.rowItems, l.runOffsets, l.runPairs, l.occurrenceOffsets, l.occurrenceRows, l.colBounds, l.colItems].reduce(
+  return [l.pairs, l.rowBounds, l.rowItems, l.runOffsets, l.runItems, l.occurrenceOffsets, l.occurrenceRows, l.colBounds, l.colItems].reduce(
     (n, a) => n + a.byteLength,
     0,
   );

@@ -17,8 +17,9 @@ function mirrorTimes(l: TocRunsLayout, m: ArrayLike<number>, k: number): Float64
   for (let q = 0; q < l.cached; q++) {
     for (let j = 0; j < k; j++) {
       for (let t = l.runOffsets[q]!; t < l.runOffsets[q + 1]!; t++) {
-        const p = index(l, l.runPairs, t);
-        h[j * l.cached + q] += pairVal(l, p) * m[l.pairs[2 * p]! * k + j]!;
+        const [c, p] = item(l, l.runItems, t);
+        expect(l.pairs[2 * p]).toBe(c);
+        h[j * l.cached + q] += pairVal(l, p) * m[c * k + j]!;
       }
     }
   }
@@ -151,6 +152,16 @@ describe('resolved-runs layout (tocRunsLayout)', () => {
     const got = mirrorTransposeTimes(l, m, 1);
     for (const r of [0, 1, 65_537, n - 1]) expect(got[r]).toBeCloseTo(((r % 7) + 1) * m[r]!, 12);
     expect(mirrorTimes(l, m, 1)[n - 1]).toBeCloseTo((((n - 1) % 7) + 1) * m[n - 1]!, 12);
+  });
+
+  it('unitValues: set only when every pair is 1 (the kernels then skip value loads)', () => {
+    const oneHot = randomMatrix(rng(3), { rows: 50, cols: 20, density: 0.2, distinctValues: 3, repeatRows: 0.5 }, 'f32').map((x) => (x === 0 ? 0 : 1));
+    const unit = tocRunsLayout(toBatch(encodeDense(oneHot, 50, 20)));
+    expect(unit.unitValues).toBe(true);
+    checkProducts(unit, oneHot, 4);
+    const oneOther = Float32Array.from(oneHot);
+    oneOther[oneOther.indexOf(1)] = 0.5;
+    expect(tocRunsLayout(toBatch(encodeDense(oneOther, 50, 20))).unitValues).toBe(false);
   });
 
   it('worthCaching: only strict savings', () => {
