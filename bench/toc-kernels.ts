@@ -351,7 +351,8 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
     para(
       `Losses by epoch (runs): ${e.runs[0]!.losses.map((l) => l.toFixed(4)).join(', ')}. Weights vs dense: max |W − W_dense| / (1 + |W_dense|) of the`,
       'trained first layer (only the float summation order differs). GPU bytes per batch: uploadBytes of each form (mean over the batches);',
-      `scratch not counted (runs: |S| × ${e.units} floats, ${bytes(e.runsScratchBytes)} for all).`,
+      `not counted: the runs kernels' X = [M; H or G] buffers, made on the GPU, (rows of M + |S|) × ${e.units} floats each, ` +
+        `${bytes(e.runsScratchBytes)} for all.`,
       `Model T / nnz over the ${e.batches} batches: ${(terms / nnz).toFixed(3)}. One-time CPU: encodeSparse ${ms(e.encodeMs)} ms, readTocRecord ` +
         `${ms(e.readRecordMs)} ms (${int(e.recordBytes)} record bytes), runs layout ${ms(e.runsLayoutMs)} ms;`,
       `uploads: runs ${ms(e.uploadMs.runs)} ms, CSR ${ms(e.uploadMs.csr)} ms, dense ${ms(e.uploadMs.dense)} ms.`,

@@ -142,8 +142,7 @@ export interface EndToEnd {
   positiveRate: number;
   /** Per-batch TOC structure, in batch order. */
   toc: Array<Pick<BatchInfo, 'nnz' | 'firstLayer' | 'codes' | 'nodes' | 'levels' | 'tocFileBytes'>>;
-  /** Scratch the TOC kernels keep for all batches: nodes x units x 4 bytes (tree), |S| x units x 4 bytes (runs). */
-  tocScratchBytes: number;
+  /** Bytes of the X = [M; H or G] buffers the runs kernels keep for all batches (made on the GPU, not uploaded). */
   runsScratchBytes: number;
   models: RunsWorkModel[];
   /** One-time CPU costs for all 40 batches together. */
@@ -565,7 +564,8 @@ async function kernelBench(
     const data = Float32Array.from({ length: o.shape[0] * o.shape[1] }, () => random() * 2 - 1);
     return {
       o,
-      m: storageBuffer(device, `bench.${o.op}.m`, data),
+      // COPY_SRC as tfjs's own buffers have it (the runs kernels copy M into X = [M; H] when they can).
+      m: storageBuffer(device, `bench.${o.op}.m`, data, GPUBufferUsage.COPY_SRC),
       out: device.createBuffer({ label: `bench.${o.op}.out`, size: Math.max(4, o.outLength * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC }),
       operand: denseTensor(data, o.shape),
     };
@@ -809,8 +809,7 @@ async function endToEnd(device: GPUDevice, model: 'logreg' | 'mlp', table: Spars
     learningRate: LEARNING_RATE,
     positiveRate: sum(Array.from(allLabels.subarray(0, E2E_BATCHES * ROWS))) / (E2E_BATCHES * ROWS),
     toc: tocInfo,
-    tocScratchBytes: sum(tocInfo.map((t) => Math.max(4, t.nodes * units * 4))),
-    runsScratchBytes: sum(runsLayouts.map((l) => Math.max(4, l.cached * units * 4))),
+    runsScratchBytes: sum(runs.map((t) => t.extBytes)),
     models: runsLayouts.map((l) => l.model),
     encodeMs,
     recordBytes: bytes.length,
