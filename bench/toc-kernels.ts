@@ -4,7 +4,7 @@
 // bench/gpu/kernels.html in Chromium (the flags of playwright.config.ts), waits
 // for window.__bench, prints the tables and writes bench/results/toc-kernels.md.
 // Usage: flock /tmp/bytelab-bench.lock npx tsx bench/toc-kernels.ts [--trials N] [--epochs N (default 8)] [--target MS]
-//        [--only NAME,..] [--e2e logreg,mlp|none] [--out FILE]
+//        [--only NAME,..] [--e2e logreg,mlp|none] [--out FILE] [--min-saved-share F] [--min-saved-per-code N]
 // (the lock keeps benches on this shared machine from running at the same time; the report records the load average).
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -27,6 +27,8 @@ const { values } = parseArgs({
     epochs: { type: 'string' },
     target: { type: 'string' },
     only: { type: 'string' },
+    'min-saved-share': { type: 'string' },
+    'min-saved-per-code': { type: 'string' },
     e2e: { type: 'string' },
     out: { type: 'string' },
   },
@@ -117,6 +119,8 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
     `- load average (1 / 5 / 15 min): ${loadavg(LOAD_AT_START)} at the start, ${loadavg(loadAtEnd)} at the end ` +
       '(run under flock /tmp/bytelab-bench.lock: no other bench at the same time; tests and builds of others may run)',
   );
+  if (Object.keys(r.layoutOptions).length)
+    lines.push(`- runs layout caching rule (RunsLayoutOptions, not the lab's defaults): ${JSON.stringify(r.layoutOptions)}`);
   if (r.only.length) lines.push(`- batches: only those named ${r.only.map((o) => `"${o}…"`).join(', ')}`);
   lines.push('');
   if (/swiftshader/i.test(`${r.adapter} ${r.adapterDescription}`)) {
@@ -372,6 +376,8 @@ async function main(): Promise<void> {
   }
   if (values.only) query.set('only', values.only);
   if (values.e2e) query.set('e2e', values.e2e);
+  if (values['min-saved-share'] !== undefined) query.set('minSavedShare', values['min-saved-share']);
+  if (values['min-saved-per-code'] !== undefined) query.set('minSavedPerCode', values['min-saved-per-code']);
 
   let server: ViteDevServer | undefined;
   let browser: Browser | undefined;

@@ -9,7 +9,8 @@
 //     on TOC runs, tocMatMul on CSR, or tf.matMul on dense tensors.
 // Results are a Promise on window.__bench. Query options: trials, epochs, target (ms per trial),
 // timestamps=0 (no GPU-side times), only=NAME,.. (batches whose name starts with one of them),
-// e2e=logreg,mlp|none (which per-epoch runs).
+// e2e=logreg,mlp|none (which per-epoch runs), minSavedShare=F and minSavedPerCode=N (the runs layout's caching rule,
+// RunsLayoutOptions; defaults as the lab's).
 import * as tf from '@tensorflow/tfjs';
 import { webgpuBackend } from '../../src/gpu/backend.js';
 import { CsrGpuBatch } from '../../src/gpu/csr.js';
@@ -30,7 +31,7 @@ import {
   type EncodingCandidate,
 } from '../../src/toc/choose.js';
 import { readTocRecord, validateTocManifest, writeTocRecord, type TocFrame } from '../../src/toc/dataset.js';
-import { tocRunsLayout, type RunsWorkModel, type TocRunsLayout } from '../../src/toc/gpu-runs.js';
+import { tocRunsLayout, type RunsLayoutOptions, type RunsWorkModel, type TocRunsLayout } from '../../src/toc/gpu-runs.js';
 import { encodeDense, encodeSparse, encodeToc, sparseFromDense, toBatch, type SparseRows, type TocBatch, type TocLogical } from '../../src/toc/index.js';
 import { mnistLike, randomMatrix, rng } from '../../test/unit/toc/generators.js';
 
@@ -171,6 +172,8 @@ export interface BenchResults {
   targetMs: number;
   /** Name prefixes the batches were limited to (empty: all). */
   only: string[];
+  /** The runs layout's caching rule where the query set it (empty: the lab's defaults). */
+  layoutOptions: RunsLayoutOptions;
   batches: BatchInfo[];
   oneTime: OneTimeCosts[];
   checks: CheckResult[];
@@ -197,6 +200,10 @@ function option(name: string, fallback: number): number {
 }
 const TRIALS = Math.round(option('trials', 7));
 const ONLY = (query.get('only') ?? '').split(',').filter(Boolean);
+const LAYOUT_OPTIONS: RunsLayoutOptions = {
+  ...(query.has('minSavedShare') ? { minSavedShare: Number(query.get('minSavedShare')) } : {}),
+  ...(query.has('minSavedPerCode') ? { minSavedPerCode: Number(query.get('minSavedPerCode')) } : {}),
+};
 const E2E_MODELS = (query.get('e2e') ?? 'logreg,mlp').split(',').filter((m): m is 'logreg' | 'mlp' => m === 'logreg' || m === 'mlp');
 // Enough epochs that the per-epoch ratios have a spread (epoch 1 compiles pipelines and is left out).
 const EPOCHS = Math.max(2, Math.round(option('epochs', 8)));
@@ -508,9 +515,9 @@ async function kernelBench(
   const encodeMs = cpuMedian(CPU_RUNS, s.encode);
   const batch = toBatch(logical);
   const layout = tocGpuLayout(batch);
-  const runsLayout = tocRunsLayout(batch);
+  const runsLayout = tocRunsLayout(batch, LAYOUT_OPTIONS);
   const batchLayoutMs = cpuMedian(CPU_RUNS, () => tocGpuLayout(toBatch(logical)));
-  const runsLayoutMs = cpuMedian(CPU_RUNS, () => tocRunsLayout(toBatch(logical)));
+  const runsLayoutMs = cpuMedian(CPU_RUNS, () => tocRunsLayout(toBatch(logical), LAYOUT_OPTIONS));
   const info = batchInfo(s.name, s.source, logical, batch, layout, runsLayout);
   if (info.nnz !== s.sparse.colIndex.length) throw new Error(`${s.name}: TOC batch holds ${info.nnz} non-zeros, the sparse rows ${s.sparse.colIndex.length}`);
 
@@ -744,7 +751,7 @@ async function endToEnd(device: GPUDevice, model: 'logreg' | 'mlp', table: Spars
   });
   const batchLayoutMs = performance.now() - t0;
   t0 = performance.now();
-  const runsLayouts = built.map(({ batch }) => tocRunsLayout(batch));
+  const runsLayouts = built.map(({ batch }) => tocRunsLayout(batch, LAYOUT_OPTIONS));
   const runsLayoutMs = performance.now() - t0;
   const denseData = chunks.map(densify);
 
@@ -895,6 +902,7 @@ async function main(): Promise<BenchResults> {
     trials: TRIALS,
     targetMs: TARGET_MS,
     only: ONLY,
+    layoutOptions: LAYOUT_OPTIONS,
     ...results,
     encodings,
     endToEnd: endToEnds,

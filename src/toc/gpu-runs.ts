@@ -87,6 +87,11 @@ export const MIN_SAVED_SHARE = 0.05;
 export interface RunsLayoutOptions {
   /** Cache nothing unless caching saves at least this share of the non-zeros (default MIN_SAVED_SHARE; 0: any saving). */
   minSavedShare?: number;
+  /**
+   * Cache a code only if it saves at least this many terms per output column, len·uses − len − uses (default 1: any
+   * saving, worthCaching). A bench knob: each cached code also costs one more invocation per output column (or quad).
+   */
+  minSavedPerCode?: number;
 }
 
 /** Stores indexes below 2^16 two per u32 (low half first), else one per u32. */
@@ -120,7 +125,7 @@ export function tocRunsLayout(batch: TocBatch, options: RunsLayoutOptions = {}):
   let cachedRunPairs = 0;
   let saved = 0;
   for (const c of codes) {
-    if (slot[c] === -1 && worthCaching(depth[c]!, uses[c]!)) {
+    if (slot[c] === -1 && worthCaching(depth[c]!, uses[c]!) && depth[c]! * uses[c]! - depth[c]! - uses[c]! >= (options.minSavedPerCode ?? 1)) {
       slot[c] = cached++;
       cachedRunPairs += depth[c]!;
       saved += depth[c]! * uses[c]! - depth[c]! - uses[c]!;
