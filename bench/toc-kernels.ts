@@ -3,7 +3,9 @@
 // device tfjs uses. Starts a Vite dev server on a free localhost port, opens
 // bench/gpu/kernels.html in Chromium (the flags of playwright.config.ts), waits
 // for window.__bench, prints the tables and writes bench/results/toc-kernels.md.
-// Usage: npx tsx bench/toc-kernels.ts [--trials N] [--epochs N (default 8)] [--target MS]
+// Usage: flock /tmp/bytelab-bench.lock npx tsx bench/toc-kernels.ts [--trials N] [--epochs N (default 8)] [--target MS]
+//        [--only NAME,..] [--e2e logreg,mlp|none] [--out FILE] [--min-saved-share F] [--min-saved-per-code N]
+// (the lock keeps benches on this shared machine from running at the same time; the report records the load average).
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -13,10 +15,9 @@ import { chromium, type Browser } from '@playwright/test';
 import { createServer, type ViteDevServer } from 'vite';
 import { freePort } from './support/lab-browser.js';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../test/support/chromium.js';
-import type { BenchResults, Impl, OpName } from './gpu/kernels.js';
+import type { BenchResults, E2eImpl, OpName } from './gpu/kernels.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const RESULTS = join(ROOT, 'bench', 'results', 'toc-kernels.md');
 const PAGE = '/bench/gpu/kernels.html';
 const PAGE_TIMEOUT_MS = 25 * 60_000;
 
@@ -25,8 +26,15 @@ const { values } = parseArgs({
     trials: { type: 'string' },
     epochs: { type: 'string' },
     target: { type: 'string' },
+    only: { type: 'string' },
+    'min-saved-share': { type: 'string' },
+    'min-saved-per-code': { type: 'string' },
+    e2e: { type: 'string' },
+    out: { type: 'string' },
   },
 });
+
+const RESULTS = values.out ? resolve(values.out) : join(ROOT, 'bench', 'results', 'toc-kernels.md');
 
 function positive(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
@@ -76,7 +84,11 @@ function median(xs: number[]): number {
 
 // ---------------------------------------------------------------- report
 
-const IMPL_LABEL: Record<Impl, string> = { runs: 'TOC runs', tree: 'TOC tree', csr: 'CSR', dense: 'dense' };
+const IMPL_LABEL: Record<E2eImpl, string> = { runs: 'TOC runs', csr: 'CSR', dense: 'dense' };
+
+/** The 1, 5 and 15 minute load averages, at the start and at the end of the bench. */
+const LOAD_AT_START = os.loadavg();
+const loadavg = (l: number[]): string => l.map((x) => x.toFixed(2)).join(' / ');
 
 /** min / median / max of the per-round ratios a[i] / b[i]. */
 function spread(a: number[], b: number[]): string {
@@ -85,7 +97,7 @@ function spread(a: number[], b: number[]): string {
 }
 
 /** The report; `md` for the file (escaped pipes, and the per-batch appendix), else for the terminal. */
-function report(r: BenchResults, browserVersion: string, seconds: number, md: boolean): string {
+function report(r: BenchResults, browserVersion: string, seconds: number, loadAtEnd: number[], md: boolean): string {
   const cpus = os.cpus();
   const lines: string[] = [];
   const para = (...text: string[]) => lines.push(...text, '');
@@ -103,19 +115,29 @@ function report(r: BenchResults, browserVersion: string, seconds: number, md: bo
     `- settings: ${r.trials} timed rounds per product of about ${r.targetMs} ms per trial; ${epochs} epochs per training run; ` +
       `whole bench ${seconds.toFixed(0)} s`,
   );
+  lines.push(
+    `- load average (1 / 5 / 15 min): ${loadavg(LOAD_AT_START)} at the start, ${loadavg(loadAtEnd)} at the end ` +
+      '(run under flock /tmp/bytelab-bench.lock: no other bench at the same time; tests and builds of others may run)',
+  );
+  if (Object.keys(r.layoutOptions).length)
+    lines.push(`- runs layout caching rule (RunsLayoutOptions, not the lab's defaults): ${JSON.stringify(r.layoutOptions)}`);
+  if (r.only.length) lines.push(`- batches: only those named ${r.only.map((o) => `"${o}…"`).join(', ')}`);
   lines.push('');
   if (/swiftshader/i.test(`${r.adapter} ${r.adapterDescription}`)) {
     para(
       '> **SwiftShader is a CPU emulation; only ratios mean much.** Absolute times here say little about real GPUs: a workgroup runs on one CPU',
       '> thread and "GPU memory" is host memory. No real GPU was lent to this task (the device tool reported can_start_another = false), so every',
-      '> figure below is SwiftShader on a shared 2-core machine (another engineer ran browsers at the same time: expect noise; hence the spreads).',
+      '> figure below is SwiftShader on a shared 2-core machine (other engineers work on it too: expect noise; hence the per-round spreads).',
     );
   }
   para(
-    'Implementations: **TOC runs** = the resolved-runs kernels (TocRunsGpuBatch, shaders/toc_runs.wgsl, docs/toc.md "Kernel design");',
-    '**TOC tree** = the level-by-level tree kernels (TocGpuBatch, toc_times.wgsl / toc_transpose_times.wgsl); **CSR** = CsrGpuBatch (csr.wgsl,',
-    'CSR + CSC copies); **dense** = tf.matMul on a dense tensor. Model = T / nnz, the terms per output column the runs kernels sum over the',
-    'non-zeros CSR sums: the predicted time ratio runs / CSR if a term costs the same in both.',
+    'Implementations: **runs** = the TOC resolved-runs kernels (TocRunsGpuBatch, shaders/toc_runs.wgsl, docs/toc.md "Kernel design");',
+    '**CSR** = CsrGpuBatch (csr.wgsl, CSR + CSC copies). Both with the same two kernel choices on: 4 output columns per invocation (quad',
+    'entry points, vec4 loads and stores) when the operands are row-major and k is a multiple of 4 (A*M and AT*M here, k = 64), and no value',
+    'loads when every value of the batch is 1 (flights). **runs basic** / **CSR basic** = the same kernels with both choices off (one output',
+    'column per invocation, values loaded): what the two formats cost before this change, on equal terms. **tree** = the level-by-level',
+    'tree kernels (TocGpuBatch). **dense** = tf.matMul on a dense tensor. Model = T / nnz, the terms per output column the runs kernels sum',
+    'over the non-zeros CSR sums: the predicted time ratio runs / CSR if a term costs the same in both.',
   );
 
   lines.push('## Encoding choice (src/toc/choose.ts) on the first record of each bundled table', '');
@@ -203,8 +225,8 @@ function report(r: BenchResults, browserVersion: string, seconds: number, md: bo
     'again. ¹ includes building the CSC copy on the CPU, which CsrGpuBatch does in its constructor. Dense: rows × cols × 4 bytes.',
   );
 
-  const ops: OpName[] = ['A*v', 'v*A', 'A*M', 'M*A'];
-  lines.push('## Check before timing: max |x − dense| / (1 + |dense|) against tf.matMul, TOC runs / TOC tree / CSR', '');
+  const ops: OpName[] = ['A*v', 'v*A', 'A*M', 'AT*M'];
+  lines.push('## Check before timing: max |x − dense| / (1 + |dense|) against tf.matMul, runs / CSR / runs basic / CSR basic / tree', '');
   lines.push(
     ...table(
       md,
@@ -213,7 +235,7 @@ function report(r: BenchResults, browserVersion: string, seconds: number, md: bo
         b.name,
         ...ops.map((op) => {
           const c = r.checks.find((x) => x.batch === b.name && x.op === op)!;
-          return `${err(c.errors.runs)} / ${err(c.errors.tree)} / ${err(c.errors.csr)}`;
+          return [c.errors.runs, c.errors.csr, c.errors.runsBasic, c.errors.csrBasic, c.errors.tree].map(err).join(' / ');
         }),
       ]),
       ['l', 'r', 'r', 'r', 'r'],
@@ -229,54 +251,64 @@ function report(r: BenchResults, browserVersion: string, seconds: number, md: bo
     ...table(
       md,
       // biome-ignore format: one header row reads best on one line
-      ['batch', 'op', 'k', 'runs', 'tree', 'CSR', 'dense', 'runs / CSR (rounds)', 'model', 'tree / CSR (rounds)', 'runs / tree (rounds)',
-        'runs / dense (rounds)'],
+      ['batch', 'op', 'k', 'runs', 'CSR', 'runs basic', 'CSR basic', 'tree', 'dense', 'runs / CSR (rounds)', 'model',
+        'runs basic / CSR basic (rounds)', 'runs / runs basic (rounds)', 'CSR / CSR basic (rounds)', 'runs / dense (rounds)'],
       r.kernels.map((k) => [
         k.batch,
         k.op,
         String(k.k),
         ms(k.ms.runs),
-        ms(k.ms.tree),
         ms(k.ms.csr),
+        ms(k.ms.runsBasic),
+        ms(k.ms.csrBasic),
+        ms(k.ms.tree),
         ms(k.ms.dense),
         spread(k.trials.runs, k.trials.csr),
         model(k.batch),
-        spread(k.trials.tree, k.trials.csr),
-        spread(k.trials.runs, k.trials.tree),
+        spread(k.trials.runsBasic, k.trials.csrBasic),
+        spread(k.trials.runs, k.trials.runsBasic),
+        spread(k.trials.csr, k.trials.csrBasic),
         spread(k.trials.runs, k.trials.dense),
       ]),
-      ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+      ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
     ),
   );
   para(
-    'A*M: A (rows × cols) times M (cols × 64); M*A: M (64 × rows) times A; A*v and v*A are the k = 1 cases. Ratios below 1× mean the first is faster.',
+    'A*M: A (rows × cols) times M (cols × 64); AT*M: Aᵀ times M (rows × 64), the first-layer weight gradient as the lab computes it; A*v and',
+    'v*A are the k = 1 cases (one output column: neither kernel choice but unit values applies). Ratios below 1× mean the first is faster.',
     'Each trial records R operations into one command encoder (TOC, CSR) or issues R tf.matMul calls (dense), then waits for',
     'device.queue.onSubmittedWorkDone(); R is picked so that a trial takes about the target time. Results are not read back while timing.',
-    'A round runs one trial of each of the four in turn (the order rotating), so they share the state of the machine; the ratios are taken',
-    'round by round and summarised as min / median / max.',
+    'A round runs one trial of each implementation in turn (the order rotating), so they share the state of the machine; the ratios are',
+    'taken round by round and summarised as min / median / max.',
   );
   if (r.gpuTimes) {
-    lines.push('## The same trials, GPU side: ms per operation between two timestamp-query marks (median)', '');
+    lines.push('## The same trials, GPU side: ms per operation between two timestamp-query marks (median), per-round ratios (min / median / max)', '');
     lines.push(
       ...table(
         md,
-        ['batch', 'op', 'k', 'runs', 'tree', 'CSR', 'dense', 'runs / CSR', 'tree / CSR', 'runs GPU / wall'],
+        // biome-ignore format: one header row reads best on one line
+        ['batch', 'op', 'k', 'runs', 'CSR', 'runs basic', 'CSR basic', 'tree', 'dense', 'runs / CSR (rounds)', 'model',
+          'runs basic / CSR basic (rounds)', 'runs GPU / wall'],
         r.kernels.map((k) => {
           const g = k.gpu!;
+          const t = k.gpuTrials!;
           return [
             k.batch,
             k.op,
             String(k.k),
             ms(g.runs),
-            ms(g.tree),
             ms(g.csr),
+            ms(g.runsBasic),
+            ms(g.csrBasic),
+            ms(g.tree),
             ms(g.dense),
-            ratio(g.runs / g.csr),
-            ratio(g.tree / g.csr),
+            spread(t.runs, t.csr),
+            model(k.batch),
+            spread(t.runsBasic, t.csrBasic),
             `${Math.round((100 * g.runs) / k.ms.runs)}%`,
           ];
         }),
-        ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+        ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
       ),
     );
     para(
@@ -290,10 +322,10 @@ function report(r: BenchResults, browserVersion: string, seconds: number, md: bo
     lines.push(`## Per epoch: ${what} on ${e.batches} batches of real flights (${int(e.rows)} rows × ${e.cols} columns, ${e.columnOrder} column order)`, '');
     para(
       `Softmax over ${e.classes} classes (delay > 15 min or not; ${(100 * e.positiveRate).toFixed(1)}% delayed), Adam, lr ${e.learningRate}, 250-row batches,`,
-      `the same starting weights and batch order for all four; the first layer X·W (k = ${e.units} output columns) is tocMatMul on TocRunsGpuBatch, on`,
-      `TocGpuBatch, on CsrGpuBatch, or tf.matMul on a dense tensor uploaded once per batch. ${e.epochs} epochs each, the four taking turns epoch by`,
-      `epoch; ms/epoch is the median of epochs 2..${e.epochs} (epoch 1 compiles pipelines and is shown apart). One loss read-back per epoch.`,
-      `Column order: the chooser's pick at 250 rows (the same matrix for all four).`,
+      `the same starting weights and batch order for all; the first layer X·W (k = ${e.units} output columns) is tocMatMul on TocRunsGpuBatch, on`,
+      `CsrGpuBatch (both with their kernel choices on), or tf.matMul on a dense tensor uploaded once per batch. ${e.epochs} epochs each, taking`,
+      `turns epoch by epoch; ms/epoch is the median of epochs 2..${e.epochs} (epoch 1 compiles pipelines and is shown apart). One loss read-back`,
+      `per epoch. Column order: the chooser's pick at 250 rows (the same matrix for all).`,
     );
     const csr = e.runs.find((x) => x.name === 'csr')!;
     const dense = e.runs.find((x) => x.name === 'dense')!;
@@ -303,7 +335,7 @@ function report(r: BenchResults, browserVersion: string, seconds: number, md: bo
         md,
         // biome-ignore format: one header row reads best on one line
         ['first layer', 'ms / epoch', 'epoch 1', 'vs CSR per epoch (min / median / max)', 'vs dense per epoch (min / median / max)',
-          'final loss', 'GPU bytes per batch (median)', 'all batches', 'weights vs dense'],
+          'final loss', 'GPU bytes per batch (mean)', 'all batches', 'weights vs dense'],
         e.runs.map((x) => [
           x.name === 'dense' ? 'tf.matMul, dense' : `tocMatMul, ${IMPL_LABEL[x.name]}`,
           ms(perEpoch(x)),
@@ -323,10 +355,11 @@ function report(r: BenchResults, browserVersion: string, seconds: number, md: bo
     para(
       `Losses by epoch (runs): ${e.runs[0]!.losses.map((l) => l.toFixed(4)).join(', ')}. Weights vs dense: max |W − W_dense| / (1 + |W_dense|) of the`,
       'trained first layer (only the float summation order differs). GPU bytes per batch: uploadBytes of each form (mean over the batches);',
-      `scratch not counted (runs: |S| × ${e.units} floats, ${bytes(e.runsScratchBytes)} for all; tree: nodes × ${e.units}, ${bytes(e.tocScratchBytes)}).`,
+      `not counted: the runs kernels' X = [M; H or G] buffers, made on the GPU, (rows of M + |S|) × ${e.units} floats each, ` +
+        `${bytes(e.runsScratchBytes)} for all.`,
       `Model T / nnz over the ${e.batches} batches: ${(terms / nnz).toFixed(3)}. One-time CPU: encodeSparse ${ms(e.encodeMs)} ms, readTocRecord ` +
-        `${ms(e.readRecordMs)} ms (${int(e.recordBytes)} record bytes), tree layout ${ms(e.batchLayoutMs)} ms, runs layout ${ms(e.runsLayoutMs)} ms;`,
-      `uploads: runs ${ms(e.uploadMs.runs)} ms, tree ${ms(e.uploadMs.tree)} ms, CSR ${ms(e.uploadMs.csr)} ms, dense ${ms(e.uploadMs.dense)} ms.`,
+        `${ms(e.readRecordMs)} ms (${int(e.recordBytes)} record bytes), runs layout ${ms(e.runsLayoutMs)} ms;`,
+      `uploads: runs ${ms(e.uploadMs.runs)} ms, CSR ${ms(e.uploadMs.csr)} ms, dense ${ms(e.uploadMs.dense)} ms.`,
     );
   }
   return lines.join('\n');
@@ -341,6 +374,10 @@ async function main(): Promise<void> {
     const v = positive(values[name], name);
     if (v !== undefined) query.set(name, String(v));
   }
+  if (values.only) query.set('only', values.only);
+  if (values.e2e) query.set('e2e', values.e2e);
+  if (values['min-saved-share'] !== undefined) query.set('minSavedShare', values['min-saved-share']);
+  if (values['min-saved-per-code'] !== undefined) query.set('minSavedPerCode', values['min-saved-per-code']);
 
   let server: ViteDevServer | undefined;
   let browser: Browser | undefined;
@@ -389,8 +426,9 @@ async function main(): Promise<void> {
     for (const e of results.endToEnd) if (e.leakedTensors !== 0) log(`warning: the ${e.model} runs left ${e.leakedTensors} tfjs tensors behind`);
 
     const seconds = (performance.now() - T0) / 1000;
-    process.stdout.write(`${report(results, browser.version(), seconds, false)}\n`);
-    writeFileSync(RESULTS, `${report(results, browser.version(), seconds, true)}\n`);
+    const loadAtEnd = os.loadavg();
+    process.stdout.write(`${report(results, browser.version(), seconds, loadAtEnd, false)}\n`);
+    writeFileSync(RESULTS, `${report(results, browser.version(), seconds, loadAtEnd, true)}\n`);
     log(`wrote ${RESULTS}`);
   } finally {
     await browser?.close();

@@ -1,18 +1,21 @@
 // The TOC kernel benchmark page (bench/gpu/kernels.html), driven by
 // bench/toc-kernels.ts. On the WebGPU device tfjs uses it times, side by side:
 //   - one-time costs per batch: CPU encoding, the GPU layouts, uploads;
-//   - A*v, v*A, A*M and M*A (k = 64) with the TOC resolved-runs kernels, the TOC
-//     tree kernels, the CSR kernels and tfjs tf.matMul on the dense batch, after
-//     checking that all four agree;
+//   - A*v, v*A, A*M and A^T*M (k = 64) with the TOC resolved-runs kernels and the
+//     CSR kernels (each with its kernel choices on, and both "basic": one output
+//     per invocation, values loaded), the TOC tree kernels and tfjs tf.matMul on
+//     the dense batch, after checking that all of them agree;
 //   - epochs of logistic regression and of an MLP whose first layer is tocMatMul
-//     on either TOC form, tocMatMul on CSR, or tf.matMul on dense tensors.
+//     on TOC runs, tocMatMul on CSR, or tf.matMul on dense tensors.
 // Results are a Promise on window.__bench. Query options: trials, epochs, target (ms per trial),
-// timestamps=0 (no GPU-side times).
+// timestamps=0 (no GPU-side times), only=NAME,.. (batches whose name starts with one of them),
+// e2e=logreg,mlp|none (which per-epoch runs), minSavedShare=F and minSavedPerCode=N (the runs layout's caching rule,
+// RunsLayoutOptions; defaults as the lab's).
 import * as tf from '@tensorflow/tfjs';
 import { webgpuBackend } from '../../src/gpu/backend.js';
 import { CsrGpuBatch } from '../../src/gpu/csr.js';
 import { readBuffer, storageBuffer } from '../../src/gpu/pipelines.js';
-import { columnMajor, rowMajor, TocGpuBatch, type Strides } from '../../src/gpu/toc/kernels.js';
+import { rowMajor, TocGpuBatch, type Strides } from '../../src/gpu/toc/kernels.js';
 import { tocGpuLayout, type TocGpuLayout } from '../../src/toc/gpu-layout.js';
 import { TocRunsGpuBatch } from '../../src/gpu/toc/runs.js';
 import { tocMatMul } from '../../src/gpu/toc/tfjs-op.js';
@@ -28,18 +31,25 @@ import {
   type EncodingCandidate,
 } from '../../src/toc/choose.js';
 import { readTocRecord, validateTocManifest, writeTocRecord, type TocFrame } from '../../src/toc/dataset.js';
-import { tocRunsLayout, type RunsWorkModel, type TocRunsLayout } from '../../src/toc/gpu-runs.js';
+import { tocRunsLayout, type RunsLayoutOptions, type RunsWorkModel, type TocRunsLayout } from '../../src/toc/gpu-runs.js';
 import { encodeDense, encodeSparse, encodeToc, sparseFromDense, toBatch, type SparseRows, type TocBatch, type TocLogical } from '../../src/toc/index.js';
 import { mnistLike, randomMatrix, rng } from '../../test/unit/toc/generators.js';
 
 // ------------------------------------------------------------------ results
 
-export type OpName = 'A*v' | 'v*A' | 'A*M' | 'M*A';
+export type OpName = 'A*v' | 'v*A' | 'A*M' | 'AT*M';
 
-/** The implementations compared: TOC resolved runs (TocRunsGpuBatch), TOC tree passes (TocGpuBatch), CSR, tf.matMul on dense. */
-export const IMPLS = ['runs', 'tree', 'csr', 'dense'] as const;
+/**
+ * The implementations compared: TOC resolved runs (TocRunsGpuBatch) and CSR (CsrGpuBatch) with their kernel choices on
+ * (quad entry points where k allows, no value loads for unit values), the same two "basic" (one output column per
+ * invocation, values loaded: both choices off), TOC tree passes (TocGpuBatch), tf.matMul on dense.
+ */
+export const IMPLS = ['runs', 'csr', 'runsBasic', 'csrBasic', 'tree', 'dense'] as const;
 export type Impl = (typeof IMPLS)[number];
 export type SparseImpl = Exclude<Impl, 'dense'>;
+/** The first layers the per-epoch runs compare. */
+export const E2E_IMPLS = ['runs', 'csr', 'dense'] as const;
+export type E2eImpl = (typeof E2E_IMPLS)[number];
 
 /** Shape and TOC structure of one batch. */
 export interface BatchInfo {
@@ -100,12 +110,14 @@ export interface KernelTiming {
   /** GPU-side ms per operation from timestamp-query, when the device has it (see SpanTimer). */
   gpu: Record<Impl, number> | undefined;
   reps: Record<Impl, number>;
-  /** Wall-clock ms per operation of each round; a round runs the four in turn. */
+  /** Wall-clock ms per operation of each round; a round runs every implementation in turn. */
   trials: Record<Impl, number[]>;
+  /** GPU-side ms per operation of each round (timestamp-query), when available. */
+  gpuTrials: Record<Impl, number[]> | undefined;
 }
 
 export interface TrainingRun {
-  name: Impl;
+  name: E2eImpl;
   /** Wall-clock ms of each epoch; the first includes pipeline compilation. */
   epochMs: number[];
   /** Mean training loss (softmax cross-entropy) of each epoch. */
@@ -131,8 +143,7 @@ export interface EndToEnd {
   positiveRate: number;
   /** Per-batch TOC structure, in batch order. */
   toc: Array<Pick<BatchInfo, 'nnz' | 'firstLayer' | 'codes' | 'nodes' | 'levels' | 'tocFileBytes'>>;
-  /** Scratch the TOC kernels keep for all batches: nodes x units x 4 bytes (tree), |S| x units x 4 bytes (runs). */
-  tocScratchBytes: number;
+  /** Bytes of the X = [M; H or G] buffers the runs kernels keep for all batches (made on the GPU, not uploaded). */
   runsScratchBytes: number;
   models: RunsWorkModel[];
   /** One-time CPU costs for all 40 batches together. */
@@ -142,7 +153,7 @@ export interface EndToEnd {
   batchLayoutMs: number;
   runsLayoutMs: number;
   /** Upload of all batches together. */
-  uploadMs: Record<Impl, number>;
+  uploadMs: Record<E2eImpl, number>;
   runs: TrainingRun[];
   /** tfjs tensors alive after the three runs minus before: 0 unless something leaks. */
   leakedTensors: number;
@@ -159,6 +170,10 @@ export interface BenchResults {
   crossOriginIsolated: boolean;
   trials: number;
   targetMs: number;
+  /** Name prefixes the batches were limited to (empty: all). */
+  only: string[];
+  /** The runs layout's caching rule where the query set it (empty: the lab's defaults). */
+  layoutOptions: RunsLayoutOptions;
   batches: BatchInfo[];
   oneTime: OneTimeCosts[];
   checks: CheckResult[];
@@ -184,6 +199,12 @@ function option(name: string, fallback: number): number {
   return Number.isFinite(v) && v > 0 ? v : fallback;
 }
 const TRIALS = Math.round(option('trials', 7));
+const ONLY = (query.get('only') ?? '').split(',').filter(Boolean);
+const LAYOUT_OPTIONS: RunsLayoutOptions = {
+  ...(query.has('minSavedShare') ? { minSavedShare: Number(query.get('minSavedShare')) } : {}),
+  ...(query.has('minSavedPerCode') ? { minSavedPerCode: Number(query.get('minSavedPerCode')) } : {}),
+};
+const E2E_MODELS = (query.get('e2e') ?? 'logreg,mlp').split(',').filter((m): m is 'logreg' | 'mlp' => m === 'logreg' || m === 'mlp');
 // Enough epochs that the per-epoch ratios have a spread (epoch 1 compiles pipelines and is left out).
 const EPOCHS = Math.max(2, Math.round(option('epochs', 8)));
 /** Wall-clock time one timed trial aims at; repetitions per trial follow from it. */
@@ -386,9 +407,9 @@ interface OpSpec {
   k: number;
   /** A^T * M (v*A, M*A) rather than A * M. */
   transpose: boolean;
-  /** Shape of the dense operand as tfjs sees it, and whether it goes left of A. */
+  /** Shape of the dense operand as tfjs sees it, and the same product with tf.matMul on the dense A. */
   shape: [number, number];
-  left: boolean;
+  dense: (a: tf.Tensor2D, operand: tf.Tensor2D) => tf.Tensor2D;
   outLength: number;
   ms: Strides;
   rs: Strides;
@@ -396,11 +417,11 @@ interface OpSpec {
 
 function opSpecs(rows: number, cols: number): OpSpec[] {
   return [
-    { op: 'A*v', k: 1, transpose: false, shape: [cols, 1], left: false, outLength: rows, ms: rowMajor(1), rs: rowMajor(1) },
-    { op: 'v*A', k: 1, transpose: true, shape: [1, rows], left: true, outLength: cols, ms: rowMajor(1), rs: rowMajor(1) },
-    { op: 'A*M', k: K, transpose: false, shape: [cols, K], left: false, outLength: rows * K, ms: rowMajor(K), rs: rowMajor(K) },
-    // M * A = (A^T M^T)^T: M (k x rows, row-major) read column-major, the k x cols result written column-major.
-    { op: 'M*A', k: K, transpose: true, shape: [K, rows], left: true, outLength: K * cols, ms: columnMajor(rows), rs: columnMajor(cols) },
+    { op: 'A*v', k: 1, transpose: false, shape: [cols, 1], dense: (a, v) => tf.matMul(a, v), outLength: rows, ms: rowMajor(1), rs: rowMajor(1) },
+    { op: 'v*A', k: 1, transpose: true, shape: [1, rows], dense: (a, v) => tf.matMul(v, a), outLength: cols, ms: rowMajor(1), rs: rowMajor(1) },
+    { op: 'A*M', k: K, transpose: false, shape: [cols, K], dense: (a, m) => tf.matMul(a, m), outLength: rows * K, ms: rowMajor(K), rs: rowMajor(K) },
+    // A^T * M with M rows x k, row-major: the first layer's weight gradient A^T dZ as the lab computes it.
+    { op: 'AT*M', k: K, transpose: true, shape: [rows, K], dense: (a, m) => tf.matMul(a, m, true), outLength: cols * K, ms: rowMajor(K), rs: rowMajor(K) },
   ];
 }
 
@@ -424,8 +445,9 @@ function maxRelError(got: ArrayLike<number>, want: ArrayLike<number>, n: number)
 type Runner = (reps: number, timer?: SpanTimer) => void;
 
 interface Timed {
-  /** ms per operation of each round. */
+  /** ms per operation of each round, wall clock and (with timestamp-query) GPU side. */
   trials: number[];
+  gpuTrials: number[] | undefined;
   ms: number;
   gpuMs: number | undefined;
   reps: number;
@@ -461,7 +483,13 @@ async function timeSideBySide(device: GPUDevice, timer: SpanTimer | undefined, r
       if (timer) spans[i]!.push((await timer.spanMs()) / reps[i]!);
     }
   }
-  return runs.map((_, i) => ({ trials: times[i]!, ms: median(times[i]!), gpuMs: timer ? median(spans[i]!) : undefined, reps: reps[i]! }));
+  return runs.map((_, i) => ({
+    trials: times[i]!,
+    gpuTrials: timer ? spans[i]! : undefined,
+    ms: median(times[i]!),
+    gpuMs: timer ? median(spans[i]!) : undefined,
+    reps: reps[i]!,
+  }));
 }
 
 async function timeUpload<T>(device: GPUDevice, make: () => T, destroy: (x: T) => void): Promise<number> {
@@ -487,9 +515,9 @@ async function kernelBench(
   const encodeMs = cpuMedian(CPU_RUNS, s.encode);
   const batch = toBatch(logical);
   const layout = tocGpuLayout(batch);
-  const runsLayout = tocRunsLayout(batch);
+  const runsLayout = tocRunsLayout(batch, LAYOUT_OPTIONS);
   const batchLayoutMs = cpuMedian(CPU_RUNS, () => tocGpuLayout(toBatch(logical)));
-  const runsLayoutMs = cpuMedian(CPU_RUNS, () => tocRunsLayout(toBatch(logical)));
+  const runsLayoutMs = cpuMedian(CPU_RUNS, () => tocRunsLayout(toBatch(logical), LAYOUT_OPTIONS));
   const info = batchInfo(s.name, s.source, logical, batch, layout, runsLayout);
   if (info.nnz !== s.sparse.colIndex.length) throw new Error(`${s.name}: TOC batch holds ${info.nnz} non-zeros, the sparse rows ${s.sparse.colIndex.length}`);
 
@@ -517,6 +545,9 @@ async function kernelBench(
   const runs = new TocRunsGpuBatch(device, batch, runsLayout);
   const toc = new TocGpuBatch(device, batch, layout);
   const csr = new CsrGpuBatch(device, s.sparse);
+  const basic = { quad: false, unit: false };
+  const runsBasic = new TocRunsGpuBatch(device, batch, runsLayout, basic);
+  const csrBasic = new CsrGpuBatch(device, s.sparse, basic);
   const dense = denseTensor(s.dense, [s.rows, s.cols]);
   const oneTime: OneTimeCosts = {
     name: s.name,
@@ -540,15 +571,16 @@ async function kernelBench(
     const data = Float32Array.from({ length: o.shape[0] * o.shape[1] }, () => random() * 2 - 1);
     return {
       o,
-      m: storageBuffer(device, `bench.${o.op}.m`, data),
+      // COPY_SRC as tfjs's own buffers have it (the runs kernels copy M into X = [M; H] when they can).
+      m: storageBuffer(device, `bench.${o.op}.m`, data, GPUBufferUsage.COPY_SRC),
       out: device.createBuffer({ label: `bench.${o.op}.out`, size: Math.max(4, o.outLength * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC }),
       operand: denseTensor(data, o.shape),
     };
   });
-  const denseOp = (p: (typeof prepared)[number]): tf.Tensor2D => (p.o.left ? tf.matMul(p.operand, dense) : tf.matMul(dense, p.operand));
+  const denseOp = (p: (typeof prepared)[number]): tf.Tensor2D => p.o.dense(dense, p.operand);
 
   log(`${s.name}: checking TOC (runs, tree) and CSR against tf.matMul`);
-  const sparseImpls: Record<SparseImpl, GpuMatrix> = { runs, tree: toc, csr };
+  const sparseImpls: Record<SparseImpl, GpuMatrix> = { runs, csr, runsBasic, csrBasic, tree: toc };
   const checks: CheckResult[] = [];
   for (const p of prepared) {
     const want = denseOp(p);
@@ -587,7 +619,19 @@ async function kernelBench(
         spans.submitMark(1);
       }
     };
-    const timed = await timeSideBySide(device, timer, [ours(runs), ours(toc), ours(csr), tfjs]);
+    const runners: Record<Impl, Runner> = {
+      runs: ours(runs),
+      csr: ours(csr),
+      runsBasic: ours(runsBasic),
+      csrBasic: ours(csrBasic),
+      tree: ours(toc),
+      dense: tfjs,
+    };
+    const timed = await timeSideBySide(
+      device,
+      timer,
+      IMPLS.map((impl) => runners[impl]),
+    );
     const per = <T>(f: (t: Timed) => T): Record<Impl, T> => Object.fromEntries(IMPLS.map((impl, i) => [impl, f(timed[i]!)])) as Record<Impl, T>;
     timings.push({
       batch: s.name,
@@ -597,6 +641,7 @@ async function kernelBench(
       gpu: timer ? per((t) => t.gpuMs!) : undefined,
       reps: per((t) => t.reps),
       trials: per((t) => t.trials),
+      gpuTrials: timer ? per((t) => t.gpuTrials!) : undefined,
     });
   }
 
@@ -605,9 +650,7 @@ async function kernelBench(
     p.out.destroy();
     p.operand.dispose();
   }
-  runs.destroy();
-  toc.destroy();
-  csr.destroy();
+  for (const x of [runs, csr, runsBasic, csrBasic, toc]) x.destroy();
   dense.dispose();
   return { info, oneTime, checks, timings };
 }
@@ -617,7 +660,7 @@ async function kernelBench(
 const HIDDEN = 64;
 
 interface Trainer {
-  name: Impl;
+  name: E2eImpl;
   /** Trains one epoch over all batches, timed from an idle queue to the epoch's loss read-back. */
   epoch(): Promise<void>;
   /** Reads the trained first-layer weights and frees the model. */
@@ -633,7 +676,7 @@ interface StartWeights {
 
 function trainer(
   device: GPUDevice,
-  name: Impl,
+  name: E2eImpl,
   firstLayer: (i: number, w: tf.Tensor2D) => tf.Tensor2D,
   labels: tf.Tensor2D[],
   start: StartWeights,
@@ -685,7 +728,7 @@ function trainer(
 
 /**
  * Trains `model` on the batches of `table` (ROWS rows each) with the first layer on
- * each representation, the four taking turns epoch by epoch.
+ * each representation (E2E_IMPLS), taking turns epoch by epoch.
  */
 async function endToEnd(device: GPUDevice, model: 'logreg' | 'mlp', table: SparseRows, allLabels: Uint16Array, columnOrder: ColumnOrder): Promise<EndToEnd> {
   const cols = table.cols;
@@ -708,13 +751,13 @@ async function endToEnd(device: GPUDevice, model: 'logreg' | 'mlp', table: Spars
   });
   const batchLayoutMs = performance.now() - t0;
   t0 = performance.now();
-  const runsLayouts = built.map(({ batch }) => tocRunsLayout(batch));
+  const runsLayouts = built.map(({ batch }) => tocRunsLayout(batch, LAYOUT_OPTIONS));
   const runsLayoutMs = performance.now() - t0;
   const denseData = chunks.map(densify);
 
   log(`end to end (${model}): uploads`);
-  const uploadMs = {} as Record<Impl, number>;
-  const upload = async <T>(impl: Impl, make: () => T): Promise<T> => {
+  const uploadMs = {} as Record<E2eImpl, number>;
+  const upload = async <T>(impl: E2eImpl, make: () => T): Promise<T> => {
     await settle(device);
     const t = performance.now();
     const x = make();
@@ -723,7 +766,6 @@ async function endToEnd(device: GPUDevice, model: 'logreg' | 'mlp', table: Spars
     return x;
   };
   const runs = await upload('runs', () => built.map(({ batch }, i) => new TocRunsGpuBatch(device, batch, runsLayouts[i])));
-  const toc = await upload('tree', () => built.map(({ batch, layout }) => new TocGpuBatch(device, batch, layout)));
   const csr = await upload('csr', () => chunks.map((s) => new CsrGpuBatch(device, s)));
   const dense = await upload('dense', () => denseData.map((d) => denseTensor(d, [ROWS, cols])));
 
@@ -743,11 +785,10 @@ async function endToEnd(device: GPUDevice, model: 'logreg' | 'mlp', table: Spars
   const tensorsBefore = tf.memory().numTensors;
   const trainers = [
     trainer(device, 'runs', (i, w) => tocMatMul(runs[i]!, w), labels, start, cols, units, sum(runs.map((t) => t.uploadBytes))),
-    trainer(device, 'tree', (i, w) => tocMatMul(toc[i]!, w), labels, start, cols, units, sum(toc.map((t) => t.uploadBytes))),
     trainer(device, 'csr', (i, w) => tocMatMul(csr[i]!, w), labels, start, cols, units, sum(csr.map((c) => c.uploadBytes))),
     trainer(device, 'dense', (i, w) => tf.matMul(dense[i]!, w), labels, start, cols, units, E2E_BATCHES * ROWS * cols * 4),
   ];
-  // Epoch by epoch, the four in turn (the order rotating), so they share the state of the machine.
+  // Epoch by epoch, each in turn (the order rotating), so they share the state of the machine.
   for (let e = 0; e < EPOCHS; e++) {
     for (let n = 0; n < trainers.length; n++) {
       const t = trainers[(n + e) % trainers.length]!;
@@ -759,9 +800,9 @@ async function endToEnd(device: GPUDevice, model: 'logreg' | 'mlp', table: Spars
   for (const t of trainers) trained.push(await t.finish());
   const leakedTensors = tf.memory().numTensors - tensorsBefore;
 
-  const denseWeights = trained[3]!.weights;
+  const denseWeights = trained.find((t) => t.name === 'dense')!.weights;
   const runsOut: TrainingRun[] = trained.map(({ weights, ...run }) => ({ ...run, weightError: maxRelError(weights, denseWeights, weights.length) }));
-  for (const x of [...runs, ...toc, ...csr]) x.destroy();
+  for (const x of [...runs, ...csr]) x.destroy();
   tf.dispose([...dense, ...labels]);
   return {
     model,
@@ -775,8 +816,7 @@ async function endToEnd(device: GPUDevice, model: 'logreg' | 'mlp', table: Spars
     learningRate: LEARNING_RATE,
     positiveRate: sum(Array.from(allLabels.subarray(0, E2E_BATCHES * ROWS))) / (E2E_BATCHES * ROWS),
     toc: tocInfo,
-    tocScratchBytes: sum(tocInfo.map((t) => Math.max(4, t.nodes * units * 4))),
-    runsScratchBytes: sum(runsLayouts.map((l) => Math.max(4, l.cached * units * 4))),
+    runsScratchBytes: sum(runs.map((t) => t.extBytes)),
     models: runsLayouts.map((l) => l.model),
     encodeMs,
     recordBytes: bytes.length,
@@ -837,7 +877,7 @@ async function main(): Promise<BenchResults> {
   }
   subjects.push(...syntheticSubjects());
   const results = { batches: [] as BatchInfo[], oneTime: [] as OneTimeCosts[], checks: [] as CheckResult[], kernels: [] as KernelTiming[] };
-  for (const s of subjects) {
+  for (const s of subjects.filter((x) => !ONLY.length || ONLY.some((prefix) => x.name.startsWith(prefix)))) {
     const r = await kernelBench(device, timer, s);
     results.batches.push(r.info);
     results.oneTime.push(r.oneTime);
@@ -845,11 +885,11 @@ async function main(): Promise<BenchResults> {
     results.kernels.push(...r.timings);
   }
   // Per epoch on real flights (the first record of the bundled flights-250k TOC dataset), 250-row batches
-  // in the column order the chooser prefers at that size (all four representations train on the same matrix).
+  // in the column order the chooser prefers at that size (every representation trains on the same matrix).
   const at250 = chooseEncoding(encodings[0]!.candidates.filter((c) => c.batchRows === ROWS))!;
   const e2eTable = at250.columnOrder === 'source' ? flights.table : permuteColumns(flights.table, frequencyOrder(flights.table));
   const endToEnds: EndToEnd[] = [];
-  for (const model of ['logreg', 'mlp'] as const) endToEnds.push(await endToEnd(device, model, e2eTable, flights.labels, at250.columnOrder));
+  for (const model of E2E_MODELS) endToEnds.push(await endToEnd(device, model, e2eTable, flights.labels, at250.columnOrder));
   await settle(device);
   log('done');
   return {
@@ -861,6 +901,8 @@ async function main(): Promise<BenchResults> {
     crossOriginIsolated: self.crossOriginIsolated,
     trials: TRIALS,
     targetMs: TARGET_MS,
+    only: ONLY,
+    layoutOptions: LAYOUT_OPTIONS,
     ...results,
     encodings,
     endToEnd: endToEnds,

@@ -4,7 +4,17 @@ import { writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildPrefixTree, formatSizes, type FormatSizes, type SparseRows, type TocLogical } from '../toc/index.js';
-import { chooseEncoding, compareEncodings, concatRows, sliceRows, sparseFromLogical, type EncodingCandidate } from '../toc/choose.js';
+import {
+  chooseEncoding,
+  compareEncodings,
+  concatRows,
+  orderByCount,
+  renameRow,
+  sliceRows,
+  sparseFromLogical,
+  type ColumnOrder,
+  type EncodingCandidate,
+} from '../toc/choose.js';
 import {
   DEFAULT_BATCHES_PER_RECORD,
   MINI_BATCH_ROWS,
@@ -104,6 +114,7 @@ async function build(argv: string[]): Promise<number> {
       'batch-size': { type: 'string' },
       'batches-per-record': { type: 'string' },
       shuffle: { type: 'string' },
+      'column-order': { type: 'string' },
       name: { type: 'string' },
       description: { type: 'string' },
       attribution: { type: 'string' },
@@ -118,8 +129,11 @@ async function build(argv: string[]): Promise<number> {
     seed = Number(values.shuffle);
     if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new Error(`--shuffle must be an integer seed in [0, 2^32), got "${values.shuffle}"`);
   }
+  const columnOrder = values['column-order'] ?? 'source';
+  if (columnOrder !== 'source' && columnOrder !== 'frequency') throw new Error(`--column-order must be source or frequency, got "${columnOrder}"`);
   const opts = {
     out: values.out,
+    columnOrder: columnOrder as ColumnOrder,
     batchRows: positiveInt(values['batch-size'], 'batch-size', MINI_BATCH_ROWS),
     batchesPerRecord: positiveInt(values['batches-per-record'], 'batches-per-record', DEFAULT_BATCHES_PER_RECORD),
     limit: values.limit === undefined ? Infinity : positiveInt(values.limit, 'limit', 1),
@@ -156,7 +170,28 @@ async function build(argv: string[]): Promise<number> {
 }
 
 type BuildValues = Partial<Record<string, string | string[] | boolean>>;
-type BuildOptions = { out: string; batchRows: number; batchesPerRecord: number; limit: number; seed: number | undefined };
+type BuildOptions = { out: string; batchRows: number; batchesPerRecord: number; limit: number; seed: number | undefined; columnOrder: ColumnOrder };
+
+/**
+ * The column order of a build: undefined for source order; for frequency order (docs/toc.md, "Encoding for reuse") the
+ * new index of each column, by descending non-zero count over the rows `eachRow` visits (all rows that will be written),
+ * and the feature names in that order.
+ */
+function columnRenaming(
+  order: ColumnOrder,
+  names: string[],
+  eachRow: (visit: (cols: ArrayLike<number>, n: number) => void) => void,
+): { newIndex: Uint32Array; names: string[] } | undefined {
+  if (order === 'source') return undefined;
+  const count = new Uint32Array(names.length);
+  eachRow((cols, n) => {
+    for (let i = 0; i < n; i++) count[cols[i]!]!++;
+  });
+  const newIndex = orderByCount(count);
+  const renamed = new Array<string>(names.length);
+  names.forEach((name, c) => (renamed[newIndex[c]!] = name));
+  return { newIndex, names: renamed };
+}
 interface Built {
   classes: string[];
   featureNames: string[];
@@ -185,7 +220,18 @@ async function buildFromIdx(values: BuildValues, opts: BuildOptions): Promise<Bu
   const classes = fashion && labelMax < 10 ? FASHION_MNIST_CLASSES : Array.from({ length: labelMax + 1 }, (_, i) => String(i));
   const { width, height } = train;
   const columns = width * height;
-  const featureNames = Array.from({ length: columns }, (_, i) => `px_${Math.floor(i / width)}_${i % width}`);
+  const sourceNames = Array.from({ length: columns }, (_, i) => `px_${Math.floor(i / width)}_${i % width}`);
+  const renaming = columnRenaming(opts.columnOrder, sourceNames, (visit) => {
+    const nonZero = new Uint32Array(columns);
+    for (const items of Object.values(splits)) {
+      for (const { image } of items) {
+        let n = 0;
+        for (let c = 0; c < columns; c++) if (image.data[c] !== 0) nonZero[n++] = c;
+        visit(nonZero, n);
+      }
+    }
+  });
+  const featureNames = renaming?.names ?? sourceNames;
   const writers = splitWriters({ ...opts, classes: classes.length, columns }, Boolean(splits.test));
   const pixel = Float32Array.from({ length: 256 }, (_, q) => q / 255);
   const cols = new Uint32Array(columns);
@@ -205,6 +251,7 @@ async function buildFromIdx(values: BuildValues, opts: BuildOptions): Promise<Bu
           vals[n++] = pixel[q]!;
         }
       }
+      if (renaming) renameRow(renaming.newIndex, cols, vals, n);
       writers[split]!.addRow(cols, vals, n, label);
     }
   }
@@ -213,7 +260,9 @@ async function buildFromIdx(values: BuildValues, opts: BuildOptions): Promise<Bu
     classes,
     featureNames,
     writers,
-    description: `${basename(idx)}: ${width}x${height} pixels as ${columns} columns, value q/255 (float32), rows in ${order}`,
+    description:
+      `${basename(idx)}: ${width}x${height} pixels as ${columns} columns, value q/255 (float32), rows in ${order}` +
+      (renaming ? ', columns in frequency order (descending non-zero count)' : ''),
     ...(fashion ? { attribution: 'Fashion-MNIST, Zalando Research (Xiao, Rasul, Vollgraf 2017), MIT licence' } : {}),
   };
 }
@@ -271,6 +320,10 @@ async function buildFromTable(values: BuildValues, opts: BuildOptions): Promise<
   const order = rowOrder(table.rows, opts.seed);
   const cols: number[] = [];
   const vals: number[] = [];
+  // Frequency order counts over the rows that will be written (those with a label), both splits.
+  const renaming = columnRenaming(opts.columnOrder, plan.names, (visit) => {
+    for (let r = 0; r < table.rows; r++) if (labels.of[r]! >= 0) visit(cols, plan.rowPairs(r, cols, vals));
+  });
   let dropped = 0;
   for (let i = 0; i < order.length; i++) {
     const r = order[i]!;
@@ -278,6 +331,7 @@ async function buildFromTable(values: BuildValues, opts: BuildOptions): Promise<
     if (y < 0) dropped++;
     else {
       const n = plan.rowPairs(r, cols, vals);
+      if (renaming) renameRow(renaming.newIndex, cols, vals, n);
       const split = writers.test && rowHash(table, r) < threshold ? writers.test : writers.train;
       split.addRow(cols, vals, n, y);
     }
@@ -294,13 +348,20 @@ async function buildFromTable(values: BuildValues, opts: BuildOptions): Promise<
     drop.length ? `dropped columns: ${drop.join(', ')}` : '',
     testFraction > 0 ? `test split: rows whose FNV-1a hash / 2^32 < ${testFraction}` : 'no test split',
     opts.seed === undefined ? 'rows in file order' : `rows shuffled (Fisher-Yates, mulberry32 seed ${opts.seed})`,
+    renaming ? 'columns in frequency order (descending non-zero count)' : '',
   ].filter(Boolean);
   const attribution = /birdstrikes/i.test(file)
     ? 'FAA Wildlife Strike Database, via vega-datasets (U.S. Government dataset)'
     : /flights/i.test(file)
       ? 'U.S. Bureau of Transportation Statistics on-time performance data, via vega-datasets'
       : undefined;
-  return { classes: labels.classes, featureNames: plan.names, writers, description: description.join('. '), ...(attribution ? { attribution } : {}) };
+  return {
+    classes: labels.classes,
+    featureNames: renaming?.names ?? plan.names,
+    writers,
+    description: description.join('. '),
+    ...(attribution ? { attribution } : {}),
+  };
 }
 
 // ------------------------------------------------------------------ inspect

@@ -4,9 +4,17 @@ import csrWgsl from '../../shaders/csr.wgsl?raw';
 import type { SparseRows } from '../toc/types.js';
 import { dispatch, storageBuffer, type KernelProgram } from './pipelines.js';
 import { rowMajor, type Strides } from './toc/kernels.js';
+import { quadApplies, type KernelOptions } from './toc/runs.js';
 
-// One invocation per (stored row, column j): a gather, so any workgroup size gives the same bits.
-const program: KernelProgram = { label: 'Csr.times', wgsl: csrWgsl, entryPoint: 'csr_times', workgroupSize: 64, layout: 'grid' };
+// One invocation per (stored row, column j or quad of them): a gather, so any workgroup size gives the same bits.
+const programFor = (quad: boolean, unit: boolean): KernelProgram => ({
+  label: quad ? 'Csr.times4' : 'Csr.times',
+  wgsl: csrWgsl,
+  entryPoint: quad ? 'csr_times4' : 'csr_times',
+  workgroupSize: 64,
+  layout: quad ? 'flat' : 'grid',
+  constants: { UNIT: unit ? 1 : 0 },
+});
 
 interface Stored {
   rows: number;
@@ -39,11 +47,17 @@ export class CsrGpuBatch {
   private readonly csr: Stored;
   private readonly csc: Stored;
   private readonly paramBuffers = new Map<string, GPUBuffer>();
+  private readonly quad: boolean;
+  private readonly unit: boolean;
 
+  /** options: the same kernel choices as TocRunsGpuBatch's, both on by default. */
   constructor(
     readonly device: GPUDevice,
     readonly a: SparseRows,
+    options: KernelOptions = {},
   ) {
+    this.quad = options.quad !== false;
+    this.unit = options.unit !== false && a.values.every((v) => v === 1);
     this.rows = a.rows;
     this.cols = a.cols;
     const up = (label: string, rows: number, rowPtr: Uint32Array, colIndex: Uint32Array, values: Float32Array): Stored => ({
@@ -67,8 +81,18 @@ export class CsrGpuBatch {
       this.device.queue.writeBuffer(params, 0, values);
       this.paramBuffers.set(key, params);
     }
+    const quad = this.quad && quadApplies(k, ms, rs, m, out);
+    const program = programFor(quad, this.unit);
     const pass = encoder.beginComputePass({ label: program.label });
-    dispatch(this.device, pass, program, { 0: params, 1: stored.rowPtr, 2: stored.colIndex, 3: stored.values, 4: m, 5: out }, stored.rows, k);
+    const [mAt, outAt] = quad ? [6, 7] : [4, 5];
+    dispatch(
+      this.device,
+      pass,
+      program,
+      { 0: params, 1: stored.rowPtr, 2: stored.colIndex, 3: stored.values, [mAt]: m, [outAt]: out },
+      stored.rows,
+      quad ? k / 4 : k,
+    );
     pass.end();
   }
 

@@ -16,14 +16,24 @@ export interface KernelProgram {
    * How workgroups cover `items` x k outputs. 'grid': one invocation per (item, column j),
    * ceil(items / WG) x k workgroups. 'perColumn': one workgroup per column j whose WG
    * invocations stride over the items (level-by-level passes need one workgroup's barriers).
+   * 'flat': one invocation per (item, column), numbered item-major (the shader splits the flat
+   * index, see quad_of in toc_runs.wgsl), x x y workgroups as one dimension holds at most 65,535.
    */
-  layout: 'grid' | 'perColumn';
+  layout: 'grid' | 'perColumn' | 'flat';
   /** Other override constants of the shader (e.g. index widths of a batch's layout). */
   constants?: Record<string, number>;
 }
 
 /** Workgroups to dispatch, derived from the program's layout and workgroup size. */
+const MAX_GROUPS_PER_DIMENSION = 65_535;
+
 function dispatchShape(program: KernelProgram, items: number, k: number): [number, number] {
+  if (program.layout === 'flat') {
+    const groups = Math.ceil((items * k) / program.workgroupSize);
+    if (groups === 0) return [0, 1];
+    const x = Math.min(groups, MAX_GROUPS_PER_DIMENSION);
+    return [x, Math.ceil(groups / x)];
+  }
   return program.layout === 'grid' ? [Math.ceil(items / program.workgroupSize), k] : [k, 1];
 }
 

@@ -79,10 +79,33 @@ export function concatRows(parts: SparseRows[]): SparseRows {
 export function frequencyOrder(s: SparseRows): Uint32Array {
   const count = new Uint32Array(s.cols);
   for (const c of s.colIndex) count[c]!++;
-  const byCount = Array.from({ length: s.cols }, (_, c) => c).sort((a, b) => count[b]! - count[a]! || a - b);
-  const newIndex = new Uint32Array(s.cols);
+  return orderByCount(count);
+}
+
+/** newIndex[c] for columns by descending count, ties in source order. */
+export function orderByCount(count: ArrayLike<number>): Uint32Array {
+  const byCount = Array.from({ length: count.length }, (_, c) => c).sort((a, b) => count[b]! - count[a]! || a - b);
+  const newIndex = new Uint32Array(count.length);
   byCount.forEach((c, i) => (newIndex[c] = i));
   return newIndex;
+}
+
+/**
+ * Renames the columns of one sparse row in place, cols[i] becoming newIndex[cols[i]], and re-sorts its n pairs so the
+ * columns increase again (insertion sort: rows are short, and nearly sorted when the order is close to the source's).
+ */
+export function renameRow(newIndex: Uint32Array, cols: { [i: number]: number }, vals: { [i: number]: number }, n: number): void {
+  for (let i = 0; i < n; i++) {
+    const c = newIndex[cols[i]!]!;
+    const v = vals[i]!;
+    let at = i;
+    for (; at > 0 && cols[at - 1]! > c; at--) {
+      cols[at] = cols[at - 1]!;
+      vals[at] = vals[at - 1]!;
+    }
+    cols[at] = c;
+    vals[at] = v;
+  }
 }
 
 /** The same matrix with column c renamed newIndex[c] (rows re-sorted so columns increase). */

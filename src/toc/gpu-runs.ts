@@ -3,11 +3,12 @@
 //   - a code used by enough rows to pay for itself is *cached*: its expansion
 //     into first-layer pairs (its run) is stored once, and the kernels compute
 //     its partial sum H[q] = sum of val * M[col] over the run once per output column;
-//   - every other code is written out inline as its pair indexes, so a row
-//     without reuse costs what CSR costs.
-// Each row is then a list of inline pairs followed by a list of cached codes,
-// each column a list of inline (row, pair) items followed by (cached code, pair)
-// items. All kernels are gathers over these lists: no atomics, no barriers.
+//   - every other code is written out inline as its pairs, so a row without
+//     reuse costs what CSR costs.
+// The kernels put H after the rows of M in one operand X = [M; H] (and G after
+// the rows of the transposed product's M), so every row of A is one list of
+// (row of X, pair) items and a product is one CSR-shaped gather over X: a cached
+// code is just one more term, read like a non-zero. No atomics, no barriers.
 import type { TocBatch } from './batch.js';
 
 /** Pairs and indexes every kernel term reads, TOC against CSR (per output column). */
@@ -28,28 +29,38 @@ export interface RunsWorkModel {
 export interface TocRunsLayout {
   rows: number;
   cols: number;
-  /** |I|, and the pair table: pairs[2p] = column, pairs[2p + 1] = float32 bits of the value. */
+  /** |I|: first-layer pairs. */
   pairCount: number;
-  pairs: Uint32Array;
-  /** |S|: cached codes (scratch is |S| x k floats). */
-  cached: number;
-  /** Width of the index lists runPairs and occurrenceRows: 16 (two per u32, low half first) or 32. */
-  indexBits: 16 | 32;
   /**
-   * Row r: inline items [rowBounds[2r], rowBounds[2r+1]) are (column, pair), so the read of M does not wait
-   * for the pair table; cached-code items up to rowBounds[2r+2] are (code, 0). Packed like colItems.
+   * Float32 value of each pair, and one more, 1.0, at index pairCount (unitPair): the pair of every item
+   * that reads a cached sum, so all items multiply alike.
+   */
+  values: Float32Array;
+  unitPair: number;
+  /** |S|: cached codes; H and G take |S| rows after those of M (X = [M; H]). */
+  cached: number;
+  /** Width of the index list occurrenceRows: 16 (two per u32, low half first) or 32. */
+  indexBits: 16 | 32;
+  /** Every pair's value is exactly 1.0 (one-hot tables): the kernels skip value loads. */
+  unitValues: boolean;
+  /**
+   * Row r of A is items rowItems[rowBounds[r] .. rowBounds[r+1]): (column c, pair) for each inline pair (X row c is M row c),
+   * then (cols + q, unitPair) for each cached code q (X row cols + q is H[q]).
    */
   rowBounds: Uint32Array;
   rowItems: Uint32Array;
-  /** Cached code q expands to pairs runPairs[runOffsets[q] .. runOffsets[q+1]). */
+  /** Cached code q expands to the (column, pair) items runItems[runOffsets[q] .. runOffsets[q+1]): H[q] = sum of val * M[column]. */
   runOffsets: Uint32Array;
-  runPairs: Uint32Array;
-  /** Rows whose D holds cached code q (a code occurs at most once per row). */
+  runItems: Uint32Array;
+  /** Rows whose D holds cached code q (a code occurs at most once per row): G[q] = sum of M[row]. */
   occurrenceOffsets: Uint32Array;
   occurrenceRows: Uint32Array;
-  /** Column c: inline (row, pair) items [colBounds[2c], colBounds[2c+1]), (cached code, pair) items up to colBounds[2c+2]. */
+  /**
+   * Column c of A is items colItems[colBounds[c] .. colBounds[c+1]): (row r, pair) for each inline pair, then (rows + q, pair)
+   * for each cached run holding c (X row rows + q is G[q]).
+   */
   colBounds: Uint32Array;
-  /** Each item (here and in rowItems) is (hi << pairBits) | pair in one u32, or, when that needs more than 32 bits (wideItems), hi and pair in two. */
+  /** Each item (here, in rowItems and runItems) is (hi << pairBits) | pair in one u32, or hi and pair in two when that needs more than 32 bits (wideItems). */
   colItems: Uint32Array;
   pairBits: number;
   wideItems: boolean;
@@ -65,6 +76,24 @@ const bitsFor = (n: number): number => Math.max(1, Math.ceil(Math.log2(Math.max(
  */
 export const worthCaching = (len: number, uses: number): boolean => len * uses > len + uses;
 
+/**
+ * Caching anything costs each product a fixed extra: M copied into X = [M; H] and one more dispatch. Measured on
+ * SwiftShader (bench/results/toc-kernels.md), that is about the time of 5-10% of a 250-row batch's terms at k = 64, so a
+ * batch whose cached codes would save less than this share of its non-zeros caches none and runs as one CSR-shaped
+ * gather over M itself.
+ */
+export const MIN_SAVED_SHARE = 0.05;
+
+export interface RunsLayoutOptions {
+  /** Cache nothing unless caching saves at least this share of the non-zeros (default MIN_SAVED_SHARE; 0: any saving). */
+  minSavedShare?: number;
+  /**
+   * Cache a code only if it saves at least this many terms per output column, len·uses − len − uses (default 1: any
+   * saving, worthCaching). A bench knob: each cached code also costs one more invocation per output column (or quad).
+   */
+  minSavedPerCode?: number;
+}
+
 /** Stores indexes below 2^16 two per u32 (low half first), else one per u32. */
 function packIndexes(values: ArrayLike<number>, bits: 16 | 32): Uint32Array {
   if (bits === 32) return Uint32Array.from(values);
@@ -73,7 +102,7 @@ function packIndexes(values: ArrayLike<number>, bits: 16 | 32): Uint32Array {
   return new Uint32Array(halves.buffer);
 }
 
-export function tocRunsLayout(batch: TocBatch): TocRunsLayout {
+export function tocRunsLayout(batch: TocBatch, options: RunsLayoutOptions = {}): TocRunsLayout {
   const { rows, cols, nodeCount, nodeParent, codes, rowOffsets } = batch;
   const pairCount = batch.firstLayerSize;
   // Depth = run length; uses = occurrences in D. parent < child, so one forward pass.
@@ -94,11 +123,19 @@ export function tocRunsLayout(batch: TocBatch): TocRunsLayout {
   const slot = new Int32Array(nodeCount).fill(-1);
   let cached = 0;
   let cachedRunPairs = 0;
+  let saved = 0;
   for (const c of codes) {
-    if (slot[c] === -1 && worthCaching(depth[c]!, uses[c]!)) {
+    if (slot[c] === -1 && worthCaching(depth[c]!, uses[c]!) && depth[c]! * uses[c]! - depth[c]! - uses[c]! >= (options.minSavedPerCode ?? 1)) {
       slot[c] = cached++;
       cachedRunPairs += depth[c]!;
+      saved += depth[c]! * uses[c]! - depth[c]! - uses[c]!;
     }
+  }
+  const nnz = codes.reduce((s, c) => s + depth[c]!, 0);
+  if (saved < (options.minSavedShare ?? MIN_SAVED_SHARE) * nnz) {
+    slot.fill(-1);
+    cached = 0;
+    cachedRunPairs = 0;
   }
   const cachedNode = new Uint32Array(cached);
   for (let n = 1; n < nodeCount; n++) if (slot[n]! >= 0) cachedNode[slot[n]!] = n;
@@ -113,85 +150,90 @@ export function tocRunsLayout(batch: TocBatch): TocRunsLayout {
   }
 
   // Rows: inline pairs (code order, each code root to leaf), then cached codes.
-  const nnz = codes.reduce((s, c) => s + depth[c]!, 0);
   let cachedUses = 0;
   for (const c of codes) if (slot[c]! >= 0) cachedUses++;
   const inlinePairs = nnz - codes.reduce((s, c) => s + (slot[c]! >= 0 ? depth[c]! : 0), 0);
-  const rowBounds = new Uint32Array(2 * rows + 1);
-  const rowList = new Uint32Array(inlinePairs + cachedUses);
+  const unitPair = pairCount;
+  const pairCol = (p: number) => batch.firstLayerCol[p]!;
+  // Row items as (row of X, pair) before packing.
+  const rowBounds = new Uint32Array(rows + 1);
+  const rowHi = new Uint32Array(inlinePairs + cachedUses);
+  const rowPair = new Uint32Array(inlinePairs + cachedUses);
   const occurrenceOffsets = new Uint32Array(cached + 1);
   for (const c of codes) if (slot[c]! >= 0) occurrenceOffsets[slot[c]! + 1]!++;
   for (let q = 0; q < cached; q++) occurrenceOffsets[q + 1]! += occurrenceOffsets[q]!;
   const occurrenceFill = occurrenceOffsets.slice(0, cached);
   const occurrenceList = new Uint32Array(cachedUses);
-  // Column items: counted first, then filled in row order (inline) and cached-code order.
-  const colCount = new Uint32Array(2 * cols);
-  const pairCol = (p: number) => batch.firstLayerCol[p]!;
+  const colCount = new Uint32Array(cols);
   let item = 0;
   for (let r = 0; r < rows; r++) {
-    rowBounds[2 * r] = item;
+    rowBounds[r] = item;
     for (let k = rowOffsets[r]!; k < rowOffsets[r + 1]!; k++) {
       const c = codes[k]!;
       if (slot[c]! >= 0) continue;
       const end = item + depth[c]!;
       let at = end;
       for (let x = c; x !== 0; x = nodeParent[x]!) {
-        rowList[--at] = keyPair[x]!;
-        colCount[2 * pairCol(keyPair[x]!)]!++;
+        at--;
+        rowPair[at] = keyPair[x]!;
+        rowHi[at] = pairCol(keyPair[x]!);
+        colCount[rowHi[at]!]!++;
       }
       item = end;
     }
-    rowBounds[2 * r + 1] = item;
     for (let k = rowOffsets[r]!; k < rowOffsets[r + 1]!; k++) {
       const q = slot[codes[k]!]!;
       if (q < 0) continue;
-      rowList[item++] = q;
+      rowHi[item] = cols + q;
+      rowPair[item++] = unitPair;
       occurrenceList[occurrenceFill[q]!++] = r;
     }
   }
-  rowBounds[2 * rows] = item;
-  for (let t = 0; t < cachedRunPairs; t++) colCount[2 * pairCol(runList[t]!) + 1]!++;
+  rowBounds[rows] = item;
+  for (let t = 0; t < cachedRunPairs; t++) colCount[pairCol(runList[t]!)]!++;
 
-  const pairBits = bitsFor(pairCount);
-  const wideItems = pairBits + bitsFor(Math.max(rows, cached, cols)) > 32;
+  const pairBits = bitsFor(pairCount + 1);
+  const wideItems = pairBits + bitsFor(Math.max(rows, cols) + cached) > 32;
   const pack = (out: Uint32Array, at: number, hi: number, p: number) => {
     if (wideItems) {
       out[2 * at] = hi;
       out[2 * at + 1] = p;
     } else out[at] = ((hi << pairBits) | p) >>> 0;
   };
-  const rowItems = new Uint32Array((wideItems ? 2 : 1) * rowList.length);
-  for (let r = 0; r < rows; r++) {
-    for (let t = rowBounds[2 * r]!; t < rowBounds[2 * r + 1]!; t++) pack(rowItems, t, pairCol(rowList[t]!), rowList[t]!);
-    for (let t = rowBounds[2 * r + 1]!; t < rowBounds[2 * r + 2]!; t++) pack(rowItems, t, rowList[t]!, 0);
-  }
-  const colBounds = new Uint32Array(2 * cols + 1);
-  for (let b = 0; b < 2 * cols; b++) colBounds[b + 1] = colBounds[b]! + colCount[b]!;
-  const colFill = colBounds.slice(0, 2 * cols);
+  const rowItems = new Uint32Array((wideItems ? 2 : 1) * rowHi.length);
+  for (let t = 0; t < rowHi.length; t++) pack(rowItems, t, rowHi[t]!, rowPair[t]!);
+  const runItems = new Uint32Array((wideItems ? 2 : 1) * runList.length);
+  for (let t = 0; t < runList.length; t++) pack(runItems, t, pairCol(runList[t]!), runList[t]!);
+  // Column items: counted above, filled in row order (inline pairs), then in cached-code order (their runs).
+  const colBounds = new Uint32Array(cols + 1);
+  for (let c = 0; c < cols; c++) colBounds[c + 1] = colBounds[c]! + colCount[c]!;
+  const colFill = colBounds.slice(0, cols);
   const colItems = new Uint32Array((wideItems ? 2 : 1) * (inlinePairs + cachedRunPairs));
-  const put = (bucket: number, hi: number, p: number) => pack(colItems, colFill[bucket]!++, hi, p);
-  for (let r = 0; r < rows; r++) for (let t = rowBounds[2 * r]!; t < rowBounds[2 * r + 1]!; t++) put(2 * pairCol(rowList[t]!), r, rowList[t]!);
-  for (let q = 0; q < cached; q++) for (let t = runOffsets[q]!; t < runOffsets[q + 1]!; t++) put(2 * pairCol(runList[t]!) + 1, q, runList[t]!);
-
-  const pairs = new Uint32Array(2 * pairCount);
-  const valueBits = new Uint32Array(batch.firstLayerVal.buffer, batch.firstLayerVal.byteOffset, pairCount);
-  for (let p = 0; p < pairCount; p++) {
-    pairs[2 * p] = pairCol(p);
-    pairs[2 * p + 1] = valueBits[p]!;
+  for (let r = 0; r < rows; r++) {
+    for (let t = rowBounds[r]!; t < rowBounds[r + 1]!; t++) if (rowPair[t] !== unitPair) pack(colItems, colFill[rowHi[t]!]!++, r, rowPair[t]!);
   }
-  const indexBits = Math.max(pairCount, cached, rows) <= 0x10000 ? 16 : 32;
+  for (let q = 0; q < cached; q++) {
+    for (let t = runOffsets[q]!; t < runOffsets[q + 1]!; t++) pack(colItems, colFill[pairCol(runList[t]!)]!++, rows + q, runList[t]!);
+  }
+
+  const values = new Float32Array(pairCount + 1);
+  values.set(batch.firstLayerVal.subarray(0, pairCount));
+  values[unitPair] = 1;
+  const indexBits = Math.max(pairCount + 1, cached, rows) <= 0x10000 ? 16 : 32;
   const inlineCodes = codes.length - cachedUses;
   return {
     rows,
     cols,
     pairCount,
-    pairs,
+    values,
+    unitPair,
     cached,
     indexBits,
+    unitValues: values.every((v) => v === 1),
     rowBounds,
     rowItems,
     runOffsets,
-    runPairs: packIndexes(runList, indexBits),
+    runItems,
     occurrenceOffsets,
     occurrenceRows: packIndexes(occurrenceList, indexBits),
     colBounds,
@@ -204,7 +246,7 @@ export function tocRunsLayout(batch: TocBatch): TocRunsLayout {
 
 /** Bytes the layout uploads (what TocRunsGpuBatch puts in storage buffers). */
 export function runsLayoutBytes(l: TocRunsLayout): number {
-  return [l.pairs, l.rowBounds, l.rowItems, l.runOffsets, l.runPairs, l.occurrenceOffsets, l.occurrenceRows, l.colBounds, l.colItems].reduce(
+  return [l.values, l.rowBounds, l.rowItems, l.runOffsets, l.runItems, l.occurrenceOffsets, l.occurrenceRows, l.colBounds, l.colItems].reduce(
     (n, a) => n + a.byteLength,
     0,
   );

@@ -54,6 +54,13 @@ interface Case {
   pairs?: ColumnValuePair[][];
 }
 
+/** An r x c row-major matrix as c x r row-major. */
+function transposed(data: ArrayLike<number>, r: number, c: number): Float64Array {
+  const t = new Float64Array(r * c);
+  for (let i = 0; i < r; i++) for (let j = 0; j < c; j++) t[j * r + i] = data[i * c + j]!;
+  return t;
+}
+
 /** The large case: 70,000 rows, one pair each in its own column, so the runs layout needs 32-bit indexes and two-word column items. */
 const LARGE = 70_000;
 
@@ -65,6 +72,7 @@ function cases(): Case[] {
     cols,
     data: Float32Array.from(randomMatrix(random, { rows, cols, density: 0.3, distinctValues: 5, repeatRows: 0.4, emptyRows: 0.1, ...spec }, 'f32')),
   });
+  const unitValues = (c: Case): Case => ({ ...c, data: c.data!.map((x) => (x === 0 ? 0 : 1)) });
   // Figure 3 of the TOC paper.
   const paper = new Float32Array([1.1, 2, 3, 1.4, 0, 2, 3, 0, 1.1, 2, 3, 1.4, 0, 1.1, 0, 1.4, 1.1, 2, 3, 0]);
   return [
@@ -75,6 +83,8 @@ function cases(): Case[] {
     make('all zero', 12, 9, { density: 0 }),
     make('dense-ish 250x64', 250, 64, { density: 0.9, distinctValues: 3 }),
     { name: 'mnist-like 250x784', rows: 250, cols: 784, data: mnistLike(250, 3) },
+    // One-hot rows (every value 1, as in flights): the kernels' no-value-load path, with cached codes.
+    unitValues(make('one-hot 300x40', 300, 40, { density: 0.15, repeatRows: 0.5 })),
     // Identical rows after the first two: one cached code used by 38 rows.
     { name: 'repeated rows 40x12', rows: 40, cols: 12, data: Float32Array.from({ length: 40 * 12 }, (_, i) => ((i % 12) % 3 === 0 ? (i % 12) + 1 : 0)) },
     {
@@ -107,7 +117,7 @@ async function run(): Promise<CaseResult[]> {
     // Which paths of the runs kernels this case exercises (the spec checks all of them are covered).
     results.push({
       name: c.name,
-      op: `layout cached=${runsLayout.cached > 0} idx${runsLayout.indexBits} wide=${runsLayout.wideItems}`,
+      op: `layout cached=${runsLayout.cached > 0} idx${runsLayout.indexBits} wide=${runsLayout.wideItems} unit=${runsLayout.unitValues}`,
       impl: 'toc-runs',
       maxRelError: 0,
       deterministic: true,
@@ -119,6 +129,11 @@ async function run(): Promise<CaseResult[]> {
     const u = vec(c.rows);
     const mRight = vec(c.cols * k); // cols x k, row-major
     const mLeft = vec(p * c.rows); // p x rows, row-major: M * A
+    // k = 8, row-major: the quad entry points (4 output columns per invocation).
+    const q = 8;
+    const mQuad = vec(c.cols * q);
+    const mQuadT = vec(c.rows * q); // rows x q: A^T * M, the gradient's layout
+    const quadT = matrixTimes({ rows: q, cols: c.rows, data: transposed(mQuadT, c.rows, q) }, batch).data;
     const ops = [
       { op: 'A*v', m: v, k: 1, n: c.rows, ref: timesVector(batch, v), transpose: false, ms: rowMajor(1), rs: rowMajor(1) },
       { op: 'v*A', m: u, k: 1, n: c.cols, ref: vectorTimes(u, batch), transpose: true, ms: rowMajor(1), rs: rowMajor(1) },
@@ -143,6 +158,17 @@ async function run(): Promise<CaseResult[]> {
         ms: columnMajor(c.rows),
         rs: columnMajor(c.cols),
       },
+      {
+        op: 'A*M k=8',
+        m: mQuad,
+        k: q,
+        n: c.rows * q,
+        ref: timesMatrix(batch, { rows: c.cols, cols: q, data: mQuad }).data,
+        transpose: false,
+        ms: rowMajor(q),
+        rs: rowMajor(q),
+      },
+      { op: 'AT*M k=8', m: mQuadT, k: q, n: c.cols * q, ref: transposed(quadT, q, c.cols), transpose: true, ms: rowMajor(q), rs: rowMajor(q) },
     ];
     for (const o of ops) {
       for (const [impl, gpu] of Object.entries(impls) as ['toc' | 'toc-runs' | 'csr', GpuSparseMatrix][]) {
@@ -167,8 +193,9 @@ async function run(): Promise<CaseResult[]> {
       }
     }
     if (c.data) {
-      results.push(...(await tfjsOpCases(c, c.data, impls.toc, 'tfjs-op', random)));
-      results.push(...(await tfjsOpCases(c, c.data, impls['toc-runs'], 'tfjs-op-runs', random)));
+      results.push(...(await tfjsOpCases(c, c.data, impls.toc, 'tfjs-op', random, 7)));
+      results.push(...(await tfjsOpCases(c, c.data, impls['toc-runs'], 'tfjs-op-runs', random, 7)));
+      results.push(...(await tfjsOpCases(c, c.data, impls['toc-runs'], 'tfjs-op-runs', random, 8)));
     }
     for (const gpu of Object.values(impls)) gpu.destroy();
   }
@@ -176,8 +203,14 @@ async function run(): Promise<CaseResult[]> {
 }
 
 /** The tfjs operation against tf.matMul on the dense batch: forward, and the gradient through tf.grad. */
-async function tfjsOpCases(c: Case, data: Float32Array, a: GpuSparseMatrix, impl: 'tfjs-op' | 'tfjs-op-runs', random: () => number): Promise<CaseResult[]> {
-  const units = 7;
+async function tfjsOpCases(
+  c: Case,
+  data: Float32Array,
+  a: GpuSparseMatrix,
+  impl: 'tfjs-op' | 'tfjs-op-runs',
+  random: () => number,
+  units: number,
+): Promise<CaseResult[]> {
   const w = tf.tensor2d(
     Float32Array.from({ length: c.cols * units }, () => random() * 2 - 1),
     [c.cols, units],
@@ -203,8 +236,8 @@ async function tfjsOpCases(c: Case, data: Float32Array, a: GpuSparseMatrix, impl
       .mul(upstream)
       .sum();
   const out = [
-    await compare('tfjs A*W', tocMatMul(a, w), tf.matMul(dense, w), tocMatMul(a, w)),
-    await compare('tfjs dL/dW', tf.grad(lossToc)(w), tf.grad(lossDense)(w), tf.grad(lossToc)(w)),
+    await compare(`tfjs A*W k=${units}`, tocMatMul(a, w), tf.matMul(dense, w), tocMatMul(a, w)),
+    await compare(`tfjs dL/dW k=${units}`, tf.grad(lossToc)(w), tf.grad(lossDense)(w), tf.grad(lossToc)(w)),
   ];
   tf.dispose([w, upstream, dense]);
   return out;

@@ -1,15 +1,47 @@
 // TOC products on the resolved-runs layout (shaders/toc_runs.wgsl, docs/toc.md
-// "Kernel design"): per product one dispatch over the cached codes (skipped when
-// there are none) and one over the rows or columns, both gathers like CSR's.
+// "Kernel design"). A product fills X = [M; H] (or [M; G]): M copied in (or
+// re-laid out by load_m), then one dispatch over the cached codes for H or G;
+// then one CSR-shaped gather over X. With nothing cached and a row-major M the
+// gather reads M itself: no copy, one dispatch, exactly CSR's work.
+// Row-major operands with k a multiple of 4 take the quad entry points (4 output
+// columns per invocation); a batch whose values are all 1 skips value loads.
 import tocRunsWgsl from '../../../shaders/toc_runs.wgsl?raw';
 import type { TocBatch } from '../../toc/batch.js';
 import { runsLayoutBytes, tocRunsLayout, type RunsWorkModel, type TocRunsLayout } from '../../toc/gpu-runs.js';
 import { dispatch, storageBuffer, type KernelProgram } from '../pipelines.js';
 import { rowMajor, type Strides } from './kernels.js';
 
-// One invocation per (item, output column): any workgroup size gives the same bits.
+// One invocation per (item, output column or quad of them): any workgroup size gives the same bits.
 const WG = 64;
-type EntryPoint = 'run_sums' | 'row_sums' | 'occurrence_sums' | 'column_sums';
+const ENTRY_POINTS = ['load_m', 'run_sums', 'occurrence_sums', 'gather'] as const;
+type EntryPoint = (typeof ENTRY_POINTS)[number];
+
+/** Kernel choices a bench can turn off to measure what each is worth (both on by default). */
+export interface KernelOptions {
+  /** 4 output columns per invocation where the strides allow it. */
+  quad?: boolean;
+  /** No value loads when every value of the batch is 1. */
+  unit?: boolean;
+}
+
+/**
+ * Whether R = A * M (or A^T * M) can take the quad entry points: row-major M and R, k a multiple of 4, and
+ * both buffers at least one vec4 long (a vec4 array binds 16 bytes at least; an empty product has less).
+ */
+export function quadApplies(k: number, ms: Strides, rs: Strides, m: GPUBuffer, out: GPUBuffer): boolean {
+  return k % 4 === 0 && k > 0 && ms.col === 1 && rs.col === 1 && ms.row % 4 === 0 && rs.row % 4 === 0 && m.size >= 16 && out.size >= 16;
+}
+
+/** One product's side of the layout: A's rows (times) or columns (transposeTimes). */
+interface Side {
+  /** Rows of M, so H or G start at X row mRows. */
+  mRows: number;
+  outRows: number;
+  bounds: GPUBuffer;
+  items: GPUBuffer;
+  fill: 'run_sums' | 'occurrence_sums';
+  label: string;
+}
 
 /** A TOC batch on the GPU in the resolved-runs layout. Same interface as TocGpuBatch and CsrGpuBatch. */
 export class TocRunsGpuBatch {
@@ -21,25 +53,27 @@ export class TocRunsGpuBatch {
   readonly uploadBytes: number;
   private readonly buffers: Record<string, GPUBuffer>;
   private readonly programs: Record<EntryPoint, KernelProgram>;
-  private scratch: GPUBuffer | undefined;
+  private readonly quadPrograms: Record<EntryPoint, KernelProgram>;
+  private readonly quad: boolean;
+  private ext: GPUBuffer | undefined;
   private readonly paramBuffers = new Map<string, GPUBuffer>();
 
   constructor(
     readonly device: GPUDevice,
     batch: TocBatch,
     layout: TocRunsLayout = tocRunsLayout(batch),
+    options: KernelOptions = {},
   ) {
     this.rows = layout.rows;
     this.cols = layout.cols;
     this.cached = layout.cached;
     this.model = layout.model;
     const arrays = {
-      // A vec2 array binds at least 8 bytes, even for an all-zero batch.
-      pairs: layout.pairs.length ? layout.pairs : new Uint32Array(2),
+      values: layout.values,
       rowBounds: layout.rowBounds,
       rowItems: layout.rowItems,
       runOffsets: layout.runOffsets,
-      runPairs: layout.runPairs,
+      runItems: layout.runItems,
       occurrenceOffsets: layout.occurrenceOffsets,
       occurrenceRows: layout.occurrenceRows,
       colBounds: layout.colBounds,
@@ -47,36 +81,44 @@ export class TocRunsGpuBatch {
     };
     this.buffers = Object.fromEntries(Object.entries(arrays).map(([name, data]) => [name, storageBuffer(device, `TocRunsGpuBatch.${name}`, data)]));
     this.uploadBytes = runsLayoutBytes(layout);
-    // The layout's index widths are pipeline constants: a handful of pipelines in all.
-    const constants = { IDX16: layout.indexBits === 16 ? 1 : 0, PAIR_BITS: layout.wideItems ? 16 : layout.pairBits, WIDE: layout.wideItems ? 1 : 0 };
-    const program = (entryPoint: EntryPoint): KernelProgram => ({
-      label: `TocRuns.${entryPoint}`,
-      wgsl: tocRunsWgsl,
-      entryPoint,
-      workgroupSize: WG,
-      layout: 'grid',
-      constants,
-    });
-    this.programs = {
-      run_sums: program('run_sums'),
-      row_sums: program('row_sums'),
-      occurrence_sums: program('occurrence_sums'),
-      column_sums: program('column_sums'),
+    // The layout's index widths and unit values are pipeline constants: a handful of pipelines in all.
+    const constants = {
+      IDX16: layout.indexBits === 16 ? 1 : 0,
+      PAIR_BITS: layout.wideItems ? 16 : layout.pairBits,
+      WIDE: layout.wideItems ? 1 : 0,
+      UNIT: layout.unitValues && options.unit !== false ? 1 : 0,
     };
+    const programs = (quad: boolean) =>
+      Object.fromEntries(
+        ENTRY_POINTS.map((entryPoint): [EntryPoint, KernelProgram] => {
+          // load_m has no quad form: it runs only for strided M, which the quad forms do not take.
+          const q = quad && entryPoint !== 'load_m';
+          const name = q ? `${entryPoint}4` : entryPoint;
+          return [entryPoint, { label: `TocRuns.${name}`, wgsl: tocRunsWgsl, entryPoint: name, workgroupSize: WG, layout: q ? 'flat' : 'grid', constants }];
+        }),
+      ) as Record<EntryPoint, KernelProgram>;
+    this.programs = programs(false);
+    this.quadPrograms = programs(true);
+    this.quad = options.quad !== false;
   }
 
-  /** |S| x k floats for H or G, grown as needed (4 bytes at least: row_sums binds it even when S is empty). */
-  private scratchFor(k: number): GPUBuffer {
-    const size = Math.max(4, this.cached * k * 4);
-    if (!this.scratch || this.scratch.size < size) {
-      this.scratch?.destroy();
-      this.scratch = this.device.createBuffer({ label: 'TocRunsGpuBatch.scratch', size, usage: GPUBufferUsage.STORAGE });
+  /** Bytes of the X = [M; H or G] buffer the products have needed so far (0 when nothing needed it). */
+  get extBytes(): number {
+    return this.ext?.size ?? 0;
+  }
+
+  /** X: floats for M's rows and |S| more, grown as needed (16 bytes at least: the quad forms bind it as a vec4 array). */
+  private extFor(floats: number): GPUBuffer {
+    const size = Math.max(16, floats * 4);
+    if (!this.ext || this.ext.size < size) {
+      this.ext?.destroy();
+      this.ext = this.device.createBuffer({ label: 'TocRunsGpuBatch.ext', size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
     }
-    return this.scratch;
+    return this.ext;
   }
 
-  private params(items: number, k: number, m: Strides, r: Strides): GPUBuffer {
-    const values = new Uint32Array([k, items, this.cached, 0, m.row, m.col, r.row, r.col]);
+  private params(items: number, k: number, base: number, xRow: number, m: Strides, r: Strides): GPUBuffer {
+    const values = new Uint32Array([k, items, base, xRow, m.row, m.col, r.row, r.col]);
     const key = values.join(',');
     let buffer = this.paramBuffers.get(key);
     if (!buffer) {
@@ -87,18 +129,52 @@ export class TocRunsGpuBatch {
     return buffer;
   }
 
+  private product(encoder: GPUCommandEncoder, side: Side, m: GPUBuffer, k: number, out: GPUBuffer, ms: Strides, rs: Strides): void {
+    const b = this.buffers;
+    // X is a buffer of our own when something is cached (H or G follow M's rows) or M is not row-major (gather reads rows).
+    const needExt = this.cached > 0 || ms.col !== 1;
+    const xRow = needExt ? k : ms.row;
+    const quad = this.quad && k % 4 === 0 && k > 0 && xRow % 4 === 0 && rs.col === 1 && rs.row % 4 === 0 && out.size >= 16 && (needExt || m.size >= 16);
+    // The quad forms bind X, R and the filling X as vec4 arrays (bindings 12, 10, 11) and run k / 4 invocations per item.
+    const [programs, width, xAt, outAt, extAt] = quad ? [this.quadPrograms, k / 4, 12, 10, 11] : [this.programs, k, 9, 4, 3];
+    let x = m;
+    let pass: GPUComputePassEncoder;
+    if (needExt) {
+      x = this.extFor((side.mRows + this.cached) * k);
+      // A row-major M without gaps goes in as it is, with a copy; any other is re-laid out by load_m.
+      const copy = ms.col === 1 && ms.row === k && (m.usage & GPUBufferUsage.COPY_SRC) !== 0;
+      if (copy && side.mRows > 0) encoder.copyBufferToBuffer(m, 0, x, 0, side.mRows * k * 4);
+      pass = encoder.beginComputePass({ label: side.label });
+      if (!copy && side.mRows > 0) {
+        dispatch(this.device, pass, this.programs.load_m, { 0: this.params(side.mRows, k, 0, k, ms, rs), 2: m, 3: x }, side.mRows, k);
+      }
+      if (this.cached > 0) {
+        const params = this.params(this.cached, k, side.mRows, k, ms, rs);
+        const bindings =
+          side.fill === 'run_sums'
+            ? { 0: params, 1: b.values!, [extAt]: x, 5: b.runOffsets!, 6: b.runItems! }
+            : { 0: params, [extAt]: x, 7: b.occurrenceOffsets!, 8: b.occurrenceRows! };
+        dispatch(this.device, pass, programs[side.fill], bindings, this.cached, width);
+      }
+    } else {
+      pass = encoder.beginComputePass({ label: side.label });
+    }
+    const params = this.params(side.outRows, k, side.mRows, xRow, ms, rs);
+    dispatch(this.device, pass, programs.gather, { 0: params, 1: b.values!, [xAt]: x, [outAt]: out, 5: side.bounds, 6: side.items }, side.outRows, width);
+    pass.end();
+  }
+
   /** Records R = A * M: M is cols x k, R is rows x k. */
   times(encoder: GPUCommandEncoder, m: GPUBuffer, k: number, out: GPUBuffer, mStrides: Strides = rowMajor(k), outStrides: Strides = rowMajor(k)): void {
-    const b = this.buffers;
-    const scratch = this.scratchFor(k);
-    const pass = encoder.beginComputePass({ label: 'TocRuns.times' });
-    if (this.cached > 0) {
-      const params = this.params(this.cached, k, mStrides, outStrides);
-      dispatch(this.device, pass, this.programs.run_sums, { 0: params, 1: b.pairs!, 2: m, 3: scratch, 7: b.runOffsets!, 8: b.runPairs! }, this.cached, k);
-    }
-    const params = this.params(this.rows, k, mStrides, outStrides);
-    dispatch(this.device, pass, this.programs.row_sums, { 0: params, 1: b.pairs!, 2: m, 3: scratch, 4: out, 5: b.rowBounds!, 6: b.rowItems! }, this.rows, k);
-    pass.end();
+    const side: Side = {
+      mRows: this.cols,
+      outRows: this.rows,
+      bounds: this.buffers.rowBounds!,
+      items: this.buffers.rowItems!,
+      fill: 'run_sums',
+      label: 'TocRuns.times',
+    };
+    this.product(encoder, side, m, k, out, mStrides, outStrides);
   }
 
   /** Records R = A^T * M: M is rows x k, R is cols x k (v*A with k = 1, M*A through strides, the weight gradient). */
@@ -111,27 +187,20 @@ export class TocRunsGpuBatch {
     outStrides: Strides = rowMajor(k),
   ): void {
     const b = this.buffers;
-    const scratch = this.scratchFor(k);
-    const pass = encoder.beginComputePass({ label: 'TocRuns.transposeTimes' });
-    if (this.cached > 0) {
-      const params = this.params(this.cached, k, mStrides, outStrides);
-      dispatch(
-        this.device,
-        pass,
-        this.programs.occurrence_sums,
-        { 0: params, 2: m, 3: scratch, 7: b.occurrenceOffsets!, 8: b.occurrenceRows! },
-        this.cached,
-        k,
-      );
-    }
-    const params = this.params(this.cols, k, mStrides, outStrides);
-    dispatch(this.device, pass, this.programs.column_sums, { 0: params, 1: b.pairs!, 2: m, 3: scratch, 4: out, 5: b.colBounds!, 6: b.colItems! }, this.cols, k);
-    pass.end();
+    const side: Side = {
+      mRows: this.rows,
+      outRows: this.cols,
+      bounds: b.colBounds!,
+      items: b.colItems!,
+      fill: 'occurrence_sums',
+      label: 'TocRuns.transposeTimes',
+    };
+    this.product(encoder, side, m, k, out, mStrides, outStrides);
   }
 
   destroy(): void {
     for (const buffer of Object.values(this.buffers)) buffer.destroy();
-    this.scratch?.destroy();
+    this.ext?.destroy();
     for (const buffer of this.paramBuffers.values()) buffer.destroy();
   }
 }

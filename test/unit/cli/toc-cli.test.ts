@@ -289,6 +289,20 @@ describe('bytelab toc build --csv', () => {
     for (const row of test) expect(train.map(key)).not.toContain(key(row));
   });
 
+  it('--column-order frequency: columns by descending non-zero count (ties in source order), the same rows by name', () => {
+    const args = ['toc', 'build', '--csv', path, '--label', 'kind', '--test-fraction', '0', '--drop', 'note', '--batch-size', '2'];
+    run(...args, '--out', join(work, 'csv-source'));
+    run(...args, '--column-order', 'frequency', '--out', join(work, 'csv-freq'));
+    const source = readDataset(join(work, 'csv-source'));
+    const freq = readDataset(join(work, 'csv-freq'));
+    // Non-zeros per column over the 5 labelled rows: red 3, size 3 (10 scales to 0), Paris 2, Rome 2, Oslo 1, blue 1, green 0.
+    expect(freq.manifest.featureNames).toEqual(['size', 'colour=red', 'city=Paris, FR', 'city=Rome', 'city=Oslo', 'colour=blue', 'colour=green']);
+    expect(freq.manifest.description).toMatch(/columns in frequency order/);
+    expect(freq.train.map((r) => named(freq.manifest, r))).toEqual(source.train.map((r) => named(source.manifest, r)));
+    const bad = bytelab(...args, '--column-order', 'random', '--out', join(work, 'x'));
+    expect(bad.stderr).toMatch(/--column-order must be source or frequency/);
+  });
+
   it('refuses a feature made from the label column, and an unknown column', () => {
     const leak = bytelab('toc', 'build', '--csv', path, '--label', 'kind', '--onehot', 'kind', '--out', join(work, 'x'));
     expect(leak.status).toBe(1);

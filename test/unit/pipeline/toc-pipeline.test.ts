@@ -40,7 +40,7 @@ describe('TOC pipeline', () => {
     for (const b of batches) {
       const dense = decode(b.batch);
       // The runs layout came along, built from this batch.
-      expect(b.layout.rowBounds.length).toBe(2 * b.size + 1);
+      expect(b.layout.rowBounds.length).toBe(b.size + 1);
       expect(b.layout.model.nnz).toBe(dense.data.filter((x) => x !== 0).length);
       for (let i = 0; i < b.size; i++, r++) {
         const want = new Float64Array(COLS);

@@ -2,67 +2,67 @@
 // it must give A*M and A^T*M of the dense matrix, and the work model must hold.
 import { describe, expect, it } from 'vitest';
 import { encodeDense, encodePairs, toBatch, type ColumnValuePair } from '../../../src/toc/index.js';
-import { tocRunsLayout, worthCaching, type TocRunsLayout } from '../../../src/toc/gpu-runs.js';
+import { MIN_SAVED_SHARE, tocRunsLayout, worthCaching, type TocRunsLayout } from '../../../src/toc/gpu-runs.js';
 import { mnistLike, randomMatrix, randomVector, rng, type RandomMatrixSpec } from './generators.js';
 import { denseTimes, expectClose } from './helpers.js';
 
 const index = (l: TocRunsLayout, list: Uint32Array, i: number): number => (l.indexBits === 16 ? (list[i >>> 1]! >>> ((i & 1) * 16)) & 0xffff : list[i]!);
 const item = (l: TocRunsLayout, items: Uint32Array, i: number): [number, number] =>
   l.wideItems ? [items[2 * i]!, items[2 * i + 1]!] : [items[i]! >>> l.pairBits, items[i]! & ((1 << l.pairBits) - 1)];
-const pairVal = (l: TocRunsLayout, p: number): number => new Float32Array(l.pairs.buffer, l.pairs.byteOffset)[2 * p + 1]!;
+const value = (l: TocRunsLayout, p: number): number => l.values[p]!;
 
-/** What run_sums + row_sums compute: R = A * M (M cols x k, row-major). */
-function mirrorTimes(l: TocRunsLayout, m: ArrayLike<number>, k: number): Float64Array {
-  const h = new Float64Array(l.cached * k);
-  for (let q = 0; q < l.cached; q++) {
-    for (let j = 0; j < k; j++) {
-      for (let t = l.runOffsets[q]!; t < l.runOffsets[q + 1]!; t++) {
-        const p = index(l, l.runPairs, t);
-        h[j * l.cached + q] += pairVal(l, p) * m[l.pairs[2 * p]! * k + j]!;
-      }
-    }
-  }
-  const out = new Float64Array(l.rows * k);
-  for (let r = 0; r < l.rows; r++) {
+/** What run_sums (or occurrence_sums) and gather compute, on X = [M; H or G] (row-major, k columns). */
+function gatherX(l: TocRunsLayout, x: Float64Array, k: number, outRows: number, bounds: Uint32Array, items: Uint32Array): Float64Array {
+  const out = new Float64Array(outRows * k);
+  for (let i = 0; i < outRows; i++) {
     for (let j = 0; j < k; j++) {
       let sum = 0;
-      for (let t = l.rowBounds[2 * r]!; t < l.rowBounds[2 * r + 1]!; t++) {
-        const [c, p] = item(l, l.rowItems, t);
-        expect(l.pairs[2 * p]).toBe(c);
-        sum += pairVal(l, p) * m[c * k + j]!;
+      for (let t = bounds[i]!; t < bounds[i + 1]!; t++) {
+        const [hi, p] = item(l, items, t);
+        sum += value(l, p) * x[hi * k + j]!;
       }
-      for (let t = l.rowBounds[2 * r + 1]!; t < l.rowBounds[2 * r + 2]!; t++) sum += h[j * l.cached + item(l, l.rowItems, t)[0]]!;
-      out[r * k + j] = sum;
+      out[i * k + j] = sum;
     }
   }
   return out;
 }
 
-/** What occurrence_sums + column_sums compute: R = A^T * M (M rows x k, row-major). */
-function mirrorTransposeTimes(l: TocRunsLayout, m: ArrayLike<number>, k: number): Float64Array {
-  const g = new Float64Array(l.cached * k);
+/** What run_sums + gather compute: R = A * M (M cols x k, row-major). */
+function mirrorTimes(l: TocRunsLayout, m: ArrayLike<number>, k: number): Float64Array {
+  const x = new Float64Array((l.cols + l.cached) * k);
+  x.set(Array.from(m));
   for (let q = 0; q < l.cached; q++) {
     for (let j = 0; j < k; j++) {
-      for (let t = l.occurrenceOffsets[q]!; t < l.occurrenceOffsets[q + 1]!; t++) g[j * l.cached + q] += m[index(l, l.occurrenceRows, t) * k + j]!;
+      let sum = 0;
+      for (let t = l.runOffsets[q]!; t < l.runOffsets[q + 1]!; t++) {
+        const [c, p] = item(l, l.runItems, t);
+        expect(c).toBeLessThan(l.cols);
+        sum += value(l, p) * x[c * k + j]!;
+      }
+      x[(l.cols + q) * k + j] = sum;
     }
   }
-  const out = new Float64Array(l.cols * k);
-  for (let c = 0; c < l.cols; c++) {
+  // A row's items read M's rows (inline pairs) or H's (cached codes, with the unit pair).
+  for (let t = 0; t < l.rowBounds[l.rows]!; t++) {
+    const [hi, p] = item(l, l.rowItems, t);
+    if (hi >= l.cols) expect(p).toBe(l.unitPair);
+    else expect(p).toBeLessThan(l.pairCount);
+  }
+  return gatherX(l, x, k, l.rows, l.rowBounds, l.rowItems);
+}
+
+/** What occurrence_sums + gather compute: R = A^T * M (M rows x k, row-major). */
+function mirrorTransposeTimes(l: TocRunsLayout, m: ArrayLike<number>, k: number): Float64Array {
+  const x = new Float64Array((l.rows + l.cached) * k);
+  x.set(Array.from(m));
+  for (let q = 0; q < l.cached; q++) {
     for (let j = 0; j < k; j++) {
       let sum = 0;
-      for (let t = l.colBounds[2 * c]!; t < l.colBounds[2 * c + 1]!; t++) {
-        const [r, p] = item(l, l.colItems, t);
-        expect(l.pairs[2 * p]).toBe(c);
-        sum += pairVal(l, p) * m[r * k + j]!;
-      }
-      for (let t = l.colBounds[2 * c + 1]!; t < l.colBounds[2 * c + 2]!; t++) {
-        const [q, p] = item(l, l.colItems, t);
-        sum += pairVal(l, p) * g[j * l.cached + q]!;
-      }
-      out[c * k + j] = sum;
+      for (let t = l.occurrenceOffsets[q]!; t < l.occurrenceOffsets[q + 1]!; t++) sum += x[index(l, l.occurrenceRows, t) * k + j]!;
+      x[(l.rows + q) * k + j] = sum;
     }
   }
-  return out;
+  return gatherX(l, x, k, l.cols, l.colBounds, l.colItems);
 }
 
 function transpose(rows: number, cols: number, data: ArrayLike<number>): Float64Array {
@@ -151,6 +151,37 @@ describe('resolved-runs layout (tocRunsLayout)', () => {
     const got = mirrorTransposeTimes(l, m, 1);
     for (const r of [0, 1, 65_537, n - 1]) expect(got[r]).toBeCloseTo(((r % 7) + 1) * m[r]!, 12);
     expect(mirrorTimes(l, m, 1)[n - 1]).toBeCloseTo((((n - 1) % 7) + 1) * m[n - 1]!, 12);
+  });
+
+  it('unitValues: set only when every pair is 1 (the kernels then skip value loads)', () => {
+    const oneHot = randomMatrix(rng(3), { rows: 50, cols: 20, density: 0.2, distinctValues: 3, repeatRows: 0.5 }, 'f32').map((x) => (x === 0 ? 0 : 1));
+    const unit = tocRunsLayout(toBatch(encodeDense(oneHot, 50, 20)));
+    expect(unit.unitValues).toBe(true);
+    checkProducts(unit, oneHot, 4);
+    const oneOther = Float32Array.from(oneHot);
+    oneOther[oneOther.indexOf(1)] = 0.5;
+    expect(tocRunsLayout(toBatch(encodeDense(oneOther, 50, 20))).unitValues).toBe(false);
+  });
+
+  it('a batch whose cached codes would save less than MIN_SAVED_SHARE of its non-zeros caches none', () => {
+    // 100 rows: one shared 3-pair row (saves 3 * 20 - 3 - 20 = 37 terms once cached) among 80 rows of distinct pairs.
+    const shared: ColumnValuePair[] = [
+      [0, 1],
+      [1, 2],
+      [2, 3],
+    ];
+    const rows = Array.from({ length: 100 }, (_, r): ColumnValuePair[] =>
+      r < 20 ? shared : Array.from({ length: 10 }, (_, i): ColumnValuePair => [3 + i, r * 10 + i + 1]),
+    );
+    const batch = toBatch(encodePairs(rows, 13, 'f32'));
+    const any = tocRunsLayout(batch, { minSavedShare: 0 });
+    const saved = any.model.nnz - any.model.terms;
+    expect(saved).toBeGreaterThan(0);
+    expect(saved).toBeLessThan(MIN_SAVED_SHARE * any.model.nnz);
+    const chosen = tocRunsLayout(batch);
+    expect(chosen.cached).toBe(0);
+    expect(chosen.model.terms).toBe(chosen.model.nnz);
+    expect(tocRunsLayout(batch, { minSavedShare: saved / any.model.nnz }).cached).toBe(any.cached);
   });
 
   it('worthCaching: only strict savings', () => {
