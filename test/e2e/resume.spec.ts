@@ -51,7 +51,7 @@ test('a paused run, reloaded and continued, goes on with the same batches and lo
   await page.locator('#stop').click();
   await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
   const last = (await snapshot(page)).steps.at(-1)!.step;
-  await expect(page.locator('#resume-text')).toContainText("Saved run");
+  await expect(page.locator('#resume-text')).toContainText('Saved run');
   await expect(page.locator('#resume-text')).toContainText(`step ${last.toLocaleString('en-US')}`);
   expect(errors).toEqual([]);
 });
