@@ -347,6 +347,8 @@ interface RunResult {
   duplicatesInBatches: number;
   warnings: string[];
   adapter: string;
+  /** The model's input as the page reported the dataset (DatasetInfo.inputShape). */
+  inputShape: number[] | undefined;
   /** Every evaluation of the run: [step, accuracy]. */
   curve: [number, number][];
 }
@@ -513,6 +515,7 @@ function analyse({ variant: v, round, rec, snap, budget }: RawRun): RunResult {
     duplicatesInBatches: last.pipeline!.duplicatesInBatches,
     warnings: snap.warnings,
     adapter: snap.adapter,
+    inputShape: snap.dataset?.inputShape,
     curve: snap.evals.map((e) => [e.step, e.accuracy]),
   };
 }
@@ -718,7 +721,9 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
       (o.size
         ? ` **The model's input**: ${o.size.includes('x') ? o.size : `${o.size}x${o.size}`} (the lab's \`size=${o.size}\`): every image is ` +
           'decoded at the smallest DCT scale that covers it, then scaled; the bytes read are those of the full-size images.'
-        : ''),
+        : '') +
+      " The page reported the model's input (height, width, channels) as " +
+      `${[...new Set(results.map((r) => `[${r.inputShape?.join(', ') ?? '?'}]`))].join(' or ')} in every run.`,
     '- **Link**: the bench serves the dataset from memory (Range 206, strong ETag, CORS and `Cross-Origin-Resource-Policy: cross-origin`, ' +
       `so the cross-origin-isolated page may read it) behind \`scripts/throttle-proxy.mjs --rate ${o.rateKBps * 1000} --delay ${o.delayMs}\`: ` +
       `one link of ${o.rateKBps} kB/s (kB = 1000 bytes) shared by all answers, ${o.delayMs} ms added before each request. The page itself ` +
