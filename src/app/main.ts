@@ -40,6 +40,7 @@ import {
   checkShuffleBuffer,
   checkSweep,
   checkEvalEvery,
+  checkImageSize,
   checkLearningRate,
   checkManifestUrl,
   checkScanGroup,
@@ -166,7 +167,7 @@ let manifestProbe: { url: string; result: DatasetProbe } | undefined;
 /** Errors in the URL the page was opened with, shown above the page until the person fixes the control. */
 const paramErrors = new Map<string, string>();
 /** Parameters that name something (no field holds their bad value): they block Start while they stand. */
-const NAMING_PARAMS = new Set(['dataset', 'model', 'manifest', 'group', 'seed', 'echoMode']);
+const NAMING_PARAMS = new Set(['dataset', 'model', 'manifest', 'group', 'seed', 'echoMode', 'size']);
 
 function showParamErrors(): void {
   ui.paramError.hidden = paramErrors.size === 0;
@@ -416,6 +417,7 @@ function readConfig(): LabSession['config'] | undefined {
     autoEcho: ui.echoAuto.checked,
     readers: value(checkReaders(ui.readers.value)),
     seed: params.has('seed') ? value(checkSeed(params.get('seed')!)) : 1,
+    ...(params.has('size') ? { imageSize: value(checkImageSize(params.get('size')!)) } : {}),
   };
 }
 
@@ -857,6 +859,11 @@ async function applyParams(): Promise<void> {
     const r = checkSeed(seed);
     if (!r.ok) paramErrors.set('seed', `URL parameter seed=${seed}: ${r.reason}`);
   }
+  const size = params.get('size');
+  if (size !== null) {
+    const r = checkImageSize(size);
+    if (!r.ok) paramErrors.set('size', `URL parameter size=${size}: ${r.reason}`);
+  }
 
   const dataset = params.get('dataset');
   const entry = dataset === null ? undefined : DATASETS.find((d) => d.id === dataset);
@@ -988,7 +995,7 @@ function writeUrl(): void {
   if (fidelityTouched) next.set('group', ui.fidelity.value);
   if (ui.echoMode.value !== 'examples') next.set('echoMode', ui.echoMode.value);
   if (ui.echoAuto.checked) next.set('autoEcho', '');
-  for (const k of ['seed', 'autostart']) if (params.has(k)) next.set(k, params.get(k)!);
+  for (const k of ['seed', 'size', 'autostart']) if (params.has(k)) next.set(k, params.get(k)!);
   const query = next.toString().replace(/=(&|$)/g, '$1'); // flags without "="
   if (query !== location.search.slice(1)) history.replaceState(null, '', `${location.pathname}${query ? `?${query}` : ''}`);
 }

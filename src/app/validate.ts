@@ -20,6 +20,7 @@ const LIMITS = {
   cacheLimitMb: { min: 0, max: 65_536 },
   shuffleBuffer: { min: 1, max: 65_536 },
   readers: { min: 1, max: 16 },
+  imageSide: { min: 8, max: 1024 },
 } as const;
 
 /** A plain decimal number: no hex, no blanks, no "1e" halves, nothing after it. */
@@ -51,6 +52,17 @@ export const checkSeed = (text: string) => integerIn(text, 'seed', LIMITS.seed);
 export const checkCacheLimit = (text: string) => integerIn(text, 'cache size (MB)', LIMITS.cacheLimitMb);
 export const checkShuffleBuffer = (text: string) => integerIn(text, 'shuffle buffer', LIMITS.shuffleBuffer);
 export const checkReaders = (text: string) => integerIn(text, 'readers', LIMITS.readers);
+
+/** The model's input size for an image dataset: "32" (square) or "64x48" (width x height), each side 8 to 1024 pixels. */
+export function checkImageSize(text: string): Checked<{ width: number; height: number }> {
+  const t = text.trim();
+  const m = /^(\d+)(?:x(\d+))?$/.exec(t);
+  const { min, max } = LIMITS.imageSide;
+  const [width, height] = m ? [Number(m[1]), Number(m[2] ?? m[1])] : [NaN, NaN];
+  if (!(width >= min && width <= max && height >= min && height <= max))
+    return bad(`image size must be a side or width x height (like 32 or 64x48), each ${min} to ${max} pixels${t ? `, not "${t}"` : ''}`);
+  return ok({ width, height });
+}
 
 export function checkEchoMode(text: string): Checked<EchoMode> {
   return (ECHO_MODES as readonly string[]).includes(text) ? ok(text as EchoMode) : bad(`echo mode must be one of ${ECHO_MODES.join(', ')}, not "${text}"`);
@@ -93,6 +105,7 @@ const URL_PARAMS = [
   'echoMode',
   'autoEcho',
   'readers',
+  'size',
   'autostart',
 ] as const;
 

@@ -40,6 +40,12 @@ export interface PipelineOptions {
   prefetch: number;
   /** Retries and stall timeout of record reads (fetch.ts DEFAULT_FETCH_POLICY where left out). */
   fetchPolicy?: Partial<FetchPolicy>;
+  /**
+   * Image datasets: decode every image to this size instead of the manifest's
+   * (at the smallest DCT scale that covers it, then scaled), so the model's input
+   * is this size; left out: the manifest's size. Tables ignore it.
+   */
+  imageSize?: { width: number; height: number };
   /** Range requests in flight at once (default 4). */
   requestsInFlight?: number;
   /** How long to wait for a dataset server that stopped answering before the run fails (default 10 min). */

@@ -100,7 +100,7 @@ export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipe
 
   override async open(options: PipelineOptions, given?: unknown): Promise<DatasetInfo> {
     const { url, dataset } = await this.source.open(options, given, { signal: this.abort.signal, warn: (m) => this.warn(m) });
-    return super.open({ ...options, manifestUrl: url }, dataset);
+    return super.open({ ...options, manifestUrl: url }, withImageSize(dataset, options.imageSize));
   }
 
   /** The source checked the dataset as it read it. */
@@ -270,6 +270,16 @@ export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipe
     }
     return { prefix, group: usable };
   }
+}
+
+/** The dataset with its images decoded to `size` (PipelineOptions.imageSize) rather than the manifest's; as it is without one. */
+export function withImageSize<D extends ImageDataset>(dataset: D, size: PipelineOptions['imageSize']): D {
+  if (!size) return dataset;
+  const { width, height } = size;
+  if (!(Number.isInteger(width) && width >= 1 && Number.isInteger(height) && height >= 1))
+    throw new RangeError(`image size must be whole numbers of pixels >= 1, got ${width}x${height}`);
+  if (width === dataset.image.width && height === dataset.image.height) return dataset;
+  return { ...dataset, image: { ...dataset.image, width, height }, variableSize: true };
 }
 
 /** RecordErrors already name the record and the byte offset; other errors get the record's name. */

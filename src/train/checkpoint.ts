@@ -27,6 +27,8 @@ export interface Checkpoint {
     cacheLimitBytes: number;
     /** Readers of the training split: each has its share (partition) and its tape. */
     readers: number;
+    /** The size images were decoded to (SessionConfig.imageSize); left out: the manifest's. */
+    imageSize?: { width: number; height: number };
   };
   /** The live controls as they were. */
   controls: { fidelity: number; echoFactor: number; echoMode: EchoMode; shuffleBuffer: number; autoEcho: boolean; learningRate: number };

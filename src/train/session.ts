@@ -35,6 +35,8 @@ export interface SessionConfig {
   shuffleBuffer?: number;
   /** The echo factor follows the suggestion from the measured upstream/downstream ratio. */
   autoEcho?: boolean;
+  /** Image datasets: decode to this size rather than the manifest's, and train the model at it (PipelineOptions.imageSize). */
+  imageSize?: { width: number; height: number };
   /** Pipeline workers that read (fetch and decode) the training split, each its own share (default 1; at most the split's records). */
   readers?: number;
   /** Continue this saved run exactly (checkpoint.ts): its settings and controls replace the ones above. */
@@ -267,6 +269,8 @@ export class LabSession {
     let trainer: Trainer | undefined;
     try {
       if (resume && c.model.id !== resume.config.modelId) throw new Error(`the saved run trained ${resume.config.modelId}, not ${c.model.id}`);
+      // A resumed run decodes at the size it trained at (a checkpoint without one: the manifest's).
+      const imageSize = resume ? resume.config.imageSize : c.imageSize;
       const base: Omit<PipelineOptions, 'split'> = {
         manifestUrl: c.manifestUrl,
         batchSize: c.batchSize,
@@ -279,6 +283,7 @@ export class LabSession {
         augment: true,
         prefetch: 4,
         cacheLimitBytes: c.cacheLimitBytes ?? 0,
+        ...(imageSize ? { imageSize } : {}),
       };
       const onEvent = Comlink.proxy((e: PipelineEvent) => this.onPipelineEvent(e));
       const first = this.spawn('pipeline-train');
@@ -470,6 +475,7 @@ export class LabSession {
           seed: c.seed,
           cacheLimitBytes: c.cacheLimitBytes ?? 0,
           readers: this.train.length,
+          ...(c.imageSize ? { imageSize: c.imageSize } : {}),
         },
         controls,
         step: at.step,

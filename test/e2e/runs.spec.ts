@@ -154,6 +154,7 @@ const paramCases: [string, RegExp][] = [
   ['cache=lots', /URL parameter cache=lots: cache size \(MB\) must be a whole number from 0 to 65536/],
   ['shuffle=0', /URL parameter shuffle=0: shuffle buffer must be a whole number from 1 to 65536/],
   ['readers=0', /URL parameter readers=0: readers must be a whole number from 1 to 16/],
+  ['size=4', /URL parameter size=4: image size must be a side or width x height \(like 32 or 64x48\), each 8 to 1024 pixels/],
   ['echoMode=twice', /URL parameter echoMode=twice: echo mode must be one of examples, examples-after-augment, batches/],
   ['dataset=nope', /URL parameter dataset=nope names no dataset/],
   ['model=nope', /URL parameter model=nope names no model/],
@@ -172,6 +173,14 @@ for (const [param, message] of paramCases) {
     expect((await snapshot(page)).state).toBe('idle');
   });
 }
+
+test('size= sets the model input of an image dataset: decoded to it, trained at it, kept in the URL', async ({ page }) => {
+  await page.goto('/?model=tiny-cnn&batch=32&evalEvery=1000&size=16&autostart');
+  const s = await waitFor(page, 'the first steps', (x) => x.steps.length >= 2);
+  expect(s.dataset?.inputShape).toEqual([16, 16, 1]);
+  expect(new URL(page.url()).searchParams.get('size')).toBe('16');
+  await page.evaluate(() => window.__lab!.stop());
+});
 
 test('lists only datasets that exist; the others show the command that builds them', async ({ page }) => {
   await page.goto('/');

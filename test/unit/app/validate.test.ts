@@ -4,6 +4,7 @@ import {
   checkBatchSize,
   checkEchoFactor,
   checkEvalEvery,
+  checkImageSize,
   checkLearningRate,
   checkManifestUrl,
   checkScanGroup,
@@ -40,6 +41,13 @@ describe('field checks', () => {
     expect(checkSeed('x').ok).toBe(false);
     expect(checkScanGroup('3', 6)).toEqual({ ok: true, value: 3 });
     expect(reason(checkScanGroup('99', 6))).toBe('scan group must be a whole number from 1 to 6, not "99"');
+  });
+
+  it('image size: a side or width x height, 8 to 1024 pixels each', () => {
+    expect(checkImageSize('32')).toEqual({ ok: true, value: { width: 32, height: 32 } });
+    expect(checkImageSize(' 64x48 ')).toEqual({ ok: true, value: { width: 64, height: 48 } });
+    for (const bad of ['', '7', '2048', '32x', 'x32', '32x4', '32 x 32', '32X32', '3.5', '-32', '0x20', 'abc']) expect(checkImageSize(bad).ok, bad).toBe(false);
+    expect(reason(checkImageSize('4'))).toBe('image size must be a side or width x height (like 32 or 64x48), each 8 to 1024 pixels, not "4"');
   });
 
   it('manifest URL: empty, or http(s) resolved against the page', () => {

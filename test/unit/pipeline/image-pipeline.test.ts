@@ -184,6 +184,24 @@ describe('image pipeline', () => {
     expect(Array.from(b.y)).toEqual([0, 1, 0, 1]);
   });
 
+  it('decodes to another size than the manifest says where asked (imageSize): the model input follows', async () => {
+    const server = await serve();
+    const p = new ImagePipeline(pcrRecords, await loadTurboJpegNode(), () => undefined);
+    const info = await p.open(options(server, { imageSize: { width: 8, height: 8 } }));
+    expect(info.inputShape).toEqual([8, 8, 1]);
+    // The same bytes are read: only the decode changes.
+    expect(info.bytesPerLevel.at(-1)).toBe(fixture.manifest.splits.train!.records.reduce((n, r) => n + r.groupEnds[6]!, 0));
+    const b = imageBatch((await p.next())!);
+    expect(b.x.length).toBe(b.size * 8 * 8);
+    // The bright bar of class k (column (k + 0.5) * 16 / 4 at 16 px) is at column (k + 0.5) * 8 / 4 at 8 px.
+    for (let i = 0; i < b.size; i++) {
+      const colSums = Array.from({ length: 8 }, (_, x) => Array.from({ length: 8 }, (_, y) => b.x[i * 64 + y * 8 + x]!).reduce((s, v) => s + v, 0));
+      expect(Math.floor((colSums.indexOf(Math.max(...colSums)) * 4) / 8)).toBe(b.y[i]);
+    }
+    const bad = new ImagePipeline(pcrRecords, await loadTurboJpegNode(), () => undefined);
+    await expect(bad.open(options(server, { imageSize: { width: 0, height: 8 } }))).rejects.toThrow(/image size must be whole numbers/);
+  });
+
   describe('bad input: reports the record and goes on with the rest', () => {
     const second = fixture.manifest.splits.train!.records[1]!;
 

@@ -386,6 +386,34 @@ describe('checkpoints and exact resume', () => {
     expect(s.state).toBe('stopped');
   });
 
+  it('an image size reaches every pipeline it opens and the checkpoint; a continued run decodes at the saved size', async () => {
+    const saved: Checkpoint[] = [];
+    const size = { width: 32, height: 24 };
+    const a = session(undefined, { imageSize: size, readers: 2, checkpointEvery: 1000, saveCheckpoint: async (c) => void saved.push(c) });
+    const done = a.s.start();
+    await until('5 steps', () => a.rec.steps.length >= 5);
+    a.s.pause();
+    await until('a checkpoint', () => saved.length > 0);
+    await a.s.stop();
+    await done;
+    const opened = a.fakes.workers.filter((w) => w.options);
+    expect(opened.map((w) => w.options!.split).sort()).toEqual(['test', 'train', 'train']);
+    expect(opened.every((w) => w.options!.imageSize === size)).toBe(true);
+    expect(saved[0]!.config.imageSize).toEqual(size);
+    // Continued with another size asked for, or none: the saved one wins (a checkpoint without one: the manifest's).
+    for (const [resume, want] of [
+      [saved[0]!, size],
+      [{ ...saved[0]!, config: { ...saved[0]!.config, imageSize: undefined } }, undefined],
+    ] as const) {
+      const b = session(undefined, { resume, imageSize: { width: 64, height: 64 } });
+      const running = b.s.start();
+      await until('a step', () => b.rec.steps.length > 0);
+      await b.s.stop();
+      await running;
+      expect(b.fakes.workers.filter((w) => w.options).every((w) => w.options!.imageSize === want)).toBe(true);
+    }
+  });
+
   it('a pause takes a checkpoint at the step it paused on', async () => {
     const saved: Checkpoint[] = [];
     const { s, rec } = session(undefined, { checkpointEvery: 1000, saveCheckpoint: async (c) => void saved.push(c) });
