@@ -910,7 +910,7 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
   lines.push(
     `**t_up**: ${BATCH} images x bytes / image / the link's steady rate (median over the baseline runs, ${f(linkBps / 1000)} kB/s): its time for ` +
       "one fresh batch. **t_down**: median of the page's readings (#echo-reading) from step 20 on: the trainer's own time per step, waits " +
-      "for data excluded. **R (page)**: median of the page's readings of R (the pipeline's `upstreamBusyMs` per fresh batch / t_down). " +
+      "for data excluded. **R (page)**: median of the page's readings of R (the pipeline's upstream clocks per fresh batch / t_down, src/train/echo-advisor.ts). " +
       '**wall ms per step**: evaluations included, between the first training read to complete after step 20 and the last one in the ' +
       `budget (fresh images come a record of ${RECORD_IMAGES} at a time and the trainer runs through each in a burst, so a window is cut where a ` +
       'record arrives, not anywhere in a burst). **waiting: share of trainer clock**: 1 − steps x mean t_down / ' +
@@ -1082,7 +1082,7 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
     `- **The page's own readings**: R (page) ${rPage(BASELINE.id)} against ${rLink(BASELINE.id)} from the link at group ${TOP} / echo 1${at4}` +
       (low4
         ? ': once echoing makes the trainer the slow side, the pipeline keeps fewer reads in flight, each gets more of the link and ' +
-          'finishes sooner, and `upstreamBusyMs` (fetch time / 4 slots) reads low'
+          'finishes sooner; read time summed over the 4 slots (the measure before the link clock, src/pipeline/link-clock.ts) read low'
         : '') +
       `. Its "waiting for data" (a mean of per-step shares) read ${pct(med(base.map((r) => r.waitShare)), 0)} at group ${TOP} / echo 1 ` +
       `while the trainer waited ${pct(med(base.map((r) => r.waitTimeShare)), 0)} of its clock: data comes a record ` +
