@@ -910,7 +910,8 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
   lines.push(
     `**t_up**: ${BATCH} images x bytes / image / the link's steady rate (median over the baseline runs, ${f(linkBps / 1000)} kB/s): its time for ` +
       "one fresh batch. **t_down**: median of the page's readings (#echo-reading) from step 20 on: the trainer's own time per step, waits " +
-      "for data excluded. **R (page)**: median of the page's readings of R (the pipeline's upstream clocks per fresh batch / t_down, src/train/echo-advisor.ts). " +
+      "for data excluded. **R (page)**: median of the page's readings of R (the pipeline's upstream clocks per fresh batch / t_down, " +
+      'src/train/echo-advisor.ts). ' +
       '**wall ms per step**: evaluations included, between the first training read to complete after step 20 and the last one in the ' +
       `budget (fresh images come a record of ${RECORD_IMAGES} at a time and the trainer runs through each in a burst, so a window is cut where a ` +
       'record arrives, not anywhere in a burst). **waiting: share of trainer clock**: 1 − steps x mean t_down / ' +
