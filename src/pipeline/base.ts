@@ -245,7 +245,10 @@ export abstract class BasePipeline<M> {
    * (counted across epochs: the tape's key) and its index in `records`.
    */
   protected async *readEpochs<R, T>(records: R[], read: (record: R, position: number, index: number) => Promise<T[]>): AsyncGenerator<T> {
-    const depth = Math.max(1, this.options.requestsInFlight ?? DEFAULT_REQUESTS_IN_FLIGHT);
+    const { count, rank } = this.options.partition ?? { count: 1, rank: 0 };
+    // Never more than an epoch ahead: a split of fewer records than slots would otherwise hold a record twice.
+    const perEpoch = Math.ceil((records.length - rank) / count);
+    const depth = Math.max(1, Math.min(this.options.requestsInFlight ?? DEFAULT_REQUESTS_IN_FLIGHT, perEpoch));
     const upcoming = this.epochOrders(records.length);
     const ahead: { epoch: number; reading: Promise<T[]> }[] = [];
     let scheduled = 0;

@@ -87,6 +87,19 @@ describe('image pipeline', () => {
     expect(atEpoch[1]).toBeGreaterThan(3);
   });
 
+  it('reads at most an epoch ahead: a split of one record is not read for several epochs at once', async () => {
+    const one = await buildFixture({ train: 20, recordSize: 20 });
+    const server = await startTestServer(new Map(one.files));
+    servers.push(server);
+    const p = new ImagePipeline(pcrRecords, await loadTurboJpegNode(), () => undefined);
+    await p.open(options(server, { epochs: 3, requestsInFlight: 4, prefetch: 1 }));
+    await p.next();
+    await new Promise((ok) => setTimeout(ok, 200));
+    // The epoch in hand and the next one's read: not all three epochs' copies of the same record in flight.
+    expect(server.requests.filter((r) => r.path.endsWith('.pcr')).length).toBeLessThanOrEqual(2);
+    p.close();
+  });
+
   it('scales x to [0, 1] and keeps labels with their images', async () => {
     const server = await serve();
     const p = new ImagePipeline(pcrRecords, await loadTurboJpegNode(), () => undefined);
