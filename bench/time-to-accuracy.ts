@@ -523,6 +523,14 @@ function analyse({ variant: v, round, rec, snap, budget }: RawRun): RunResult {
   };
 }
 
+/** Test accuracy minus the baseline's, at the last evaluation step both runs reached (evaluations fall on the same steps). */
+function accuracyAtEqualSteps(r: RunResult, b: RunResult): number | undefined {
+  const step = Math.min(r.finalStep, b.finalStep);
+  const at = (x: RunResult) => x.curve.filter(([s]) => s <= step).at(-1)?.[1];
+  const [ra, ba] = [at(r), at(b)];
+  return ra === undefined || ba === undefined ? undefined : ra - ba;
+}
+
 // ------------------------------------------------------------------ the bench
 
 interface Meta {
@@ -891,9 +899,25 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
           return b && 100 * (r.final - b.final);
         }, signed),
       ],
+      [
+        'accuracy at equal steps − baseline (points)',
+        sp((r) => {
+          const b = baseline(r);
+          const d = b && accuracyAtEqualSteps(r, b);
+          return d === undefined ? undefined : 100 * d;
+        }, signed),
+      ],
     ],
   );
-  lines.push(`Per-round ratios against the group ${TOP} / echo 1 run of the same round; "n/a" where a run missed the target.`, '', 'Where the time went:', '');
+  lines.push(
+    `Per-round ratios against the group ${TOP} / echo 1 run of the same round; "n/a" where a run missed the target. **accuracy at ` +
+      'equal steps**: the test accuracy of the variant minus the baseline\'s, both at the last evaluation both runs reached within the ' +
+      'budget, so after the same number of images trained: the accuracy cost of the lower fidelity itself, without the extra steps ' +
+      'its cheaper reads bought.',
+    '',
+    'Where the time went:',
+    '',
+  );
   table(partA, [
     ['link ms per batch (t_up)', sp((r) => tUp(r.variant.group), s0)],
     ['trainer ms per step (t_down, page)', sp((r) => r.downMsPerStep, s0)],
