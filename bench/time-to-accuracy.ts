@@ -911,7 +911,7 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
   );
   lines.push(
     `Per-round ratios against the group ${TOP} / echo 1 run of the same round; "n/a" where a run missed the target. **accuracy at ` +
-      'equal steps**: the test accuracy of the variant minus the baseline\'s, both at the last evaluation both runs reached within the ' +
+      "equal steps**: the test accuracy of the variant minus the baseline's, both at the last evaluation both runs reached within the " +
       'budget, so after the same number of images trained: the accuracy cost of the lower fidelity itself, without the extra steps ' +
       'its cheaper reads bought.',
     '',
