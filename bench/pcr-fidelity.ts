@@ -22,6 +22,7 @@ import { validateManifest, type PcrManifest } from '../src/pcr/manifest.js';
 import { RecordPrefix } from '../src/pcr/record.js';
 import type { SyntheticTask } from '../src/pcr/synthetic.js';
 import { seededRandom } from '../src/shared/random.js';
+import { positiveIntFlag } from '../src/cli/flags.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS = join(ROOT, 'bench', 'results', 'pcr-fidelity.md');
@@ -36,16 +37,10 @@ const { values } = parseArgs({
     'no-probe': { type: 'boolean' },
   },
 });
-function positive(value: string | undefined, name: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got "${value}"`);
-  return n;
-}
-const SAMPLE = positive(values.sample, 'sample', 256);
-const PROBE_TRAIN = positive(values['probe-train'], 'probe-train', 2000);
-const PROBE_TEST = positive(values['probe-test'], 'probe-test', 800);
-const EPOCHS = positive(values.epochs, 'epochs', 30);
+const SAMPLE = positiveIntFlag(values.sample, 'sample', 256);
+const PROBE_TRAIN = positiveIntFlag(values['probe-train'], 'probe-train', 2000);
+const PROBE_TEST = positiveIntFlag(values['probe-test'], 'probe-test', 800);
+const EPOCHS = positiveIntFlag(values.epochs, 'epochs', 30);
 const PROBE = !values['no-probe'];
 
 const T0 = performance.now();

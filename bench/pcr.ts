@@ -14,6 +14,7 @@ import type { TurboJpeg } from '../src/jpeg/turbo.js';
 import { loadTurboJpegNode } from '../src/jpeg/turbo-node.js';
 import { validateManifest, type PcrManifest, type RecordEntry } from '../src/pcr/manifest.js';
 import { RecordPrefix } from '../src/pcr/record.js';
+import { positiveIntFlag } from '../src/cli/flags.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS = join(ROOT, 'bench', 'results', 'pcr.md');
@@ -34,18 +35,11 @@ const { values, positionals } = parseArgs({
   },
 });
 
-function positive(value: string | undefined, name: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got "${value}"`);
-  return n;
-}
-
 const DATASET_DIR = resolve(positionals[0] ?? join(ROOT, 'public', 'datasets', 'fashion-mnist-mini'));
-const WANT_IMAGES = positive(values.images, 'images', Number.MAX_SAFE_INTEGER);
-const WANT_DJPEG_IMAGES = positive(values['djpeg-images'], 'djpeg-images', 300);
-const RUNS = positive(values.runs, 'runs', 7);
-const DJPEG_RUNS = positive(values['djpeg-runs'], 'djpeg-runs', 5);
+const WANT_IMAGES = positiveIntFlag(values.images, 'images', Number.MAX_SAFE_INTEGER);
+const WANT_DJPEG_IMAGES = positiveIntFlag(values['djpeg-images'], 'djpeg-images', 300);
+const RUNS = positiveIntFlag(values.runs, 'runs', 7);
+const DJPEG_RUNS = positiveIntFlag(values['djpeg-runs'], 'djpeg-runs', 5);
 
 // ---------------------------------------------------------------- helpers
 

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { transcodeToProgressive } from '../src/jpeg/transcode.js';
 import { seededRandom } from '../src/shared/random.js';
+import { positiveIntFlag } from '../src/cli/flags.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS = join(ROOT, 'bench', 'results', 'transcode.md');
@@ -28,16 +29,9 @@ const { values } = parseArgs({
   },
 });
 
-function positive(value: string | undefined, name: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got "${value}"`);
-  return n;
-}
-
-const IMAGES = positive(values.images, 'images', 200);
-const RUNS = positive(values.runs, 'runs', 5);
-const SEED = positive(values.seed, 'seed', 1);
+const IMAGES = positiveIntFlag(values.images, 'images', 200);
+const RUNS = positiveIntFlag(values.runs, 'runs', 5);
+const SEED = positiveIntFlag(values.seed, 'seed', 1);
 /** Files whose transcoded pixels are compared with the original's through djpeg. */
 const VERIFY = Math.min(IMAGES, 40);
 

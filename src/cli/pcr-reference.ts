@@ -22,19 +22,13 @@ import {
   type ReferenceIndexEntry,
 } from '../pcr/reference.js';
 import { fidelityOnDisk } from './fidelity.js';
+import { positiveIntFlag } from './flags.js';
 
 const FORMATS = ['reference'];
 
 function checkFormat(format: string | undefined, verb: string): void {
   if (format === undefined) throw new Error(`${verb} needs --format reference (the PCR reference implementation's PCR_<k>.pcr + PCR_index.pb)`);
   if (!FORMATS.includes(format)) throw new Error(`--format ${format}: unknown format (${FORMATS.join(', ')})`);
-}
-
-function positiveInt(value: string | undefined, name: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got "${value}"`);
-  return n;
 }
 
 /** Splits in the order a reader expects: train, test, then the rest by name. */
@@ -203,7 +197,7 @@ export async function importCommand(argv: string[]): Promise<number> {
   if (!['1', '3', 'auto'].includes(channelsArg)) throw new Error(`--channels must be 1, 3 or auto, got "${values.channels}"`);
   const classNames = values.classes?.split(',').map((s) => s.trim());
   if (classNames?.some((c) => c === '')) throw new Error(`--classes has an empty name: "${values.classes}"`);
-  const recordSize = positiveInt(values['record-size'], 'record-size', DEFAULT_BUILD.recordSize);
+  const recordSize = positiveIntFlag(values['record-size'], 'record-size', DEFAULT_BUILD.recordSize);
 
   const splits = await findSplits(root);
   const problems: ImportProblem[] = [];

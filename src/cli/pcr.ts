@@ -10,6 +10,7 @@ import { generate } from './pcr-generate.js';
 import { exportCommand, importCommand } from './pcr-reference.js';
 import { readFolder } from './sources/folder.js';
 import { readIdxPair } from './sources/idx.js';
+import { positiveIntFlag } from './flags.js';
 
 const FASHION_MNIST_CLASSES = ['T-shirt/top', 'Trouser', 'Pullover', 'Dress', 'Coat', 'Sandal', 'Shirt', 'Sneaker', 'Bag', 'Ankle boot'];
 
@@ -31,13 +32,6 @@ export async function pcrCommand(argv: string[]): Promise<number> {
     default:
       throw new Error(`unknown verb "${verb ?? ''}" (build, generate, inspect, extract, export, import)`);
   }
-}
-
-function int(value: string | undefined, name: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got "${value}"`);
-  return n;
 }
 
 async function build(argv: string[]): Promise<number> {
@@ -62,11 +56,11 @@ async function build(argv: string[]): Promise<number> {
   });
   if (!values.out) throw new Error('--out DIR is required');
   const opts = {
-    recordSize: int(values['record-size'], 'record-size', DEFAULT_BUILD.recordSize),
-    quality: int(values.quality, 'quality', DEFAULT_BUILD.quality),
+    recordSize: positiveIntFlag(values['record-size'], 'record-size', DEFAULT_BUILD.recordSize),
+    quality: positiveIntFlag(values.quality, 'quality', DEFAULT_BUILD.quality),
   };
   if (opts.quality > 100) throw new Error('--quality must be 1..100');
-  const limit = values.limit === undefined ? Infinity : int(values.limit, 'limit', 0);
+  const limit = values.limit === undefined ? Infinity : positiveIntFlag(values.limit, 'limit', 0);
 
   let splits: Record<string, Iterable<LabeledScans>>;
   let shape: ImageShape;
@@ -80,7 +74,7 @@ async function build(argv: string[]): Promise<number> {
     splits = { train: encodeImages(train.items, opts.quality) };
     if (values['test-idx']) {
       if (!values['test-labels']) throw new Error('--test-idx needs --test-labels');
-      const testLimit = values['test-limit'] === undefined ? Infinity : int(values['test-limit'], 'test-limit', 0);
+      const testLimit = values['test-limit'] === undefined ? Infinity : positiveIntFlag(values['test-limit'], 'test-limit', 0);
       splits.test = encodeImages((await readIdxPair(values['test-idx'], values['test-labels'], testLimit)).items, opts.quality);
     }
     const labelMax = train.items.reduce((m, it) => Math.max(m, it.label), 0);
@@ -165,7 +159,7 @@ async function inspect(argv: string[]): Promise<number> {
   if (!dir) throw new Error('usage: bytelab pcr inspect DIR [--json] [--mssim [--sample N]]');
   const manifest = await loadManifest(dir);
   const summary = summarise(manifest);
-  const fidelity = values.mssim ? await fidelityOnDisk(dir, manifest, int(values.sample, 'sample', 256)) : undefined;
+  const fidelity = values.mssim ? await fidelityOnDisk(dir, manifest, positiveIntFlag(values.sample, 'sample', 256)) : undefined;
   const groups = summary.groups.map((g, i) => ({ ...g, ...(fidelity ? { msssim: fidelity[i]!.msssim } : {}) }));
   if (values.json) {
     console.log(
@@ -197,7 +191,7 @@ async function extract(argv: string[]): Promise<number> {
   const dir = positionals[0];
   if (!dir || !values.out || !values.group) throw new Error('usage: bytelab pcr extract DIR --group G [--split NAME] --out DIR');
   const m = await loadManifest(dir);
-  const group = int(values.group, 'group', 1);
+  const group = positiveIntFlag(values.group, 'group', 1);
   if (group > m.scanGroups) throw new Error(`--group ${group}: the dataset has ${m.scanGroups} scan groups`);
   const split = values.split ?? Object.keys(m.splits)[0]!;
   const entry = m.splits[split];

@@ -31,6 +31,7 @@ import { readIdxPair } from './sources/idx.js';
 import { readParquetTable } from './sources/parquet.js';
 import { seededRandom } from '../shared/random.js';
 import { computeLabels, parseLabel, planFeatures, rowHash, rowOrder, type Derivation, type RawTable } from './sources/tabular.js';
+import { positiveIntFlag } from './flags.js';
 
 const FASHION_MNIST_CLASSES = ['T-shirt/top', 'Trouser', 'Pullover', 'Dress', 'Coat', 'Sandal', 'Shirt', 'Sneaker', 'Bag', 'Ankle boot'];
 const PROGRESS_ROWS = 500_000;
@@ -48,13 +49,6 @@ export async function tocCommand(argv: string[]): Promise<number> {
     default:
       throw new Error(`unknown verb "${verb ?? ''}" (build, inspect)`);
   }
-}
-
-function positiveInt(value: string | undefined, name: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got "${value}"`);
-  return n;
 }
 
 /** Repeatable, comma-separated list flags: --onehot a,b --onehot c. */
@@ -134,9 +128,9 @@ async function build(argv: string[]): Promise<number> {
   const opts = {
     out: values.out,
     columnOrder: columnOrder as ColumnOrder,
-    batchRows: positiveInt(values['batch-size'], 'batch-size', MINI_BATCH_ROWS),
-    batchesPerRecord: positiveInt(values['batches-per-record'], 'batches-per-record', DEFAULT_BATCHES_PER_RECORD),
-    limit: values.limit === undefined ? Infinity : positiveInt(values.limit, 'limit', 1),
+    batchRows: positiveIntFlag(values['batch-size'], 'batch-size', MINI_BATCH_ROWS),
+    batchesPerRecord: positiveIntFlag(values['batches-per-record'], 'batches-per-record', DEFAULT_BATCHES_PER_RECORD),
+    limit: values.limit === undefined ? Infinity : positiveIntFlag(values.limit, 'limit', 1),
     seed,
   };
   await mkdir(values.out, { recursive: true });
@@ -209,7 +203,7 @@ async function buildFromIdx(values: BuildValues, opts: BuildOptions): Promise<Bu
   const splits: Partial<Record<TocSplitName, typeof train.items>> = { train: train.items };
   if (values['test-idx']) {
     if (!values['test-labels']) throw new Error('--test-idx needs --test-labels');
-    const testLimit = values['test-limit'] === undefined ? Infinity : positiveInt(values['test-limit'] as string, 'test-limit', 1);
+    const testLimit = values['test-limit'] === undefined ? Infinity : positiveIntFlag(values['test-limit'] as string, 'test-limit', 1);
     const test = await readIdxPair(values['test-idx'] as string, values['test-labels'] as string, testLimit);
     if (test.width !== train.width || test.height !== train.height) throw new Error('test images differ in size from the training images');
     splits.test = test.items;
@@ -476,7 +470,7 @@ async function inspect(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' }, sample: { type: 'string' } } });
   const dir = positionals[0];
   if (!dir) throw new Error('usage: bytelab toc inspect DIR [--json] [--sample N|all]');
-  const sample = values.sample === undefined ? undefined : values.sample === 'all' ? Infinity : positiveInt(values.sample, 'sample', 1);
+  const sample = values.sample === undefined ? undefined : values.sample === 'all' ? Infinity : positiveIntFlag(values.sample, 'sample', 1);
   const s = await inspectDataset(dir, sample);
   if (values.json) {
     console.log(JSON.stringify(s, null, 2));
