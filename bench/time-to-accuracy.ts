@@ -865,6 +865,13 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
       ),
     ],
   ];
+  const bestVsBaseline: Col = [
+    'best accuracy − baseline (points)',
+    sp((r) => {
+      const b = baseline(r);
+      return b && 100 * (r.best - b.best);
+    }, signed),
+  ];
   const partB = ids.filter((id) => PART_B.includes(id));
   table(
     partA.filter((id) => id !== BASELINE.id),
@@ -885,13 +892,7 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
           s2,
         ),
       ],
-      [
-        'best accuracy − baseline (points)',
-        sp((r) => {
-          const b = baseline(r);
-          return b && 100 * (r.best - b.best);
-        }, signed),
-      ],
+      bestVsBaseline,
       [
         'final accuracy − baseline (points)',
         sp((r) => {
@@ -970,13 +971,7 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
           s2,
         ),
       ],
-      [
-        'best accuracy − baseline (points)',
-        sp((r) => {
-          const b = baseline(r);
-          return b && 100 * (r.best - b.best);
-        }, signed),
-      ],
+      bestVsBaseline,
     ],
   );
   lines.push(
