@@ -10,7 +10,8 @@
 // Results are a Promise on window.__bench. Query options: trials, epochs, target (ms per trial),
 // timestamps=0 (no GPU-side times), only=NAME,.. (batches whose name starts with one of them),
 // e2e=logreg,mlp|none (which per-epoch runs), minSavedShare=F and minSavedPerCode=N (the runs layout's caching rule,
-// RunsLayoutOptions; defaults as the lab's).
+// RunsLayoutOptions; defaults as the lab's), fashion=DIR (a TOC build of Fashion-MNIST under public/, e.g.
+// data/fashion-mnist-toc: its first 250 training images replace the synthetic MNIST-like digits).
 import * as tf from '@tensorflow/tfjs';
 import { webgpuBackend } from '../../src/gpu/backend.js';
 import { CsrGpuBatch } from '../../src/gpu/csr.js';
@@ -355,11 +356,12 @@ function realSubjects(name: string, table: SparseRows, chosen: EncodingCandidate
   return out;
 }
 
-function syntheticSubjects(): Subject[] {
+/** The synthetic batches; MNIST-like digits only when no real Fashion-MNIST is given. */
+function syntheticSubjects(withDigits: boolean): Subject[] {
   const mnist = mnistLike(ROWS, 3);
   const randomCols = 1000;
   const random = Float32Array.from(randomMatrix(rng(21), { rows: ROWS, cols: randomCols, density: 0.05, distinctValues: 4 }, 'f32'));
-  return [
+  const digits: Subject[] = [
     {
       name: 'mnist-like 250',
       source: 'synthetic digits (mnistLike)',
@@ -370,6 +372,9 @@ function syntheticSubjects(): Subject[] {
       encodeWith: 'encodeDense',
       encode: () => encodeDense(mnist, ROWS, 784),
     },
+  ];
+  return [
+    ...(withDigits ? digits : []),
     {
       name: 'sparse random 250',
       source: 'randomMatrix, density 0.05, 4 values',
@@ -831,9 +836,9 @@ async function endToEnd(device: GPUDevice, model: 'logreg' | 'mlp', table: Spars
 
 // ------------------------------------------------------------------ main
 
-/** The first record of a bundled TOC dataset in public/datasets, as one sparse table, with its labels. */
-async function bundled(dir: string): Promise<{ table: SparseRows; labels: Uint16Array; classes: number }> {
-  const base = `/datasets/${dir}/`;
+/** The first record of a TOC dataset under public/ (bundled ones in datasets/), as one sparse table, with its labels. */
+async function bundled(dir: string, under = 'datasets'): Promise<{ table: SparseRows; labels: Uint16Array; classes: number }> {
+  const base = `/${under}/${dir}/`;
   const manifest = validateTocManifest(await (await fetch(`${base}manifest.json`)).json(), dir);
   const entry = manifest.splits.train.records[0]!;
   const bytes = new Uint8Array(await (await fetch(base + entry.file)).arrayBuffer());
@@ -875,7 +880,14 @@ async function main(): Promise<BenchResults> {
     log(`${name}: chose ${chosen.batchRows} rows, ${chosen.columnOrder} order (work ratio ${chosen.workRatio.toFixed(3)})`);
     subjects.push(...realSubjects(name, data.table, chosen));
   }
-  subjects.push(...syntheticSubjects());
+  // Real Fashion-MNIST when the bench built it (bench/toc-kernels.ts: npm run data:toc:fashion): the first 250 training
+  // images, pixels q/255 as the TOC build stores them, source column order (the lab's layout for images).
+  const fashionDir = query.get('fashion');
+  if (fashionDir) {
+    const fashion = await bundled(fashionDir.split('/').pop()!, fashionDir.split('/').slice(0, -1).join('/'));
+    subjects.push(fromSparse(`Fashion-MNIST ${ROWS}`, `first ${ROWS} training images, source column order`, sliceRows(fashion.table, 0, ROWS)));
+  }
+  subjects.push(...syntheticSubjects(!fashionDir));
   const results = { batches: [] as BatchInfo[], oneTime: [] as OneTimeCosts[], checks: [] as CheckResult[], kernels: [] as KernelTiming[] };
   for (const s of subjects.filter((x) => !ONLY.length || ONLY.some((prefix) => x.name.startsWith(prefix)))) {
     const r = await kernelBench(device, timer, s);
