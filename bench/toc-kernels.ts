@@ -101,6 +101,13 @@ function spread(a: number[], b: number[]): string {
   return `${ratio(Math.min(...rs))} / ${ratio(median(rs))} / ${ratio(Math.max(...rs))}`;
 }
 
+/** min / median / max of the per-round shares (a[i] − b[i]) / a[i], as percentages. */
+function shareSpread(a: number[], b: number[]): string {
+  const rs = a.map((x, i) => (100 * (x - b[i]!)) / x);
+  const pc = (n: number) => `${n.toFixed(0)}%`;
+  return `${pc(Math.min(...rs))} / ${pc(median(rs))} / ${pc(Math.max(...rs))}`;
+}
+
 /** The report; `md` for the file (escaped pipes, and the per-batch appendix), else for the terminal. */
 function report(r: BenchResults, browserVersion: string, seconds: number, loadAtEnd: number[], md: boolean): string {
   const cpus = os.cpus();
@@ -297,7 +304,7 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
         md,
         // biome-ignore format: one header row reads best on one line
         ['batch', 'op', 'k', 'runs', 'CSR', 'runs basic', 'CSR basic', 'tree', 'dense', 'runs / CSR (rounds)', 'model',
-          'runs basic / CSR basic (rounds)', 'runs GPU / wall'],
+          'runs basic / CSR basic (rounds)', 'runs GPU / wall', 'gather only', 'gather only / CSR (rounds)', 'fill / runs (rounds)'],
         r.kernels.map((k) => {
           const g = k.gpu!;
           const t = k.gpuTrials!;
@@ -315,14 +322,21 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
             model(k.batch),
             spread(t.runsBasic, t.csrBasic),
             `${Math.round((100 * g.runs) / k.ms.runs)}%`,
+            ms(g.runsGather),
+            spread(t.runsGather, t.csr),
+            shareSpread(t.runs, t.runsGather),
           ];
         }),
-        ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+        ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
       ),
     );
     para(
       "An empty compute pass writes a timestamp before the R operations and another after them; for TOC and CSR both sit in the trial's command",
       'encoder, so the span is GPU work alone. tfjs records into its own encoder, so its span also holds any time the GPU waited for tfjs.',
+      "**gather only**: the runs product's last step alone (the same items, k and entry point) on an operand that already holds |S| rows",
+      "after M's, so no copy of M into X and no run_sums / occurrence_sums dispatch; timed in the same rounds. fill / runs = (runs − gather",
+      'only) / runs per round: the share of a runs product spent filling X = [M; H or G]. Where nothing is cached the two are the same',
+      'product (fill ≈ 0 up to noise).',
     );
   }
 

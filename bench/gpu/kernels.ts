@@ -45,9 +45,15 @@ export type OpName = 'A*v' | 'v*A' | 'A*M' | 'AT*M';
  * (quad entry points where k allows, no value loads for unit values), the same two "basic" (one output column per
  * invocation, values loaded: both choices off), TOC tree passes (TocGpuBatch), tf.matMul on dense.
  */
-export const IMPLS = ['runs', 'csr', 'runsBasic', 'csrBasic', 'tree', 'dense'] as const;
+export const IMPLS = ['runs', 'runsGather', 'csr', 'runsBasic', 'csrBasic', 'tree', 'dense'] as const;
 export type Impl = (typeof IMPLS)[number];
-export type SparseImpl = Exclude<Impl, 'dense'>;
+/**
+ * runsGather: a diagnostic, not a product. The runs kernels' last step alone (the gather over the same items, k and
+ * entry points as runs) on an operand that already has |S| rows after M's, so no copy of M and no run_sums or
+ * occurrence_sums dispatch: runs − runsGather is what filling X = [M; H or G] costs. Its output is not A·M (the |S|
+ * rows are zeros), so it is timed, not checked.
+ */
+export type SparseImpl = Exclude<Impl, 'dense' | 'runsGather'>;
 /** The first layers the per-epoch runs compare. */
 export const E2E_IMPLS = ['runs', 'csr', 'dense'] as const;
 export type E2eImpl = (typeof E2E_IMPLS)[number];
@@ -552,6 +558,8 @@ async function kernelBench(
   const csr = new CsrGpuBatch(device, s.sparse);
   const basic = { quad: false, unit: false };
   const runsBasic = new TocRunsGpuBatch(device, batch, runsLayout, basic);
+  // Told nothing is cached, it gathers straight from the operand it is given: [M; zeros for H or G] below.
+  const runsGather = new TocRunsGpuBatch(device, batch, { ...runsLayout, cached: 0 });
   const csrBasic = new CsrGpuBatch(device, s.sparse, basic);
   const dense = denseTensor(s.dense, [s.rows, s.cols]);
   const oneTime: OneTimeCosts = {
@@ -578,6 +586,11 @@ async function kernelBench(
       o,
       // COPY_SRC as tfjs's own buffers have it (the runs kernels copy M into X = [M; H] when they can).
       m: storageBuffer(device, `bench.${o.op}.m`, data, GPUBufferUsage.COPY_SRC),
+      mx: storageBuffer(
+        device,
+        `bench.${o.op}.mx`,
+        Float32Array.from({ length: data.length + runsLayout.cached * o.k }, (_, i) => data[i] ?? 0),
+      ),
       out: device.createBuffer({ label: `bench.${o.op}.out`, size: Math.max(4, o.outLength * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC }),
       operand: denseTensor(data, o.shape),
     };
@@ -626,6 +639,13 @@ async function kernelBench(
     };
     const runners: Record<Impl, Runner> = {
       runs: ours(runs),
+      runsGather: (reps, spans) => {
+        const encoder = device.createCommandEncoder({ label: `bench.${p.o.op}.gather` });
+        spans?.mark(encoder, 0);
+        for (let i = 0; i < reps; i++) record(encoder, runsGather, p.o, p.mx, p.out);
+        spans?.mark(encoder, 1);
+        device.queue.submit([encoder.finish()]);
+      },
       csr: ours(csr),
       runsBasic: ours(runsBasic),
       csrBasic: ours(csrBasic),
@@ -652,10 +672,11 @@ async function kernelBench(
 
   for (const p of prepared) {
     p.m.destroy();
+    p.mx.destroy();
     p.out.destroy();
     p.operand.dispose();
   }
-  for (const x of [runs, csr, runsBasic, csrBasic, toc]) x.destroy();
+  for (const x of [runs, runsGather, csr, runsBasic, csrBasic, toc]) x.destroy();
   dense.dispose();
   return { info, oneTime, checks, timings };
 }
