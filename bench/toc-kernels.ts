@@ -4,7 +4,7 @@
 // bench/gpu/kernels.html in Chromium (the flags of playwright.config.ts), waits
 // for window.__bench, prints the tables and writes bench/results/toc-kernels.md.
 // Usage: flock /tmp/bytelab-bench.lock npx tsx bench/toc-kernels.ts [--trials N] [--epochs N (default 8)] [--target MS]
-//        [--only NAME,..] [--e2e logreg,mlp|none] [--out FILE] [--min-saved-share F] [--min-saved-per-code N]
+//        [--only NAME,..] [--e2e logreg,mlp|none] [--out FILE] [--min-saved-share F] [--min-saved-per-code N] [--no-fashion]
 // (the lock keeps benches on this shared machine from running at the same time; the report records the load average).
 // Real Fashion-MNIST: the bench builds public/data/fashion-mnist-toc (npm run data:toc:fashion) when it is missing,
 // installing Debian's dataset-fashion-mnist first when run as root (as scripts/datasets.mjs does); --no-fashion, or
