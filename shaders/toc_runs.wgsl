@@ -31,7 +31,7 @@ struct Params {
 
 override WG: u32 = 64u;        // invocations per workgroup
 override IDX16: bool = true;   // occurrence lists hold two u16 per word (low half first)
-override PAIR_BITS: u32 = 16u; // items: hi << PAIR_BITS | pair; 0: items are hi alone, two u16 per word (unit values only)
+override PAIR_BITS: u32 = 16u; // items: hi << PAIR_BITS | pair
 override WIDE: bool = false;   // items: two words each instead
 override UNIT: bool = false;   // every value is 1.0 (one-hot tables): no value loads
 
@@ -62,10 +62,6 @@ fn list_at(i: u32) -> u32 {
 fn item_at(i: u32) -> vec2<u32> {
   if (WIDE) {
     return vec2<u32>(items[2u * i], items[2u * i + 1u]);
-  }
-  // Narrow: with every value 1 a term needs only its row of X (pair 0: value 1 where values are loaded at all).
-  if (PAIR_BITS == 0u) {
-    return vec2<u32>((items[i >> 1u] >> ((i & 1u) << 4u)) & 0xffffu, 0u);
   }
   let w = items[i];
   return vec2<u32>(w >> PAIR_BITS, w & ((1u << PAIR_BITS) - 1u));

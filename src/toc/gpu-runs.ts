@@ -60,11 +60,7 @@ export interface TocRunsLayout {
    * for each cached run holding c (X row rows + q is G[q]).
    */
   colBounds: Uint32Array;
-  /**
-   * Each item (here, in rowItems and runItems) is (hi << pairBits) | pair in one u32, or hi and pair in two when that needs more
-   * than 32 bits (wideItems). pairBits 0 (narrow items): every value is 1, so the pair is never read (the kernels load no value,
-   * or value 0, which is 1): items are hi alone, a u16 each, two per u32 (low half first), as occurrenceRows with indexBits 16.
-   */
+  /** Each item (here, in rowItems and runItems) is (hi << pairBits) | pair in one u32, or hi and pair in two when that needs more than 32 bits (wideItems). */
   colItems: Uint32Array;
   pairBits: number;
   wideItems: boolean;
@@ -196,34 +192,23 @@ export function tocRunsLayout(batch: TocBatch, options: RunsLayoutOptions = {}):
   rowBounds[rows] = item;
   for (let t = 0; t < cachedRunPairs; t++) colCount[pairCol(runList[t]!)]!++;
 
-  const values = new Float32Array(pairCount + 1);
-  values.set(batch.firstLayerVal.subarray(0, pairCount));
-  values[unitPair] = 1;
-  const unitValues = values.every((v) => v === 1);
-  // One-hot tables: a term needs only its row of X, so an item is half the bytes when that row fits 16 bits.
-  const narrow = unitValues && Math.max(rows, cols) + cached <= 0x10000;
-  const pairBits = narrow ? 0 : bitsFor(pairCount + 1);
-  const wideItems = !narrow && pairBits + bitsFor(Math.max(rows, cols) + cached) > 32;
-  const words = (n: number) => (narrow ? (n + 1) >> 1 : wideItems ? 2 * n : n);
-  // Narrow items go through a u16 view of the same words (little-endian, as WebGPU buffers are: low half first).
-  const halves = new Map<Uint32Array, Uint16Array>();
-  const half = (out: Uint32Array) => halves.get(out) ?? halves.set(out, new Uint16Array(out.buffer)).get(out)!;
+  const pairBits = bitsFor(pairCount + 1);
+  const wideItems = pairBits + bitsFor(Math.max(rows, cols) + cached) > 32;
   const pack = (out: Uint32Array, at: number, hi: number, p: number) => {
-    if (narrow) half(out)[at] = hi;
-    else if (wideItems) {
+    if (wideItems) {
       out[2 * at] = hi;
       out[2 * at + 1] = p;
     } else out[at] = ((hi << pairBits) | p) >>> 0;
   };
-  const rowItems = new Uint32Array(words(rowHi.length));
+  const rowItems = new Uint32Array((wideItems ? 2 : 1) * rowHi.length);
   for (let t = 0; t < rowHi.length; t++) pack(rowItems, t, rowHi[t]!, rowPair[t]!);
-  const runItems = new Uint32Array(words(runList.length));
+  const runItems = new Uint32Array((wideItems ? 2 : 1) * runList.length);
   for (let t = 0; t < runList.length; t++) pack(runItems, t, pairCol(runList[t]!), runList[t]!);
   // Column items: counted above, filled in row order (inline pairs), then in cached-code order (their runs).
   const colBounds = new Uint32Array(cols + 1);
   for (let c = 0; c < cols; c++) colBounds[c + 1] = colBounds[c]! + colCount[c]!;
   const colFill = colBounds.slice(0, cols);
-  const colItems = new Uint32Array(words(inlinePairs + cachedRunPairs));
+  const colItems = new Uint32Array((wideItems ? 2 : 1) * (inlinePairs + cachedRunPairs));
   for (let r = 0; r < rows; r++) {
     for (let t = rowBounds[r]!; t < rowBounds[r + 1]!; t++) if (rowPair[t] !== unitPair) pack(colItems, colFill[rowHi[t]!]!++, r, rowPair[t]!);
   }
@@ -231,6 +216,9 @@ export function tocRunsLayout(batch: TocBatch, options: RunsLayoutOptions = {}):
     for (let t = runOffsets[q]!; t < runOffsets[q + 1]!; t++) pack(colItems, colFill[pairCol(runList[t]!)]!++, rows + q, runList[t]!);
   }
 
+  const values = new Float32Array(pairCount + 1);
+  values.set(batch.firstLayerVal.subarray(0, pairCount));
+  values[unitPair] = 1;
   const indexBits = Math.max(pairCount + 1, cached, rows) <= 0x10000 ? 16 : 32;
   const inlineCodes = codes.length - cachedUses;
   return {
@@ -241,7 +229,7 @@ export function tocRunsLayout(batch: TocBatch, options: RunsLayoutOptions = {}):
     unitPair,
     cached,
     indexBits,
-    unitValues,
+    unitValues: values.every((v) => v === 1),
     rowBounds,
     rowItems,
     runOffsets,

@@ -7,12 +7,8 @@ import { mnistLike, randomMatrix, randomVector, rng, type RandomMatrixSpec } fro
 import { denseTimes, expectClose } from './helpers.js';
 
 const index = (l: TocRunsLayout, list: Uint32Array, i: number): number => (l.indexBits === 16 ? (list[i >>> 1]! >>> ((i & 1) * 16)) & 0xffff : list[i]!);
-const item = (l: TocRunsLayout, items: Uint32Array, i: number): [number, number] => {
-  if (l.wideItems) return [items[2 * i]!, items[2 * i + 1]!];
-  // Narrow items (unit values): the row of X alone; pair 0, whose value is 1 like every other.
-  if (l.pairBits === 0) return [(items[i >>> 1]! >>> ((i & 1) * 16)) & 0xffff, 0];
-  return [items[i]! >>> l.pairBits, items[i]! & ((1 << l.pairBits) - 1)];
-};
+const item = (l: TocRunsLayout, items: Uint32Array, i: number): [number, number] =>
+  l.wideItems ? [items[2 * i]!, items[2 * i + 1]!] : [items[i]! >>> l.pairBits, items[i]! & ((1 << l.pairBits) - 1)];
 const value = (l: TocRunsLayout, p: number): number => l.values[p]!;
 
 /** What run_sums (or occurrence_sums) and gather compute, on X = [M; H or G] (row-major, k columns). */
@@ -49,8 +45,7 @@ function mirrorTimes(l: TocRunsLayout, m: ArrayLike<number>, k: number): Float64
   // A row's items read M's rows (inline pairs) or H's (cached codes, with the unit pair).
   for (let t = 0; t < l.rowBounds[l.rows]!; t++) {
     const [hi, p] = item(l, l.rowItems, t);
-    if (l.pairBits === 0) expect(l.unitValues).toBe(true);
-    else if (hi >= l.cols) expect(p).toBe(l.unitPair);
+    if (hi >= l.cols) expect(p).toBe(l.unitPair);
     else expect(p).toBeLessThan(l.pairCount);
   }
   return gatherX(l, x, k, l.rows, l.rowBounds, l.rowItems);
@@ -162,37 +157,10 @@ describe('resolved-runs layout (tocRunsLayout)', () => {
     const oneHot = randomMatrix(rng(3), { rows: 50, cols: 20, density: 0.2, distinctValues: 3, repeatRows: 0.5 }, 'f32').map((x) => (x === 0 ? 0 : 1));
     const unit = tocRunsLayout(toBatch(encodeDense(oneHot, 50, 20)));
     expect(unit.unitValues).toBe(true);
-    // Narrow items: the row of X alone, two u16 per word.
-    expect(unit.pairBits).toBe(0);
-    expect(unit.wideItems).toBe(false);
-    expect(unit.rowItems.length).toBe(Math.ceil(unit.rowBounds[unit.rows]! / 2));
-    expect(unit.colItems.length).toBe(Math.ceil(unit.colBounds[unit.cols]! / 2));
     checkProducts(unit, oneHot, 4);
     const oneOther = Float32Array.from(oneHot);
     oneOther[oneOther.indexOf(1)] = 0.5;
     expect(tocRunsLayout(toBatch(encodeDense(oneOther, 50, 20))).unitValues).toBe(false);
-  });
-
-  it('unit values with a row of X past 16 bits: items are not narrow', () => {
-    const n = 70_000;
-    const l = tocRunsLayout(
-      toBatch(
-        encodePairs(
-          Array.from({ length: n }, (_, r): ColumnValuePair[] => [[r % 5, 1]]),
-          5,
-          'f32',
-        ),
-      ),
-    );
-    expect(l.unitValues).toBe(true);
-    expect(l.pairBits).toBeGreaterThan(0);
-    const m = randomVector(rng(4), n);
-    const got = mirrorTransposeTimes(l, m, 1);
-    for (let c = 0; c < 5; c++)
-      expect(got[c]).toBeCloseTo(
-        m.reduce((s, x, r) => (r % 5 === c ? s + x : s), 0),
-        6,
-      );
   });
 
   it('a batch whose cached codes would save less than MIN_SAVED_SHARE of its non-zeros caches none', () => {
