@@ -203,10 +203,10 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
   );
   const realFashion = r.batches.some((b) => b.name.startsWith('Fashion-MNIST'));
   para(
-    'flights: bundled flights-250k (487 one-hot and bucket columns); birdstrikes: bundled birdstrikes (409 columns); ' +
-      (realFashion
-        ? `Fashion-MNIST: ${FASHION_DIR} (npm run data:toc:fashion from Debian's dataset-fashion-mnist), first record of train, pixels q/255.`
-        : 'Fashion-MNIST was not built for this run (--no-fashion, or no dataset-fashion-mnist), so MNIST-like synthetic digits stand in.'),
+    'flights: bundled flights-250k (487 one-hot and bucket columns); birdstrikes: bundled birdstrikes (409 columns);',
+    realFashion
+      ? `Fashion-MNIST: ${FASHION_DIR} (npm run data:toc:fashion from Debian's dataset-fashion-mnist), first record of train, pixels q/255.`
+      : 'Fashion-MNIST was not built for this run (--no-fashion, or no dataset-fashion-mnist), so MNIST-like synthetic digits stand in.',
     'Cached |S|: codes the runs layout caches (len·uses > len + uses). ² Terms of the tree kernels A·M over nnz (one per non-root node plus one',
     'per code).',
   );
