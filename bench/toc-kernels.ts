@@ -4,9 +4,13 @@
 // bench/gpu/kernels.html in Chromium (the flags of playwright.config.ts), waits
 // for window.__bench, prints the tables and writes bench/results/toc-kernels.md.
 // Usage: flock /tmp/bytelab-bench.lock npx tsx bench/toc-kernels.ts [--trials N] [--epochs N (default 8)] [--target MS]
-//        [--only NAME,..] [--e2e logreg,mlp|none] [--out FILE] [--min-saved-share F] [--min-saved-per-code N]
+//        [--only NAME,..] [--e2e logreg,mlp|none] [--out FILE] [--min-saved-share F] [--min-saved-per-code N] [--no-fashion]
 // (the lock keeps benches on this shared machine from running at the same time; the report records the load average).
-import { writeFileSync } from 'node:fs';
+// Real Fashion-MNIST: the bench builds public/data/fashion-mnist-toc (npm run data:toc:fashion) when it is missing,
+// installing Debian's dataset-fashion-mnist first when run as root (as scripts/datasets.mjs does); --no-fashion, or
+// neither the build nor the package, leaves synthetic MNIST-like digits in its place.
+import { execSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +35,7 @@ const { values } = parseArgs({
     'min-saved-per-code': { type: 'string' },
     e2e: { type: 'string' },
     out: { type: 'string' },
+    'no-fashion': { type: 'boolean' },
   },
 });
 
@@ -94,6 +99,13 @@ const loadavg = (l: number[]): string => l.map((x) => x.toFixed(2)).join(' / ');
 function spread(a: number[], b: number[]): string {
   const rs = a.map((x, i) => x / b[i]!);
   return `${ratio(Math.min(...rs))} / ${ratio(median(rs))} / ${ratio(Math.max(...rs))}`;
+}
+
+/** min / median / max of the per-round shares (a[i] − b[i]) / a[i], as percentages. */
+function shareSpread(a: number[], b: number[]): string {
+  const rs = a.map((x, i) => (100 * (x - b[i]!)) / x);
+  const pc = (n: number) => `${n.toFixed(0)}%`;
+  return `${pc(Math.min(...rs))} / ${pc(median(rs))} / ${pc(Math.max(...rs))}`;
 }
 
 /** The report; `md` for the file (escaped pipes, and the per-batch appendix), else for the terminal. */
@@ -189,10 +201,14 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
       ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
     ),
   );
+  const realFashion = r.batches.some((b) => b.name.startsWith('Fashion-MNIST'));
   para(
-    'flights: bundled flights-250k (487 one-hot and bucket columns); birdstrikes: bundled birdstrikes (409 columns); Fashion-MNIST is not on this',
-    'machine (/usr/share/datasets/fashion-mnist is absent), so MNIST-like synthetic digits stand in. Cached |S|: codes the runs layout caches',
-    '(len·uses > len + uses). ² Terms of the tree kernels A·M over nnz (one per non-root node plus one per code).',
+    'flights: bundled flights-250k (487 one-hot and bucket columns); birdstrikes: bundled birdstrikes (409 columns);',
+    realFashion
+      ? `Fashion-MNIST: ${FASHION_DIR} (npm run data:toc:fashion from Debian's dataset-fashion-mnist), first record of train, pixels q/255.`
+      : 'Fashion-MNIST was not built for this run (--no-fashion, or no dataset-fashion-mnist), so MNIST-like synthetic digits stand in.',
+    'Cached |S|: codes the runs layout caches (len·uses > len + uses). ² Terms of the tree kernels A·M over nnz (one per non-root node plus one',
+    'per code).',
   );
 
   lines.push('## One-time costs per batch (median of 5)', '');
@@ -288,7 +304,7 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
         md,
         // biome-ignore format: one header row reads best on one line
         ['batch', 'op', 'k', 'runs', 'CSR', 'runs basic', 'CSR basic', 'tree', 'dense', 'runs / CSR (rounds)', 'model',
-          'runs basic / CSR basic (rounds)', 'runs GPU / wall'],
+          'runs basic / CSR basic (rounds)', 'runs GPU / wall', 'gather only', 'gather only / CSR (rounds)', 'fill / runs (rounds)'],
         r.kernels.map((k) => {
           const g = k.gpu!;
           const t = k.gpuTrials!;
@@ -306,14 +322,21 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
             model(k.batch),
             spread(t.runsBasic, t.csrBasic),
             `${Math.round((100 * g.runs) / k.ms.runs)}%`,
+            ms(g.runsGather),
+            spread(t.runsGather, t.csr),
+            shareSpread(t.runs, t.runsGather),
           ];
         }),
-        ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+        ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
       ),
     );
     para(
       "An empty compute pass writes a timestamp before the R operations and another after them; for TOC and CSR both sit in the trial's command",
       'encoder, so the span is GPU work alone. tfjs records into its own encoder, so its span also holds any time the GPU waited for tfjs.',
+      "**gather only**: the runs product's last step alone (the same items, k and entry point) on an operand that already holds |S| rows",
+      "after M's, so no copy of M into X and no run_sums / occurrence_sums dispatch; timed in the same rounds. fill / runs = (runs − gather",
+      'only) / runs per round: the share of a runs product spent filling X = [M; H or G]. Where nothing is cached the two are the same',
+      'product (fill ≈ 0 up to noise).',
     );
   }
 
@@ -367,6 +390,28 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
 
 // ---------------------------------------------------------------- run
 
+const FASHION_DIR = 'public/data/fashion-mnist-toc';
+const FASHION_SRC = '/usr/share/datasets/fashion-mnist';
+
+/** The Fashion-MNIST TOC build under public/ for the page (built here if missing), or undefined when it cannot be had. */
+function ensureFashion(): string | undefined {
+  if (values['no-fashion']) return undefined;
+  const sh = (cmd: string) => execSync(cmd, { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  if (!existsSync(join(ROOT, FASHION_DIR, 'manifest.json'))) {
+    if (!existsSync(`${FASHION_SRC}/train-images-idx3-ubyte.gz`)) {
+      if (process.getuid?.() !== 0) {
+        log(`${FASHION_SRC} is missing and this is not root: apt-get install dataset-fashion-mnist, then run again; MNIST-like digits stand in`);
+        return undefined;
+      }
+      log('installing dataset-fashion-mnist');
+      sh('apt-get update -qq && apt-get install -y -qq dataset-fashion-mnist');
+    }
+    log(`building ${FASHION_DIR}`);
+    sh('npm run -s data:toc:fashion');
+  }
+  return FASHION_DIR.replace(/^public\//, '');
+}
+
 async function main(): Promise<void> {
   const port = await freePort();
   const query = new URLSearchParams();
@@ -378,6 +423,8 @@ async function main(): Promise<void> {
   if (values.e2e) query.set('e2e', values.e2e);
   if (values['min-saved-share'] !== undefined) query.set('minSavedShare', values['min-saved-share']);
   if (values['min-saved-per-code'] !== undefined) query.set('minSavedPerCode', values['min-saved-per-code']);
+  const fashion = ensureFashion();
+  if (fashion) query.set('fashion', fashion);
 
   let server: ViteDevServer | undefined;
   let browser: Browser | undefined;

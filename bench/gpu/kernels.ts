@@ -10,7 +10,8 @@
 // Results are a Promise on window.__bench. Query options: trials, epochs, target (ms per trial),
 // timestamps=0 (no GPU-side times), only=NAME,.. (batches whose name starts with one of them),
 // e2e=logreg,mlp|none (which per-epoch runs), minSavedShare=F and minSavedPerCode=N (the runs layout's caching rule,
-// RunsLayoutOptions; defaults as the lab's).
+// RunsLayoutOptions; defaults as the lab's), fashion=DIR (a TOC build of Fashion-MNIST under public/, e.g.
+// data/fashion-mnist-toc: its first 250 training images replace the synthetic MNIST-like digits).
 import * as tf from '@tensorflow/tfjs';
 import { webgpuBackend } from '../../src/gpu/backend.js';
 import { CsrGpuBatch } from '../../src/gpu/csr.js';
@@ -44,9 +45,15 @@ export type OpName = 'A*v' | 'v*A' | 'A*M' | 'AT*M';
  * (quad entry points where k allows, no value loads for unit values), the same two "basic" (one output column per
  * invocation, values loaded: both choices off), TOC tree passes (TocGpuBatch), tf.matMul on dense.
  */
-export const IMPLS = ['runs', 'csr', 'runsBasic', 'csrBasic', 'tree', 'dense'] as const;
+export const IMPLS = ['runs', 'runsGather', 'csr', 'runsBasic', 'csrBasic', 'tree', 'dense'] as const;
 export type Impl = (typeof IMPLS)[number];
-export type SparseImpl = Exclude<Impl, 'dense'>;
+/**
+ * runsGather: a diagnostic, not a product. The runs kernels' last step alone (the gather over the same items, k and
+ * entry points as runs) on an operand that already has |S| rows after M's, so no copy of M and no run_sums or
+ * occurrence_sums dispatch: runs − runsGather is what filling X = [M; H or G] costs. Its output is not A·M (the |S|
+ * rows are zeros), so it is timed, not checked.
+ */
+export type SparseImpl = Exclude<Impl, 'dense' | 'runsGather'>;
 /** The first layers the per-epoch runs compare. */
 export const E2E_IMPLS = ['runs', 'csr', 'dense'] as const;
 export type E2eImpl = (typeof E2E_IMPLS)[number];
@@ -355,11 +362,12 @@ function realSubjects(name: string, table: SparseRows, chosen: EncodingCandidate
   return out;
 }
 
-function syntheticSubjects(): Subject[] {
+/** The synthetic batches; MNIST-like digits only when no real Fashion-MNIST is given. */
+function syntheticSubjects(withDigits: boolean): Subject[] {
   const mnist = mnistLike(ROWS, 3);
   const randomCols = 1000;
   const random = Float32Array.from(randomMatrix(rng(21), { rows: ROWS, cols: randomCols, density: 0.05, distinctValues: 4 }, 'f32'));
-  return [
+  const digits: Subject[] = [
     {
       name: 'mnist-like 250',
       source: 'synthetic digits (mnistLike)',
@@ -370,6 +378,9 @@ function syntheticSubjects(): Subject[] {
       encodeWith: 'encodeDense',
       encode: () => encodeDense(mnist, ROWS, 784),
     },
+  ];
+  return [
+    ...(withDigits ? digits : []),
     {
       name: 'sparse random 250',
       source: 'randomMatrix, density 0.05, 4 values',
@@ -547,6 +558,8 @@ async function kernelBench(
   const csr = new CsrGpuBatch(device, s.sparse);
   const basic = { quad: false, unit: false };
   const runsBasic = new TocRunsGpuBatch(device, batch, runsLayout, basic);
+  // Told nothing is cached, it gathers straight from the operand it is given: [M; zeros for H or G] below.
+  const runsGather = new TocRunsGpuBatch(device, batch, { ...runsLayout, cached: 0 });
   const csrBasic = new CsrGpuBatch(device, s.sparse, basic);
   const dense = denseTensor(s.dense, [s.rows, s.cols]);
   const oneTime: OneTimeCosts = {
@@ -573,6 +586,11 @@ async function kernelBench(
       o,
       // COPY_SRC as tfjs's own buffers have it (the runs kernels copy M into X = [M; H] when they can).
       m: storageBuffer(device, `bench.${o.op}.m`, data, GPUBufferUsage.COPY_SRC),
+      mx: storageBuffer(
+        device,
+        `bench.${o.op}.mx`,
+        Float32Array.from({ length: data.length + runsLayout.cached * o.k }, (_, i) => data[i] ?? 0),
+      ),
       out: device.createBuffer({ label: `bench.${o.op}.out`, size: Math.max(4, o.outLength * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC }),
       operand: denseTensor(data, o.shape),
     };
@@ -621,6 +639,13 @@ async function kernelBench(
     };
     const runners: Record<Impl, Runner> = {
       runs: ours(runs),
+      runsGather: (reps, spans) => {
+        const encoder = device.createCommandEncoder({ label: `bench.${p.o.op}.gather` });
+        spans?.mark(encoder, 0);
+        for (let i = 0; i < reps; i++) record(encoder, runsGather, p.o, p.mx, p.out);
+        spans?.mark(encoder, 1);
+        device.queue.submit([encoder.finish()]);
+      },
       csr: ours(csr),
       runsBasic: ours(runsBasic),
       csrBasic: ours(csrBasic),
@@ -647,10 +672,11 @@ async function kernelBench(
 
   for (const p of prepared) {
     p.m.destroy();
+    p.mx.destroy();
     p.out.destroy();
     p.operand.dispose();
   }
-  for (const x of [runs, csr, runsBasic, csrBasic, toc]) x.destroy();
+  for (const x of [runs, runsGather, csr, runsBasic, csrBasic, toc]) x.destroy();
   dense.dispose();
   return { info, oneTime, checks, timings };
 }
@@ -831,9 +857,9 @@ async function endToEnd(device: GPUDevice, model: 'logreg' | 'mlp', table: Spars
 
 // ------------------------------------------------------------------ main
 
-/** The first record of a bundled TOC dataset in public/datasets, as one sparse table, with its labels. */
-async function bundled(dir: string): Promise<{ table: SparseRows; labels: Uint16Array; classes: number }> {
-  const base = `/datasets/${dir}/`;
+/** The first record of a TOC dataset under public/ (bundled ones in datasets/), as one sparse table, with its labels. */
+async function bundled(dir: string, under = 'datasets'): Promise<{ table: SparseRows; labels: Uint16Array; classes: number }> {
+  const base = `/${under}/${dir}/`;
   const manifest = validateTocManifest(await (await fetch(`${base}manifest.json`)).json(), dir);
   const entry = manifest.splits.train.records[0]!;
   const bytes = new Uint8Array(await (await fetch(base + entry.file)).arrayBuffer());
@@ -875,7 +901,14 @@ async function main(): Promise<BenchResults> {
     log(`${name}: chose ${chosen.batchRows} rows, ${chosen.columnOrder} order (work ratio ${chosen.workRatio.toFixed(3)})`);
     subjects.push(...realSubjects(name, data.table, chosen));
   }
-  subjects.push(...syntheticSubjects());
+  // Real Fashion-MNIST when the bench built it (bench/toc-kernels.ts: npm run data:toc:fashion): the first 250 training
+  // images, pixels q/255 as the TOC build stores them, source column order (the lab's layout for images).
+  const fashionDir = query.get('fashion');
+  if (fashionDir) {
+    const fashion = await bundled(fashionDir.split('/').pop()!, fashionDir.split('/').slice(0, -1).join('/'));
+    subjects.push(fromSparse(`Fashion-MNIST ${ROWS}`, `first ${ROWS} training images, source column order`, sliceRows(fashion.table, 0, ROWS)));
+  }
+  subjects.push(...syntheticSubjects(!fashionDir));
   const results = { batches: [] as BatchInfo[], oneTime: [] as OneTimeCosts[], checks: [] as CheckResult[], kernels: [] as KernelTiming[] };
   for (const s of subjects.filter((x) => !ONLY.length || ONLY.some((prefix) => x.name.startsWith(prefix)))) {
     const r = await kernelBench(device, timer, s);
