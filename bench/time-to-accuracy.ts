@@ -249,13 +249,15 @@ interface Recording {
   /** One per change in the number of steps reported: the step count, the trainer clock, the pipeline counters, #echo-reading. */
   samples: { t: number; steps: number; active: number; pipeline: PipelineStats | undefined; reading: string }[];
   evalTimes: { step: number; t: number }[];
-  /** When each fetch event (in the order of snapshot().fetches) was first seen. */
+  /** When each fetch event (in the order of snapshot().fetches) was first seen: used only by recordings older than FetchEvent.endedAt. */
   fetchTimes: number[];
+  /** The page's performance.timeOrigin: a fetch event's endedAt (epoch ms, stamped in the worker) minus this is on the page's clock. */
+  timeOrigin: number;
 }
 
 /** Installed in every page before its scripts: samples window.__lab every 100 ms, stamping state changes, steps, evaluations and fetches. */
 function installRecorder(): void {
-  const rec: Recording = { states: [], samples: [], evalTimes: [], fetchTimes: [] };
+  const rec: Recording = { states: [], samples: [], evalTimes: [], fetchTimes: [], timeOrigin: performance.timeOrigin };
   (window as unknown as { __tta: Recording }).__tta = rec;
   let state = '';
   let steps = 0;
@@ -338,7 +340,7 @@ interface RunResult {
   stepWindow: [number, number];
   /** e x wall ms per step: each fresh batch feeds e steps (batch echoing: exactly; example echoing: on average). */
   wallMsPerFreshBatch: number;
-  /** Bytes/s of training-split record bytes delivered while training, from the lab's fetch events (received bytes, stamped when seen). */
+  /** Bytes/s of training-split record bytes delivered while training, from the lab's fetch events (received bytes; ends stamped in the worker). */
   deliveredBps: number;
   /** Share of the time (training start to the last moment every read in flight is known) with a training read in flight. */
   linkBusyShare: number;
@@ -428,11 +430,12 @@ function analyse({ variant: v, round, rec, snap, budget }: RawRun): RunResult {
     if (s.state !== 'evaluating' || s.t > tEnd) continue;
     evalWall += Math.min(tEnd, rec.states[i + 1]?.t ?? tEnd) - s.t;
   }
-  // Fetch events: the training split's (train-*) and the test split's (test-*), stamped when the recorder saw them.
-  const fetches = snap.fetches.map((f, i) => ({ ...f, t: rec.fetchTimes[i] ?? Infinity }));
+  // Fetch events: the training split's (train-*) and the test split's (test-*), on the page's clock when the worker read them
+  // (recordings made before fetch events carried endedAt: when the recorder saw them, late by the main thread's delays).
+  const fetches = snap.fetches.map((f, i) => ({ ...f, t: f.endedAt !== undefined ? f.endedAt - rec.timeOrigin : (rec.fetchTimes[i] ?? Infinity) }));
   const testFetches = fetches.filter((f) => f.record.includes('test-'));
   const trainFetches = fetches.filter((f) => f.record.includes('train-') && f.t >= tRun && f.t <= tEnd);
-  // The link, from the lab's fetch events: each training read occupies [seen - its ms, seen]. Reads still in flight at the end
+  // The link, from the lab's fetch events: each training read occupies [end - its ms, end]. Reads still in flight at the end
   // of the budget have no event yet, but at most REQUESTS_IN_FLIGHT are in flight at once: up to the last moment that that
   // many known reads cover, no unknown read was in flight. The rate is the bytes over [from, that moment] (a read the window
   // cuts counts for the share of its time inside, as if its own rate were constant) over the time at least one read was in
@@ -803,8 +806,8 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
       (x) => `${x.toFixed(2)} s`,
     )} |`,
     '',
-    'Received bytes/s: from the fetch events of training reads (bytes, duration, and the moment the page saw each one; a read ' +
-      'occupies [seen − duration, seen]), the bytes over the time at least one read was in flight, up to the last moment four known ' +
+    'Received bytes/s: from the fetch events of training reads (bytes, duration, and the moment it ended, stamped in the ' +
+      'pipeline worker; a read occupies [end − duration, end]), the bytes over the time at least one read was in flight, up to the last moment four known ' +
       'reads were in flight (the pipeline has at most four, so no read without an event yet was on the wire before then; a read ' +
       'the window cuts counts for its share of time inside).',
     '',

@@ -130,6 +130,11 @@ export interface FetchEvent {
   /** Examples in the record (images, or table rows). */
   examples: number;
   ms: number;
+  /**
+   * When the read ended, in ms since the Unix epoch (performance.timeOrigin + performance.now()): stamped in the worker that
+   * read it, so a busy page main thread does not delay it, and comparable across the worker and the page.
+   */
+  endedAt: number;
 }
 
 export type PipelineEvent = FetchEvent | { type: 'warning'; message: string } | { type: 'epoch'; split: string; epoch: number };

@@ -44,6 +44,9 @@ export const emptyStats = (): PipelineStats => ({
   bytesFromCache: 0,
 });
 
+/** Wall-clock ms since the Unix epoch, to the sub-ms: the same clock in every worker and page (performance.now() is not). */
+const epochNow = () => performance.timeOrigin + performance.now();
+
 /** Where each part starts when parts of these sizes are laid end to end: a record's first example's index in its split. */
 export function startsOf(sizes: number[]): number[] {
   let at = 0;
@@ -332,7 +335,8 @@ export abstract class BasePipeline<M> {
       this.stats.cacheHits++;
       this.stats.bytesFromCache += length;
       this.fromCache.add(bytes);
-      this.emit({ type: 'fetch', record: file, level, requested: length, received: 0, cached: length, status: 0, examples, ms: performance.now() - start });
+      const ms = performance.now() - start;
+      this.emit({ type: 'fetch', record: file, level, requested: length, received: 0, cached: length, status: 0, examples, ms, endedAt: epochNow() });
       return bytes;
     }
     let from = cached?.bytes.byteLength ?? 0;
@@ -365,7 +369,18 @@ export abstract class BasePipeline<M> {
     this.stats.fetchMs += ms;
     this.stats.bytesFetched += res.bytes.byteLength;
     this.stats.recordsFetched++;
-    this.emit({ type: 'fetch', record: file, level, requested: length, received: res.bytes.byteLength, cached: from, status: res.status, examples, ms });
+    this.emit({
+      type: 'fetch',
+      record: file,
+      level,
+      requested: length,
+      received: res.bytes.byteLength,
+      cached: from,
+      status: res.status,
+      examples,
+      ms,
+      endedAt: epochNow(),
+    });
     if (res.warning) this.warn(`record ${file}: ${res.warning}`);
     // Only whole answers are kept: a file shorter than asked would make the next, longer read start past its end.
     if (this.cache && bytes.byteLength === length) {

@@ -113,6 +113,7 @@ export function fakePipelines(behaviour: (name: string) => FakeBehaviour = () =>
           status: 206,
           examples: size,
           ms: 1,
+          endedAt: performance.timeOrigin + performance.now(),
         });
         return { kind: 'image', x, y, ids, size, index: served - 1 };
       },
