@@ -93,7 +93,7 @@ const conv = (extra: Partial<Parameters<typeof tf.layers.conv2d>[0]>, act = 'rel
     })) as Build;
 const VARIANTS: Record<string, { build: Build; lr?: number; convInput?: (x: tf.Tensor4D) => tf.Tensor4D }> = {
   'tiny-cnn': { build: (info) => tinyCnn.create(info) },
-  // tiny-cnn as it was before it took ELU.
+  // tiny-cnn as it was until its input was centred (the 'center' variant is tiny-cnn now).
   relu: { build: conv({}) },
   leaky: { build: conv({}, 'leaky') },
   elu: { build: conv({}, 'elu') },
