@@ -5,10 +5,12 @@
 //     its partial sum H[q] = sum of val * M[col] over the run once per output column;
 //   - every other code is written out inline as its pairs, so a row without
 //     reuse costs what CSR costs.
-// The kernels put H after the rows of M in one operand X = [M; H] (and G after
-// the rows of the transposed product's M), so every row of A is one list of
-// (row of X, pair) items and a product is one CSR-shaped gather over X: a cached
-// code is just one more term, read like a non-zero. No atomics, no barriers.
+// An item's row hi indexes X = [M; H] (or [M; G] for the transposed product):
+// rows of M first, then one per cached code, so every row of A is one list of
+// (row of X, pair) items, M's rows before H's, and a product is one CSR-shaped
+// gather: a cached code is just one more term, read like a non-zero. X is never
+// built: the kernels bind M and H (G) apart and switch once per row. No atomics,
+// no barriers.
 import type { TocBatch } from './batch.js';
 
 /** Pairs and indexes every kernel term reads, TOC against CSR (per output column). */
@@ -77,7 +79,7 @@ const bitsFor = (n: number): number => Math.max(1, Math.ceil(Math.log2(Math.max(
 export const worthCaching = (len: number, uses: number): boolean => len * uses > len + uses;
 
 /**
- * Caching anything costs each product a fixed extra: M copied into X = [M; H] and one more dispatch. Measured on
+ * Caching anything costs each product a fixed extra: one more dispatch (before session 6, also a copy of M). Measured on
  * SwiftShader (bench/results/toc-kernels.md), that is about the time of 5-10% of a 250-row batch's terms at k = 64, so a
  * batch whose cached codes would save less than this share of its non-zeros caches none and runs as one CSR-shaped
  * gather over M itself.

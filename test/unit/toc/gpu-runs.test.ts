@@ -11,15 +11,34 @@ const item = (l: TocRunsLayout, items: Uint32Array, i: number): [number, number]
   l.wideItems ? [items[2 * i]!, items[2 * i + 1]!] : [items[i]! >>> l.pairBits, items[i]! & ((1 << l.pairBits) - 1)];
 const value = (l: TocRunsLayout, p: number): number => l.values[p]!;
 
-/** What run_sums (or occurrence_sums) and gather compute, on X = [M; H or G] (row-major, k columns). */
-function gatherX(l: TocRunsLayout, x: Float64Array, k: number, outRows: number, bounds: Uint32Array, items: Uint32Array): Float64Array {
+/**
+ * What gather computes from M (base rows, row-major, k columns) and the cached sums H or G (row-major, k columns): the
+ * items of a row read M's rows first, then the cached sums' (hi - base), in two loops as the kernel does. An M item
+ * after a cached one would be read from the wrong buffer, so the order is checked here.
+ */
+function gather(
+  l: TocRunsLayout,
+  m: ArrayLike<number>,
+  sums: Float64Array,
+  base: number,
+  k: number,
+  outRows: number,
+  bounds: Uint32Array,
+  items: Uint32Array,
+): Float64Array {
   const out = new Float64Array(outRows * k);
   for (let i = 0; i < outRows; i++) {
     for (let j = 0; j < k; j++) {
       let sum = 0;
-      for (let t = bounds[i]!; t < bounds[i + 1]!; t++) {
+      let t = bounds[i]!;
+      for (; t < bounds[i + 1]! && item(l, items, t)[0] < base; t++) {
         const [hi, p] = item(l, items, t);
-        sum += value(l, p) * x[hi * k + j]!;
+        sum += value(l, p) * m[hi * k + j]!;
+      }
+      for (; t < bounds[i + 1]!; t++) {
+        const [hi, p] = item(l, items, t);
+        expect(hi).toBeGreaterThanOrEqual(base);
+        sum += value(l, p) * sums[(hi - base) * k + j]!;
       }
       out[i * k + j] = sum;
     }
@@ -29,17 +48,16 @@ function gatherX(l: TocRunsLayout, x: Float64Array, k: number, outRows: number, 
 
 /** What run_sums + gather compute: R = A * M (M cols x k, row-major). */
 function mirrorTimes(l: TocRunsLayout, m: ArrayLike<number>, k: number): Float64Array {
-  const x = new Float64Array((l.cols + l.cached) * k);
-  x.set(Array.from(m));
+  const h = new Float64Array(l.cached * k);
   for (let q = 0; q < l.cached; q++) {
     for (let j = 0; j < k; j++) {
       let sum = 0;
       for (let t = l.runOffsets[q]!; t < l.runOffsets[q + 1]!; t++) {
         const [c, p] = item(l, l.runItems, t);
         expect(c).toBeLessThan(l.cols);
-        sum += value(l, p) * x[c * k + j]!;
+        sum += value(l, p) * m[c * k + j]!;
       }
-      x[(l.cols + q) * k + j] = sum;
+      h[q * k + j] = sum;
     }
   }
   // A row's items read M's rows (inline pairs) or H's (cached codes, with the unit pair).
@@ -48,21 +66,20 @@ function mirrorTimes(l: TocRunsLayout, m: ArrayLike<number>, k: number): Float64
     if (hi >= l.cols) expect(p).toBe(l.unitPair);
     else expect(p).toBeLessThan(l.pairCount);
   }
-  return gatherX(l, x, k, l.rows, l.rowBounds, l.rowItems);
+  return gather(l, m, h, l.cols, k, l.rows, l.rowBounds, l.rowItems);
 }
 
 /** What occurrence_sums + gather compute: R = A^T * M (M rows x k, row-major). */
 function mirrorTransposeTimes(l: TocRunsLayout, m: ArrayLike<number>, k: number): Float64Array {
-  const x = new Float64Array((l.rows + l.cached) * k);
-  x.set(Array.from(m));
+  const g = new Float64Array(l.cached * k);
   for (let q = 0; q < l.cached; q++) {
     for (let j = 0; j < k; j++) {
       let sum = 0;
-      for (let t = l.occurrenceOffsets[q]!; t < l.occurrenceOffsets[q + 1]!; t++) sum += x[index(l, l.occurrenceRows, t) * k + j]!;
-      x[(l.rows + q) * k + j] = sum;
+      for (let t = l.occurrenceOffsets[q]!; t < l.occurrenceOffsets[q + 1]!; t++) sum += m[index(l, l.occurrenceRows, t) * k + j]!;
+      g[q * k + j] = sum;
     }
   }
-  return gatherX(l, x, k, l.cols, l.colBounds, l.colItems);
+  return gather(l, m, g, l.rows, k, l.cols, l.colBounds, l.colItems);
 }
 
 function transpose(rows: number, cols: number, data: ArrayLike<number>): Float64Array {
