@@ -5,8 +5,9 @@
 // product is one gather, shaped like CSR's: R[i][j] = sum of val(p) * X[hi][j] over
 // item i's (hi, pair) items, where X[hi] is M's row hi for hi < base and H's (G's)
 // row hi - base after it. M is read where it lies, never copied: the items of a row
-// (or column) list M's rows before the cached ones, so the gather switches buffers
-// once per row. Each output is summed by one invocation in a fixed order: no
+// (or column) list M's rows before the cached ones, and the layout says where the
+// cached ones start (splits), so the gather switches buffers once per row with no
+// test per term. Each output is summed by one invocation in a fixed order: no
 // atomics, no barriers, deterministic results.
 //   run_sums        H[q][j] = sum of val * M[col][j] over the run of q
 //   occurrence_sums G[q][j] = sum of M[r][j] over the rows r using q
@@ -35,6 +36,7 @@ override IDX16: bool = true;   // occurrence lists hold two u16 per word (low ha
 override PAIR_BITS: u32 = 16u; // items: hi << PAIR_BITS | pair
 override WIDE: bool = false;   // items: two words each instead
 override UNIT: bool = false;   // every value is 1.0 (one-hot tables): no value loads
+override CACHED: bool = true;  // the batch has cached codes: gather reads splits and H / G (else M alone, as CSR)
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> values: array<f32>;      // pair values, then 1.0 (the unit pair)
@@ -51,6 +53,7 @@ override UNIT: bool = false;   // every value is 1.0 (one-hot tables): no value 
 @group(0) @binding(11) var<storage, read_write> fill4: array<vec4<f32>>;
 @group(0) @binding(12) var<storage, read> m4: array<vec4<f32>>;
 @group(0) @binding(13) var<storage, read> sums4: array<vec4<f32>>;
+@group(0) @binding(14) var<storage, read> splits: array<u32>;     // rowSplit or colSplit: first cached item of each row
 
 fn list_at(i: u32) -> u32 {
   if (IDX16) {
@@ -116,9 +119,9 @@ fn occurrence_sums(@builtin(global_invocation_id) id: vec3<u32>) {
   fill[q * params.k + j] = sum;
 }
 
-// The items of row i read M's rows first, then (from the first hi >= base) H's or
-// G's: two loops, so each term's load has one source and the order of the sum is
-// the items' order, as with one buffer.
+// The items of row i read M's rows first, then (from splits[i]) H's or G's: two
+// loops, so each term's load has one source, and the order of the sum is the
+// items' order, as with one buffer.
 @compute @workgroup_size(WG)
 fn gather(@builtin(global_invocation_id) id: vec3<u32>) {
   let i = id.x;
@@ -127,18 +130,20 @@ fn gather(@builtin(global_invocation_id) id: vec3<u32>) {
     return;
   }
   let end = bounds[i + 1u];
-  var t = bounds[i];
+  var split = end;
+  if (CACHED) {
+    split = splits[i];
+  }
   var sum = 0.0;
-  for (; t < end; t++) {
+  for (var t = bounds[i]; t < split; t++) {
     let it = item_at(t);
-    if (it.x >= params.base) {
-      break;
-    }
     sum += scaled(it.y, m[it.x * params.m_row + j * params.m_col]);
   }
-  for (; t < end; t++) {
-    let it = item_at(t);
-    sum += scaled(it.y, sums[(it.x - params.base) * params.k + j]);
+  if (CACHED) {
+    for (var t = split; t < end; t++) {
+      let it = item_at(t);
+      sum += scaled(it.y, sums[(it.x - params.base) * params.k + j]);
+    }
   }
   out[i * params.r_row + j * params.r_col] = sum;
 }
@@ -193,20 +198,22 @@ fn gather4(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups
     return;
   }
   let m_row4 = params.m_row >> 2u;
-  let k4 = params.k >> 2u;
   let end = bounds[i + 1u];
-  var t = bounds[i];
+  var split = end;
+  if (CACHED) {
+    split = splits[i];
+  }
   var sum = vec4<f32>();
-  for (; t < end; t++) {
+  for (var t = bounds[i]; t < split; t++) {
     let it = item_at(t);
-    if (it.x >= params.base) {
-      break;
-    }
     sum += scaled4(it.y, m4[it.x * m_row4 + at.y]);
   }
-  for (; t < end; t++) {
-    let it = item_at(t);
-    sum += scaled4(it.y, sums4[(it.x - params.base) * k4 + at.y]);
+  if (CACHED) {
+    let k4 = params.k >> 2u;
+    for (var t = split; t < end; t++) {
+      let it = item_at(t);
+      sum += scaled4(it.y, sums4[(it.x - params.base) * k4 + at.y]);
+    }
   }
   out4[i * (params.r_row >> 2u) + at.y] = sum;
 }

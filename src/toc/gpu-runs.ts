@@ -51,6 +51,11 @@ export interface TocRunsLayout {
    */
   rowBounds: Uint32Array;
   rowItems: Uint32Array;
+  /**
+   * Where each row's cached items start (rowBounds[r] <= rowSplit[r] <= rowBounds[r+1]), so the gather reads M, then H,
+   * with no test per term. Empty when nothing is cached.
+   */
+  rowSplit: Uint32Array;
   /** Cached code q expands to the (column, pair) items runItems[runOffsets[q] .. runOffsets[q+1]): H[q] = sum of val * M[column]. */
   runOffsets: Uint32Array;
   runItems: Uint32Array;
@@ -62,6 +67,8 @@ export interface TocRunsLayout {
    * for each cached run holding c (X row rows + q is G[q]).
    */
   colBounds: Uint32Array;
+  /** Where each column's cached items start, as rowSplit. Empty when nothing is cached. */
+  colSplit: Uint32Array;
   /** Each item (here, in rowItems and runItems) is (hi << pairBits) | pair in one u32, or hi and pair in two when that needs more than 32 bits (wideItems). */
   colItems: Uint32Array;
   pairBits: number;
@@ -167,6 +174,7 @@ export function tocRunsLayout(batch: TocBatch, options: RunsLayoutOptions = {}):
   const occurrenceFill = occurrenceOffsets.slice(0, cached);
   const occurrenceList = new Uint32Array(cachedUses);
   const colCount = new Uint32Array(cols);
+  const rowSplit = new Uint32Array(cached > 0 ? rows : 0);
   let item = 0;
   for (let r = 0; r < rows; r++) {
     rowBounds[r] = item;
@@ -183,6 +191,7 @@ export function tocRunsLayout(batch: TocBatch, options: RunsLayoutOptions = {}):
       }
       item = end;
     }
+    if (cached > 0) rowSplit[r] = item;
     for (let k = rowOffsets[r]!; k < rowOffsets[r + 1]!; k++) {
       const q = slot[codes[k]!]!;
       if (q < 0) continue;
@@ -214,6 +223,7 @@ export function tocRunsLayout(batch: TocBatch, options: RunsLayoutOptions = {}):
   for (let r = 0; r < rows; r++) {
     for (let t = rowBounds[r]!; t < rowBounds[r + 1]!; t++) if (rowPair[t] !== unitPair) pack(colItems, colFill[rowHi[t]!]!++, r, rowPair[t]!);
   }
+  const colSplit = cached > 0 ? colFill.slice() : new Uint32Array(0);
   for (let q = 0; q < cached; q++) {
     for (let t = runOffsets[q]!; t < runOffsets[q + 1]!; t++) pack(colItems, colFill[pairCol(runList[t]!)]!++, rows + q, runList[t]!);
   }
@@ -234,11 +244,13 @@ export function tocRunsLayout(batch: TocBatch, options: RunsLayoutOptions = {}):
     unitValues: values.every((v) => v === 1),
     rowBounds,
     rowItems,
+    rowSplit,
     runOffsets,
     runItems,
     occurrenceOffsets,
     occurrenceRows: packIndexes(occurrenceList, indexBits),
     colBounds,
+    colSplit,
     colItems,
     pairBits,
     wideItems,
@@ -248,8 +260,6 @@ export function tocRunsLayout(batch: TocBatch, options: RunsLayoutOptions = {}):
 
 /** Bytes the layout uploads (what TocRunsGpuBatch puts in storage buffers). */
 export function runsLayoutBytes(l: TocRunsLayout): number {
-  return [l.values, l.rowBounds, l.rowItems, l.runOffsets, l.runItems, l.occurrenceOffsets, l.occurrenceRows, l.colBounds, l.colItems].reduce(
-    (n, a) => n + a.byteLength,
-    0,
-  );
+  const arrays = [l.values, l.rowBounds, l.rowItems, l.rowSplit, l.runOffsets, l.runItems, l.occurrenceOffsets, l.occurrenceRows, l.colBounds, l.colSplit];
+  return [...arrays, l.colItems].reduce((n, a) => n + a.byteLength, 0);
 }

@@ -44,6 +44,8 @@ interface Side {
   outRows: number;
   bounds: GPUBuffer;
   items: GPUBuffer;
+  /** rowSplit or colSplit: where each row's (column's) cached items start. */
+  splits: GPUBuffer;
   fill: 'run_sums' | 'occurrence_sums';
   label: string;
 }
@@ -78,12 +80,14 @@ export class TocRunsGpuBatch {
       values: layout.values,
       rowBounds: layout.rowBounds,
       rowItems: layout.rowItems,
+      rowSplit: layout.rowSplit,
       runOffsets: layout.runOffsets,
       runItems: layout.runItems,
       occurrenceOffsets: layout.occurrenceOffsets,
       occurrenceRows: layout.occurrenceRows,
       colBounds: layout.colBounds,
       colItems: layout.colItems,
+      colSplit: layout.colSplit,
     };
     this.buffers = Object.fromEntries(Object.entries(arrays).map(([name, data]) => [name, storageBuffer(device, `TocRunsGpuBatch.${name}`, data)]));
     this.uploadBytes = runsLayoutBytes(layout);
@@ -93,6 +97,8 @@ export class TocRunsGpuBatch {
       PAIR_BITS: layout.wideItems ? 16 : layout.pairBits,
       WIDE: layout.wideItems ? 1 : 0,
       UNIT: layout.unitValues && options.unit !== false ? 1 : 0,
+      // Nothing cached: the gather is CSR's loop, with no split load and no second loop.
+      CACHED: layout.cached > 0 ? 1 : 0,
     };
     const programs = (quad: boolean) =>
       Object.fromEntries(
@@ -154,7 +160,7 @@ export class TocRunsGpuBatch {
       dispatch(this.device, pass, programs[side.fill], bindings, this.cached, width);
     }
     const params = this.params(side.outRows, k, side.mRows, ms, rs);
-    const bindings = { 0: params, 1: b.values!, [mAt]: m, [sumsAt]: sums, [outAt]: out, 5: side.bounds, 6: side.items };
+    const bindings = { 0: params, 1: b.values!, [mAt]: m, [sumsAt]: sums, [outAt]: out, 5: side.bounds, 6: side.items, 14: side.splits };
     dispatch(this.device, pass, programs.gather, bindings, side.outRows, width);
     pass.end();
   }
@@ -166,6 +172,7 @@ export class TocRunsGpuBatch {
       outRows: this.rows,
       bounds: this.buffers.rowBounds!,
       items: this.buffers.rowItems!,
+      splits: this.buffers.rowSplit!,
       fill: 'run_sums',
       label: 'TocRuns.times',
     };
@@ -187,6 +194,7 @@ export class TocRunsGpuBatch {
       outRows: this.cols,
       bounds: b.colBounds!,
       items: b.colItems!,
+      splits: b.colSplit!,
       fill: 'occurrence_sums',
       label: 'TocRuns.transposeTimes',
     };

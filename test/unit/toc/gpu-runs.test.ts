@@ -13,8 +13,8 @@ const value = (l: TocRunsLayout, p: number): number => l.values[p]!;
 
 /**
  * What gather computes from M (base rows, row-major, k columns) and the cached sums H or G (row-major, k columns): the
- * items of a row read M's rows first, then the cached sums' (hi - base), in two loops as the kernel does. An M item
- * after a cached one would be read from the wrong buffer, so the order is checked here.
+ * items of a row before its split read M's rows, those from the split on H's or G's (hi - base), in two loops as the
+ * kernel does, so the split must sit exactly where the row's items stop reading M.
  */
 function gather(
   l: TocRunsLayout,
@@ -24,18 +24,21 @@ function gather(
   k: number,
   outRows: number,
   bounds: Uint32Array,
+  splits: Uint32Array,
   items: Uint32Array,
 ): Float64Array {
+  expect(splits.length).toBe(l.cached > 0 ? outRows : 0);
   const out = new Float64Array(outRows * k);
   for (let i = 0; i < outRows; i++) {
+    const split = l.cached > 0 ? splits[i]! : bounds[i + 1]!;
     for (let j = 0; j < k; j++) {
       let sum = 0;
-      let t = bounds[i]!;
-      for (; t < bounds[i + 1]! && item(l, items, t)[0] < base; t++) {
+      for (let t = bounds[i]!; t < split; t++) {
         const [hi, p] = item(l, items, t);
+        expect(hi).toBeLessThan(base);
         sum += value(l, p) * m[hi * k + j]!;
       }
-      for (; t < bounds[i + 1]!; t++) {
+      for (let t = split; t < bounds[i + 1]!; t++) {
         const [hi, p] = item(l, items, t);
         expect(hi).toBeGreaterThanOrEqual(base);
         sum += value(l, p) * sums[(hi - base) * k + j]!;
@@ -66,7 +69,7 @@ function mirrorTimes(l: TocRunsLayout, m: ArrayLike<number>, k: number): Float64
     if (hi >= l.cols) expect(p).toBe(l.unitPair);
     else expect(p).toBeLessThan(l.pairCount);
   }
-  return gather(l, m, h, l.cols, k, l.rows, l.rowBounds, l.rowItems);
+  return gather(l, m, h, l.cols, k, l.rows, l.rowBounds, l.rowSplit, l.rowItems);
 }
 
 /** What occurrence_sums + gather compute: R = A^T * M (M rows x k, row-major). */
@@ -79,7 +82,7 @@ function mirrorTransposeTimes(l: TocRunsLayout, m: ArrayLike<number>, k: number)
       g[q * k + j] = sum;
     }
   }
-  return gather(l, m, g, l.rows, k, l.cols, l.colBounds, l.colItems);
+  return gather(l, m, g, l.rows, k, l.cols, l.colBounds, l.colSplit, l.colItems);
 }
 
 function transpose(rows: number, cols: number, data: ArrayLike<number>): Float64Array {
