@@ -98,7 +98,8 @@ fn run_sums(@builtin(global_invocation_id) id: vec3<u32>) {
     return;
   }
   var sum = 0.0;
-  for (var t = bounds[q]; t < bounds[q + 1u]; t++) {
+  let end = bounds[q + 1u];
+  for (var t = bounds[q]; t < end; t++) {
     let it = item_at(t);
     sum += scaled(it.y, m[it.x * params.m_row + j * params.m_col]);
   }
@@ -113,7 +114,8 @@ fn occurrence_sums(@builtin(global_invocation_id) id: vec3<u32>) {
     return;
   }
   var sum = 0.0;
-  for (var t = list_offsets[q]; t < list_offsets[q + 1u]; t++) {
+  let end = list_offsets[q + 1u];
+  for (var t = list_offsets[q]; t < end; t++) {
     sum += m[list_at(t) * params.m_row + j * params.m_col];
   }
   fill[q * params.k + j] = sum;
@@ -168,7 +170,8 @@ fn run_sums4(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgrou
   }
   let m_row4 = params.m_row >> 2u;
   var sum = vec4<f32>();
-  for (var t = bounds[q]; t < bounds[q + 1u]; t++) {
+  let end = bounds[q + 1u];
+  for (var t = bounds[q]; t < end; t++) {
     let it = item_at(t);
     sum += scaled4(it.y, m4[it.x * m_row4 + at.y]);
   }
@@ -184,7 +187,8 @@ fn occurrence_sums4(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_w
   }
   let m_row4 = params.m_row >> 2u;
   var sum = vec4<f32>();
-  for (var t = list_offsets[q]; t < list_offsets[q + 1u]; t++) {
+  let end = list_offsets[q + 1u];
+  for (var t = list_offsets[q]; t < end; t++) {
     sum += m4[list_at(t) * m_row4 + at.y];
   }
   fill4[q * (params.k >> 2u) + at.y] = sum;
