@@ -333,9 +333,10 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
     para(
       "An empty compute pass writes a timestamp before the R operations and another after them; for TOC and CSR both sit in the trial's command",
       'encoder, so the span is GPU work alone. tfjs records into its own encoder, so its span also holds any time the GPU waited for tfjs.',
-      "**gather only**: the runs product's last step alone (the same items, k and entry point, reading M and the cached sums' buffer)",
-      'with no run_sums / occurrence_sums dispatch before it; timed in the same rounds. fill / runs = (runs − gather only) / runs per',
-      'round: the share of a runs product spent filling H or G. Where nothing is cached the two are the same product (fill ≈ 0 up to noise).',
+      "**gather only**: the runs product's last step alone (the same items, k and entry point) on an operand that already holds |S| rows",
+      "after M's, so no copy of M into X and no run_sums / occurrence_sums dispatch; timed in the same rounds. fill / runs = (runs − gather",
+      'only) / runs per round: the share of a runs product spent filling X = [M; H or G]. Where nothing is cached the two are the same',
+      'product (fill ≈ 0 up to noise).',
     );
   }
 
@@ -377,7 +378,8 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
     para(
       `Losses by epoch (runs): ${e.runs[0]!.losses.map((l) => l.toFixed(4)).join(', ')}. Weights vs dense: max |W − W_dense| / (1 + |W_dense|) of the`,
       'trained first layer (only the float summation order differs). GPU bytes per batch: uploadBytes of each form (mean over the batches);',
-      `not counted: the runs kernels' H or G buffers, made on the GPU, |S| × ${e.units} floats each, ${bytes(e.runsScratchBytes)} for all.`,
+      `not counted: the runs kernels' X = [M; H or G] buffers, made on the GPU, (rows of M + |S|) × ${e.units} floats each, ` +
+        `${bytes(e.runsScratchBytes)} for all.`,
       `Model T / nnz over the ${e.batches} batches: ${(terms / nnz).toFixed(3)}. One-time CPU: encodeSparse ${ms(e.encodeMs)} ms, readTocRecord ` +
         `${ms(e.readRecordMs)} ms (${int(e.recordBytes)} record bytes), runs layout ${ms(e.runsLayoutMs)} ms;`,
       `uploads: runs ${ms(e.uploadMs.runs)} ms, CSR ${ms(e.uploadMs.csr)} ms, dense ${ms(e.uploadMs.dense)} ms.`,

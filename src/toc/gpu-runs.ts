@@ -5,12 +5,10 @@
 //     its partial sum H[q] = sum of val * M[col] over the run once per output column;
 //   - every other code is written out inline as its pairs, so a row without
 //     reuse costs what CSR costs.
-// An item's row hi indexes X = [M; H] (or [M; G] for the transposed product):
-// rows of M first, then one per cached code, so every row of A is one list of
-// (row of X, pair) items, M's rows before H's, and a product is one CSR-shaped
-// gather: a cached code is just one more term, read like a non-zero. X is never
-// built: the kernels bind M and H (G) apart and switch once per row. No atomics,
-// no barriers.
+// The kernels put H after the rows of M in one operand X = [M; H] (and G after
+// the rows of the transposed product's M), so every row of A is one list of
+// (row of X, pair) items and a product is one CSR-shaped gather over X: a cached
+// code is just one more term, read like a non-zero. No atomics, no barriers.
 import type { TocBatch } from './batch.js';
 
 /** Pairs and indexes every kernel term reads, TOC against CSR (per output column). */
@@ -51,11 +49,6 @@ export interface TocRunsLayout {
    */
   rowBounds: Uint32Array;
   rowItems: Uint32Array;
-  /**
-   * Where each row's cached items start (rowBounds[r] <= rowSplit[r] <= rowBounds[r+1]), so the gather reads M, then H,
-   * with no test per term. Empty when nothing is cached.
-   */
-  rowSplit: Uint32Array;
   /** Cached code q expands to the (column, pair) items runItems[runOffsets[q] .. runOffsets[q+1]): H[q] = sum of val * M[column]. */
   runOffsets: Uint32Array;
   runItems: Uint32Array;
@@ -67,8 +60,6 @@ export interface TocRunsLayout {
    * for each cached run holding c (X row rows + q is G[q]).
    */
   colBounds: Uint32Array;
-  /** Where each column's cached items start, as rowSplit. Empty when nothing is cached. */
-  colSplit: Uint32Array;
   /** Each item (here, in rowItems and runItems) is (hi << pairBits) | pair in one u32, or hi and pair in two when that needs more than 32 bits (wideItems). */
   colItems: Uint32Array;
   pairBits: number;
@@ -86,7 +77,7 @@ const bitsFor = (n: number): number => Math.max(1, Math.ceil(Math.log2(Math.max(
 export const worthCaching = (len: number, uses: number): boolean => len * uses > len + uses;
 
 /**
- * Caching anything costs each product a fixed extra: one more dispatch (before session 6, also a copy of M). Measured on
+ * Caching anything costs each product a fixed extra: M copied into X = [M; H] and one more dispatch. Measured on
  * SwiftShader (bench/results/toc-kernels.md), that is about the time of 5-10% of a 250-row batch's terms at k = 64, so a
  * batch whose cached codes would save less than this share of its non-zeros caches none and runs as one CSR-shaped
  * gather over M itself.
@@ -174,7 +165,6 @@ export function tocRunsLayout(batch: TocBatch, options: RunsLayoutOptions = {}):
   const occurrenceFill = occurrenceOffsets.slice(0, cached);
   const occurrenceList = new Uint32Array(cachedUses);
   const colCount = new Uint32Array(cols);
-  const rowSplit = new Uint32Array(cached > 0 ? rows : 0);
   let item = 0;
   for (let r = 0; r < rows; r++) {
     rowBounds[r] = item;
@@ -191,7 +181,6 @@ export function tocRunsLayout(batch: TocBatch, options: RunsLayoutOptions = {}):
       }
       item = end;
     }
-    if (cached > 0) rowSplit[r] = item;
     for (let k = rowOffsets[r]!; k < rowOffsets[r + 1]!; k++) {
       const q = slot[codes[k]!]!;
       if (q < 0) continue;
@@ -223,7 +212,6 @@ export function tocRunsLayout(batch: TocBatch, options: RunsLayoutOptions = {}):
   for (let r = 0; r < rows; r++) {
     for (let t = rowBounds[r]!; t < rowBounds[r + 1]!; t++) if (rowPair[t] !== unitPair) pack(colItems, colFill[rowHi[t]!]!++, r, rowPair[t]!);
   }
-  const colSplit = cached > 0 ? colFill.slice() : new Uint32Array(0);
   for (let q = 0; q < cached; q++) {
     for (let t = runOffsets[q]!; t < runOffsets[q + 1]!; t++) pack(colItems, colFill[pairCol(runList[t]!)]!++, rows + q, runList[t]!);
   }
@@ -244,13 +232,11 @@ export function tocRunsLayout(batch: TocBatch, options: RunsLayoutOptions = {}):
     unitValues: values.every((v) => v === 1),
     rowBounds,
     rowItems,
-    rowSplit,
     runOffsets,
     runItems,
     occurrenceOffsets,
     occurrenceRows: packIndexes(occurrenceList, indexBits),
     colBounds,
-    colSplit,
     colItems,
     pairBits,
     wideItems,
@@ -260,6 +246,8 @@ export function tocRunsLayout(batch: TocBatch, options: RunsLayoutOptions = {}):
 
 /** Bytes the layout uploads (what TocRunsGpuBatch puts in storage buffers). */
 export function runsLayoutBytes(l: TocRunsLayout): number {
-  const arrays = [l.values, l.rowBounds, l.rowItems, l.rowSplit, l.runOffsets, l.runItems, l.occurrenceOffsets, l.occurrenceRows, l.colBounds, l.colSplit];
-  return [...arrays, l.colItems].reduce((n, a) => n + a.byteLength, 0);
+  return [l.values, l.rowBounds, l.rowItems, l.runOffsets, l.runItems, l.occurrenceOffsets, l.occurrenceRows, l.colBounds, l.colItems].reduce(
+    (n, a) => n + a.byteLength,
+    0,
+  );
 }

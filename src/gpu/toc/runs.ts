@@ -1,8 +1,8 @@
 // TOC products on the resolved-runs layout (shaders/toc_runs.wgsl, docs/toc.md
-// "Kernel design"). A product with cached codes fills H (or G) in a buffer of its
-// own, one dispatch over the cached codes, then runs one CSR-shaped gather that
-// reads M where it lies and H (G) beside it: M is never copied. With nothing
-// cached the gather alone runs: one dispatch, exactly CSR's work.
+// "Kernel design"). A product fills X = [M; H] (or [M; G]): M copied in (or
+// re-laid out by load_m), then one dispatch over the cached codes for H or G;
+// then one CSR-shaped gather over X. With nothing cached and a row-major M the
+// gather reads M itself: no copy, one dispatch, exactly CSR's work.
 // Row-major operands with k a multiple of 4 take the quad entry points (4 output
 // columns per invocation); a batch whose values are all 1 skips value loads.
 import tocRunsWgsl from '../../../shaders/toc_runs.wgsl?raw';
@@ -13,7 +13,7 @@ import { rowMajor, type Strides } from './kernels.js';
 
 // One invocation per (item, output column or quad of them): any workgroup size gives the same bits.
 const WG = 64;
-const ENTRY_POINTS = ['run_sums', 'occurrence_sums', 'gather'] as const;
+const ENTRY_POINTS = ['load_m', 'run_sums', 'occurrence_sums', 'gather'] as const;
 type EntryPoint = (typeof ENTRY_POINTS)[number];
 
 /** Kernel choices a bench can turn off to measure what each is worth (both on by default). */
@@ -22,11 +22,6 @@ export interface KernelOptions {
   quad?: boolean;
   /** No value loads when every value of the batch is 1. */
   unit?: boolean;
-  /**
-   * A bench diagnostic, not a product (default true): false skips the H / G fill, so a product is the gather alone
-   * over whatever the cached sums' buffer holds; runs minus this is what the fill costs.
-   */
-  fill?: boolean;
 }
 
 /**
@@ -39,13 +34,11 @@ export function quadApplies(k: number, ms: Strides, rs: Strides, m: GPUBuffer, o
 
 /** One product's side of the layout: A's rows (times) or columns (transposeTimes). */
 interface Side {
-  /** Rows of M: an item row hi >= mRows reads H or G row hi - mRows. */
+  /** Rows of M, so H or G start at X row mRows. */
   mRows: number;
   outRows: number;
   bounds: GPUBuffer;
   items: GPUBuffer;
-  /** rowSplit or colSplit: where each row's (column's) cached items start. */
-  splits: GPUBuffer;
   fill: 'run_sums' | 'occurrence_sums';
   label: string;
 }
@@ -62,8 +55,7 @@ export class TocRunsGpuBatch {
   private readonly programs: Record<EntryPoint, KernelProgram>;
   private readonly quadPrograms: Record<EntryPoint, KernelProgram>;
   private readonly quad: boolean;
-  private readonly fill: boolean;
-  private sums: GPUBuffer | undefined;
+  private ext: GPUBuffer | undefined;
   private readonly paramBuffers = new Map<string, GPUBuffer>();
 
   constructor(
@@ -80,14 +72,12 @@ export class TocRunsGpuBatch {
       values: layout.values,
       rowBounds: layout.rowBounds,
       rowItems: layout.rowItems,
-      rowSplit: layout.rowSplit,
       runOffsets: layout.runOffsets,
       runItems: layout.runItems,
       occurrenceOffsets: layout.occurrenceOffsets,
       occurrenceRows: layout.occurrenceRows,
       colBounds: layout.colBounds,
       colItems: layout.colItems,
-      colSplit: layout.colSplit,
     };
     this.buffers = Object.fromEntries(Object.entries(arrays).map(([name, data]) => [name, storageBuffer(device, `TocRunsGpuBatch.${name}`, data)]));
     this.uploadBytes = runsLayoutBytes(layout);
@@ -97,42 +87,38 @@ export class TocRunsGpuBatch {
       PAIR_BITS: layout.wideItems ? 16 : layout.pairBits,
       WIDE: layout.wideItems ? 1 : 0,
       UNIT: layout.unitValues && options.unit !== false ? 1 : 0,
-      // Nothing cached: the gather is CSR's loop, with no split load and no second loop.
-      CACHED: layout.cached > 0 ? 1 : 0,
     };
     const programs = (quad: boolean) =>
       Object.fromEntries(
         ENTRY_POINTS.map((entryPoint): [EntryPoint, KernelProgram] => {
-          const name = quad ? `${entryPoint}4` : entryPoint;
-          return [entryPoint, { label: `TocRuns.${name}`, wgsl: tocRunsWgsl, entryPoint: name, workgroupSize: WG, layout: quad ? 'flat' : 'grid', constants }];
+          // load_m has no quad form: it runs only for strided M, which the quad forms do not take.
+          const q = quad && entryPoint !== 'load_m';
+          const name = q ? `${entryPoint}4` : entryPoint;
+          return [entryPoint, { label: `TocRuns.${name}`, wgsl: tocRunsWgsl, entryPoint: name, workgroupSize: WG, layout: q ? 'flat' : 'grid', constants }];
         }),
       ) as Record<EntryPoint, KernelProgram>;
     this.programs = programs(false);
     this.quadPrograms = programs(true);
     this.quad = options.quad !== false;
-    this.fill = options.fill !== false;
   }
 
-  /** Bytes of the cached sums' buffer (H or G) the products have needed so far (0 when nothing is cached). */
-  get sumsBytes(): number {
-    return this.cached > 0 ? (this.sums?.size ?? 0) : 0;
+  /** Bytes of the X = [M; H or G] buffer the products have needed so far (0 when nothing needed it). */
+  get extBytes(): number {
+    return this.ext?.size ?? 0;
   }
 
-  /**
-   * H or G: |S| x k floats, grown as needed (16 bytes at least: the quad forms bind it as a vec4 array; with
-   * nothing cached the gather still binds it, and never reads it).
-   */
-  private sumsFor(floats: number): GPUBuffer {
+  /** X: floats for M's rows and |S| more, grown as needed (16 bytes at least: the quad forms bind it as a vec4 array). */
+  private extFor(floats: number): GPUBuffer {
     const size = Math.max(16, floats * 4);
-    if (!this.sums || this.sums.size < size) {
-      this.sums?.destroy();
-      this.sums = this.device.createBuffer({ label: 'TocRunsGpuBatch.sums', size, usage: GPUBufferUsage.STORAGE });
+    if (!this.ext || this.ext.size < size) {
+      this.ext?.destroy();
+      this.ext = this.device.createBuffer({ label: 'TocRunsGpuBatch.ext', size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
     }
-    return this.sums;
+    return this.ext;
   }
 
-  private params(items: number, k: number, base: number, m: Strides, r: Strides): GPUBuffer {
-    const values = new Uint32Array([k, items, base, 0, m.row, m.col, r.row, r.col]);
+  private params(items: number, k: number, base: number, xRow: number, m: Strides, r: Strides): GPUBuffer {
+    const values = new Uint32Array([k, items, base, xRow, m.row, m.col, r.row, r.col]);
     const key = values.join(',');
     let buffer = this.paramBuffers.get(key);
     if (!buffer) {
@@ -145,23 +131,36 @@ export class TocRunsGpuBatch {
 
   private product(encoder: GPUCommandEncoder, side: Side, m: GPUBuffer, k: number, out: GPUBuffer, ms: Strides, rs: Strides): void {
     const b = this.buffers;
-    const quad = this.quad && quadApplies(k, ms, rs, m, out);
-    // The quad forms bind M, H / G, R and the H / G being filled as vec4 arrays (bindings 12, 13, 10, 11) and run k / 4
-    // invocations per item.
-    const [programs, width, mAt, sumsAt, outAt, fillAt] = quad ? [this.quadPrograms, k / 4, 12, 13, 10, 11] : [this.programs, k, 2, 9, 4, 3];
-    const sums = this.sumsFor(this.cached * k);
-    const pass = encoder.beginComputePass({ label: side.label });
-    if (this.cached > 0 && this.fill) {
-      const params = this.params(this.cached, k, side.mRows, ms, rs);
-      const bindings =
-        side.fill === 'run_sums'
-          ? { 0: params, 1: b.values!, [mAt]: m, [fillAt]: sums, 5: b.runOffsets!, 6: b.runItems! }
-          : { 0: params, [mAt]: m, [fillAt]: sums, 7: b.occurrenceOffsets!, 8: b.occurrenceRows! };
-      dispatch(this.device, pass, programs[side.fill], bindings, this.cached, width);
+    // X is a buffer of our own when something is cached (H or G follow M's rows) or M is not row-major (gather reads rows).
+    const needExt = this.cached > 0 || ms.col !== 1;
+    const xRow = needExt ? k : ms.row;
+    const quad = this.quad && k % 4 === 0 && k > 0 && xRow % 4 === 0 && rs.col === 1 && rs.row % 4 === 0 && out.size >= 16 && (needExt || m.size >= 16);
+    // The quad forms bind X, R and the filling X as vec4 arrays (bindings 12, 10, 11) and run k / 4 invocations per item.
+    const [programs, width, xAt, outAt, extAt] = quad ? [this.quadPrograms, k / 4, 12, 10, 11] : [this.programs, k, 9, 4, 3];
+    let x = m;
+    let pass: GPUComputePassEncoder;
+    if (needExt) {
+      x = this.extFor((side.mRows + this.cached) * k);
+      // A row-major M without gaps goes in as it is, with a copy; any other is re-laid out by load_m.
+      const copy = ms.col === 1 && ms.row === k && (m.usage & GPUBufferUsage.COPY_SRC) !== 0;
+      if (copy && side.mRows > 0) encoder.copyBufferToBuffer(m, 0, x, 0, side.mRows * k * 4);
+      pass = encoder.beginComputePass({ label: side.label });
+      if (!copy && side.mRows > 0) {
+        dispatch(this.device, pass, this.programs.load_m, { 0: this.params(side.mRows, k, 0, k, ms, rs), 2: m, 3: x }, side.mRows, k);
+      }
+      if (this.cached > 0) {
+        const params = this.params(this.cached, k, side.mRows, k, ms, rs);
+        const bindings =
+          side.fill === 'run_sums'
+            ? { 0: params, 1: b.values!, [extAt]: x, 5: b.runOffsets!, 6: b.runItems! }
+            : { 0: params, [extAt]: x, 7: b.occurrenceOffsets!, 8: b.occurrenceRows! };
+        dispatch(this.device, pass, programs[side.fill], bindings, this.cached, width);
+      }
+    } else {
+      pass = encoder.beginComputePass({ label: side.label });
     }
-    const params = this.params(side.outRows, k, side.mRows, ms, rs);
-    const bindings = { 0: params, 1: b.values!, [mAt]: m, [sumsAt]: sums, [outAt]: out, 5: side.bounds, 6: side.items, 14: side.splits };
-    dispatch(this.device, pass, programs.gather, bindings, side.outRows, width);
+    const params = this.params(side.outRows, k, side.mRows, xRow, ms, rs);
+    dispatch(this.device, pass, programs.gather, { 0: params, 1: b.values!, [xAt]: x, [outAt]: out, 5: side.bounds, 6: side.items }, side.outRows, width);
     pass.end();
   }
 
@@ -172,7 +171,6 @@ export class TocRunsGpuBatch {
       outRows: this.rows,
       bounds: this.buffers.rowBounds!,
       items: this.buffers.rowItems!,
-      splits: this.buffers.rowSplit!,
       fill: 'run_sums',
       label: 'TocRuns.times',
     };
@@ -194,7 +192,6 @@ export class TocRunsGpuBatch {
       outRows: this.cols,
       bounds: b.colBounds!,
       items: b.colItems!,
-      splits: b.colSplit!,
       fill: 'occurrence_sums',
       label: 'TocRuns.transposeTimes',
     };
@@ -203,7 +200,7 @@ export class TocRunsGpuBatch {
 
   destroy(): void {
     for (const buffer of Object.values(this.buffers)) buffer.destroy();
-    this.sums?.destroy();
+    this.ext?.destroy();
     for (const buffer of this.paramBuffers.values()) buffer.destroy();
   }
 }

@@ -11,37 +11,15 @@ const item = (l: TocRunsLayout, items: Uint32Array, i: number): [number, number]
   l.wideItems ? [items[2 * i]!, items[2 * i + 1]!] : [items[i]! >>> l.pairBits, items[i]! & ((1 << l.pairBits) - 1)];
 const value = (l: TocRunsLayout, p: number): number => l.values[p]!;
 
-/**
- * What gather computes from M (base rows, row-major, k columns) and the cached sums H or G (row-major, k columns): the
- * items of a row before its split read M's rows, those from the split on H's or G's (hi - base), in two loops as the
- * kernel does, so the split must sit exactly where the row's items stop reading M.
- */
-function gather(
-  l: TocRunsLayout,
-  m: ArrayLike<number>,
-  sums: Float64Array,
-  base: number,
-  k: number,
-  outRows: number,
-  bounds: Uint32Array,
-  splits: Uint32Array,
-  items: Uint32Array,
-): Float64Array {
-  expect(splits.length).toBe(l.cached > 0 ? outRows : 0);
+/** What run_sums (or occurrence_sums) and gather compute, on X = [M; H or G] (row-major, k columns). */
+function gatherX(l: TocRunsLayout, x: Float64Array, k: number, outRows: number, bounds: Uint32Array, items: Uint32Array): Float64Array {
   const out = new Float64Array(outRows * k);
   for (let i = 0; i < outRows; i++) {
-    const split = l.cached > 0 ? splits[i]! : bounds[i + 1]!;
     for (let j = 0; j < k; j++) {
       let sum = 0;
-      for (let t = bounds[i]!; t < split; t++) {
+      for (let t = bounds[i]!; t < bounds[i + 1]!; t++) {
         const [hi, p] = item(l, items, t);
-        expect(hi).toBeLessThan(base);
-        sum += value(l, p) * m[hi * k + j]!;
-      }
-      for (let t = split; t < bounds[i + 1]!; t++) {
-        const [hi, p] = item(l, items, t);
-        expect(hi).toBeGreaterThanOrEqual(base);
-        sum += value(l, p) * sums[(hi - base) * k + j]!;
+        sum += value(l, p) * x[hi * k + j]!;
       }
       out[i * k + j] = sum;
     }
@@ -51,16 +29,17 @@ function gather(
 
 /** What run_sums + gather compute: R = A * M (M cols x k, row-major). */
 function mirrorTimes(l: TocRunsLayout, m: ArrayLike<number>, k: number): Float64Array {
-  const h = new Float64Array(l.cached * k);
+  const x = new Float64Array((l.cols + l.cached) * k);
+  x.set(Array.from(m));
   for (let q = 0; q < l.cached; q++) {
     for (let j = 0; j < k; j++) {
       let sum = 0;
       for (let t = l.runOffsets[q]!; t < l.runOffsets[q + 1]!; t++) {
         const [c, p] = item(l, l.runItems, t);
         expect(c).toBeLessThan(l.cols);
-        sum += value(l, p) * m[c * k + j]!;
+        sum += value(l, p) * x[c * k + j]!;
       }
-      h[q * k + j] = sum;
+      x[(l.cols + q) * k + j] = sum;
     }
   }
   // A row's items read M's rows (inline pairs) or H's (cached codes, with the unit pair).
@@ -69,20 +48,21 @@ function mirrorTimes(l: TocRunsLayout, m: ArrayLike<number>, k: number): Float64
     if (hi >= l.cols) expect(p).toBe(l.unitPair);
     else expect(p).toBeLessThan(l.pairCount);
   }
-  return gather(l, m, h, l.cols, k, l.rows, l.rowBounds, l.rowSplit, l.rowItems);
+  return gatherX(l, x, k, l.rows, l.rowBounds, l.rowItems);
 }
 
 /** What occurrence_sums + gather compute: R = A^T * M (M rows x k, row-major). */
 function mirrorTransposeTimes(l: TocRunsLayout, m: ArrayLike<number>, k: number): Float64Array {
-  const g = new Float64Array(l.cached * k);
+  const x = new Float64Array((l.rows + l.cached) * k);
+  x.set(Array.from(m));
   for (let q = 0; q < l.cached; q++) {
     for (let j = 0; j < k; j++) {
       let sum = 0;
-      for (let t = l.occurrenceOffsets[q]!; t < l.occurrenceOffsets[q + 1]!; t++) sum += m[index(l, l.occurrenceRows, t) * k + j]!;
-      g[q * k + j] = sum;
+      for (let t = l.occurrenceOffsets[q]!; t < l.occurrenceOffsets[q + 1]!; t++) sum += x[index(l, l.occurrenceRows, t) * k + j]!;
+      x[(l.rows + q) * k + j] = sum;
     }
   }
-  return gather(l, m, g, l.rows, k, l.cols, l.colBounds, l.colSplit, l.colItems);
+  return gatherX(l, x, k, l.cols, l.colBounds, l.colItems);
 }
 
 function transpose(rows: number, cols: number, data: ArrayLike<number>): Float64Array {
