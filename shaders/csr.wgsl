@@ -36,7 +36,9 @@ fn csr_times(@builtin(global_invocation_id) id: vec3<u32>) {
     return;
   }
   var sum = 0.0;
-  for (var p = row_ptr[i]; p < row_ptr[i + 1u]; p++) {
+  // The end bound loaded once, not per term (SwiftShader re-reads it otherwise; the runs gather does the same).
+  let end = row_ptr[i + 1u];
+  for (var p = row_ptr[i]; p < end; p++) {
     let x = m[col_index[p] * params.m_row + j * params.m_col];
     if (UNIT) {
       sum += x;
@@ -59,7 +61,8 @@ fn csr_times4(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
   let j4 = flat - i * k4;
   let m_row4 = params.m_row >> 2u;
   var sum = vec4<f32>();
-  for (var p = row_ptr[i]; p < row_ptr[i + 1u]; p++) {
+  let end = row_ptr[i + 1u];
+  for (var p = row_ptr[i]; p < end; p++) {
     let x = m4[col_index[p] * m_row4 + j4];
     if (UNIT) {
       sum += x;

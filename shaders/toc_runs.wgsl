@@ -17,6 +17,8 @@
 // the invocations of one item are neighbours (item-major), so a SIMD group shares
 // one item's trip count and index loads instead of diverging over items of
 // different lengths.
+// Loops load their end bound once (as csr.wgsl): SwiftShader re-reads it per term otherwise.
+// (Session 6 tried M and H / G as two bindings with no copy of M: slower overall, measured; docs/toc.md.)
 
 struct Params {
   k: u32,
@@ -102,7 +104,8 @@ fn run_sums(@builtin(global_invocation_id) id: vec3<u32>) {
     return;
   }
   var sum = 0.0;
-  for (var t = bounds[q]; t < bounds[q + 1u]; t++) {
+  let end = bounds[q + 1u];
+  for (var t = bounds[q]; t < end; t++) {
     let it = item_at(t);
     sum += scaled(it.y, ext[it.x * params.x_row + j]);
   }
@@ -117,7 +120,8 @@ fn occurrence_sums(@builtin(global_invocation_id) id: vec3<u32>) {
     return;
   }
   var sum = 0.0;
-  for (var t = list_offsets[q]; t < list_offsets[q + 1u]; t++) {
+  let end = list_offsets[q + 1u];
+  for (var t = list_offsets[q]; t < end; t++) {
     sum += ext[list_at(t) * params.x_row + j];
   }
   ext[(params.base + q) * params.x_row + j] = sum;
@@ -131,7 +135,8 @@ fn gather(@builtin(global_invocation_id) id: vec3<u32>) {
     return;
   }
   var sum = 0.0;
-  for (var t = bounds[i]; t < bounds[i + 1u]; t++) {
+  let end = bounds[i + 1u];
+  for (var t = bounds[i]; t < end; t++) {
     let it = item_at(t);
     sum += scaled(it.y, x[it.x * params.x_row + j]);
   }
@@ -158,7 +163,8 @@ fn run_sums4(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgrou
   }
   let x_row4 = params.x_row >> 2u;
   var sum = vec4<f32>();
-  for (var t = bounds[q]; t < bounds[q + 1u]; t++) {
+  let end = bounds[q + 1u];
+  for (var t = bounds[q]; t < end; t++) {
     let it = item_at(t);
     sum += scaled4(it.y, ext4[it.x * x_row4 + at.y]);
   }
@@ -174,7 +180,8 @@ fn occurrence_sums4(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_w
   }
   let x_row4 = params.x_row >> 2u;
   var sum = vec4<f32>();
-  for (var t = list_offsets[q]; t < list_offsets[q + 1u]; t++) {
+  let end = list_offsets[q + 1u];
+  for (var t = list_offsets[q]; t < end; t++) {
     sum += ext4[list_at(t) * x_row4 + at.y];
   }
   ext4[(params.base + q) * x_row4 + at.y] = sum;
@@ -189,7 +196,8 @@ fn gather4(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups
   }
   let x_row4 = params.x_row >> 2u;
   var sum = vec4<f32>();
-  for (var t = bounds[i]; t < bounds[i + 1u]; t++) {
+  let end = bounds[i + 1u];
+  for (var t = bounds[i]; t < end; t++) {
     let it = item_at(t);
     sum += scaled4(it.y, x4[it.x * x_row4 + at.y]);
   }
