@@ -7,7 +7,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { DatasetInfo } from '../../src/pipeline/api.js';
 import { resize } from '../../src/pcr/pixels.js';
 import { syntheticImage } from '../../src/pcr/synthetic.js';
-import { seededRandom } from '../../src/shared/random.js';
+import { seededRandom, shuffleInPlace } from '../../src/shared/random.js';
 import type { ModelSpec } from '../../src/train/models/registry.js';
 
 const SIZE = 32;
@@ -65,10 +65,7 @@ export function trainTinyRun(spec: ModelSpec, seed: number, train: Split, test: 
     let at = train.n;
     for (let step = 0; step < steps; step++) {
       if (at + batch > train.n) {
-        for (let i = order.length - 1; i > 0; i--) {
-          const j = Math.floor(random() * (i + 1));
-          [order[i], order[j]] = [order[j]!, order[i]!];
-        }
+        shuffleInPlace(order, random);
         at = 0;
       }
       const ids = order.slice(at, at + batch);
