@@ -5,8 +5,9 @@
 // the scalar products (A*v, v*A: k = 1) and the quad ones (A*M, AT*M: k = 64). The scalar fit takes the quad fit's copy
 // price (at k = 1 the copy is a few hundred floats and cannot be told from a dispatch).
 // The batches whose report shows cached codes are rebuilt here from the bundled datasets with the rule that report ran
-// (RunsLayoutOptions { cache: 'terms' }, MIN_SAVED_SHARE) to count their inline pairs, runs and uses; the counts must
-// match the report's |S| and nnz. Batches with nothing cached need only the report's rows, cols and nnz.
+// (session 6: { cache: 'terms' } for all products; session 8's format: the cost rule at each k, with the prices of the
+// checkout) to count their inline pairs, runs and uses; the counts must match the report's |S| and nnz. Batches with
+// nothing cached need only the report's rows, cols and nnz.
 // Usage: npx tsx bench/fit-runs-costs.ts [--report FILE | --rev GIT_REV (default 5c98c27, the session-6 report)]
 import { execSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -25,33 +26,46 @@ const text = values.report ? readFileSync(values.report, 'utf8') : execSync(`git
 
 // ---------------------------------------------------------------- the report's tables
 
-/** The body rows of the markdown table whose header starts with `head`, as trimmed cells. */
-function tableAfter(head: string): string[][] {
+/** The markdown table after the heading that starts with `heading`: its rows as objects keyed by the header's cells. */
+function table(heading: string): Array<Record<string, string>> {
   const lines = text.split('\n');
-  const at = lines.findIndex((l) => l.startsWith('| ') && l.slice(1).trim().startsWith(head) && lines[lines.indexOf(l) + 1]?.startsWith('| -'));
-  if (at < 0) throw new Error(`no table headed "${head}" in the report`);
-  const out: string[][] = [];
-  for (let i = at + 2; i < lines.length && lines[i]!.startsWith('|'); i++)
-    out.push(
-      lines[i]!.split('|')
-        .slice(1, -1)
-        .map((c) => c.trim()),
-    );
+  const h = lines.findIndex((l) => l.startsWith(heading));
+  if (h < 0) throw new Error(`no section "${heading}" in the report`);
+  const at = lines.findIndex((l, i) => i > h && l.startsWith('| '));
+  const cells = (l: string) =>
+    l
+      .split(/(?<!\\)\|/)
+      .slice(1, -1)
+      .map((c) => c.trim().replace(/\\\|/g, '|'));
+  const head = cells(lines[at]!);
+  const out: Array<Record<string, string>> = [];
+  for (let i = at + 2; i < lines.length && lines[i]!.startsWith('|'); i++) out.push(Object.fromEntries(cells(lines[i]!).map((c, j) => [head[j]!, c])));
   return out;
 }
-const num = (s: string): number => Number(s.replace(/,/g, '').replace(/×$/, ''));
+const num = (s: string | undefined): number => Number((s ?? 'NaN').replace(/,/g, '').replace(/×$/, ''));
 
 interface ReportBatch {
   name: string;
   rows: number;
   cols: number;
   nnz: number;
-  cached: number;
+  /**
+   * Codes cached per k, and the rule that cached them: session 6's reports have one layout for all four products (the
+   * terms rule), session 8's one per k (the cost rule, with the prices of that commit).
+   */
+  cached: Map<number, number>;
+  rule: 'terms' | 'cost';
 }
-const batches: ReportBatch[] = tableAfter('batch ').flatMap((c) => {
-  if (!c[1]?.includes('×') || c.length < 10) return [];
-  const [rows, cols] = c[1].split('×').map((x) => num(x.trim()));
-  return [{ name: c[0]!, rows: rows!, cols: cols!, nnz: num(c[2]!), cached: num(c[5]!) }];
+const batches: ReportBatch[] = table('## Batches').map((c) => {
+  const [rows, cols] = c['rows × cols']!.split('×').map((x) => num(x.trim()));
+  const perK = c['cached |S| k = 1 / 64'];
+  const cached = perK
+    ? new Map(perK.split('/').map((x, i) => [i === 0 ? 1 : 64, num(x.trim())]))
+    : new Map([
+        [1, num(c['cached |S|'])],
+        [64, num(c['cached |S|'])],
+      ]);
+  return { name: c.batch!, rows: rows!, cols: cols!, nnz: num(c.nnz), cached, rule: perK ? 'cost' : 'terms' };
 });
 
 interface Timing {
@@ -62,20 +76,14 @@ interface Timing {
   csr: number;
   gather: number;
 }
-const gpuHead = text.indexOf('## The same trials, GPU side');
-if (gpuHead < 0) throw new Error('the report has no GPU-side table');
-const timings: Timing[] = [];
-for (const line of text.slice(gpuHead).split('\n').slice(2)) {
-  if (!line.startsWith('| ') || line.startsWith('| -') || line.startsWith('| batch')) {
-    if (timings.length && !line.startsWith('|')) break;
-    continue;
-  }
-  const c = line
-    .split('|')
-    .slice(1, -1)
-    .map((x) => x.trim());
-  timings.push({ batch: c[0]!, op: c[1]!, k: num(c[2]!), runs: num(c[3]!), csr: num(c[4]!), gather: num(c[13]!) });
-}
+const timings: Timing[] = table('## The same trials, GPU side').map((c) => ({
+  batch: c.batch!,
+  op: c.op!,
+  k: num(c.k),
+  runs: num(c.runs),
+  csr: num(c.CSR),
+  gather: num(c['gather only']),
+}));
 
 // ---------------------------------------------------------------- the batches' counts
 
@@ -88,16 +96,17 @@ function firstRecord(dir: string): SparseRows {
 }
 const tables: Record<string, SparseRows> = { flights: firstRecord('flights-250k-toc'), birdstrikes: firstRecord('birdstrikes-toc') };
 
-/** The counts of a report batch: rebuilt (cached ones) or all inline (nothing cached). */
-function counts(b: ReportBatch): RunsCostInput {
-  if (b.cached === 0) return { rows: b.rows, cols: b.cols, nnz: b.nnz, inlinePairs: b.nnz, cachedCodes: 0, cachedRunPairs: 0, cachedUses: 0 };
-  const m = /^(\w+) (\d+)( frequency)?$/.exec(b.name);
-  const table = m && tables[m[1]!];
-  if (!table) throw new Error(`${b.name}: cached codes, but no table to rebuild it from`);
-  const ordered = m[3] ? permuteColumns(table, frequencyOrder(table)) : table;
-  const l = tocRunsLayout(toBatch(encodeSparse(sliceRows(ordered, 0, Number(m[2])))), { cache: 'terms' });
-  if (l.model.nnz !== b.nnz || l.cached !== b.cached)
-    throw new Error(`${b.name}: rebuilt nnz ${l.model.nnz}, |S| ${l.cached}; the report says ${b.nnz}, ${b.cached}`);
+/** The counts of a report batch's layout at k: rebuilt (where it cached codes) or all inline (nothing cached). */
+function counts(b: ReportBatch, k: number): RunsCostInput {
+  const cached = b.cached.get(k)!;
+  if (cached === 0) return { rows: b.rows, cols: b.cols, nnz: b.nnz, inlinePairs: b.nnz, cachedCodes: 0, cachedRunPairs: 0, cachedUses: 0 };
+  const m = /^(\w+) (\d+)( frequency| source)?$/.exec(b.name);
+  const source = m && tables[m[1]!];
+  if (!source) throw new Error(`${b.name}: cached codes, but no table to rebuild it from`);
+  const ordered = m[3] === ' frequency' ? permuteColumns(source, frequencyOrder(source)) : source;
+  const l = tocRunsLayout(toBatch(encodeSparse(sliceRows(ordered, 0, Number(m[2])))), b.rule === 'terms' ? { cache: 'terms' } : { k });
+  if (l.model.nnz !== b.nnz || l.cached !== cached)
+    throw new Error(`${b.name}, k = ${k}: rebuilt nnz ${l.model.nnz}, |S| ${l.cached}; the report says ${b.nnz}, ${cached} (other prices?)`);
   return { rows: l.rows, cols: l.cols, ...l.model };
 }
 
@@ -186,7 +195,7 @@ function nnFit(points: Point[], candidates: number[], fixed: number[]): number[]
   return best;
 }
 
-const byName = new Map(batches.map((b) => [b.name, counts(b)]));
+const byName = (name: string, k: number) => counts(batches.find((b) => b.name === name)!, k);
 const isTranspose = (op: string) => op === 'v*A' || op === 'AT*M';
 const ofMode = (scalar: boolean) => timings.filter((t) => (t.k % 4 === 0) !== scalar);
 
@@ -195,7 +204,7 @@ function gatherPoints(scalar: boolean): Point[] {
   return ofMode(scalar).flatMap((t) =>
     (['csr', 'gather'] as const).map((impl) => {
       const us = 1000 * (impl === 'csr' ? t.csr : t.gather);
-      return { label: `${t.batch} ${t.op} ${impl}`, units: units(byName.get(t.batch)!, t.k, isTranspose(t.op), impl), us, weight: 1 / us ** 2 };
+      return { label: `${t.batch} ${t.op} ${impl}`, units: units(byName(t.batch, t.k), t.k, isTranspose(t.op), impl), us, weight: 1 / us ** 2 };
     }),
   );
 }
@@ -203,10 +212,10 @@ function gatherPoints(scalar: boolean): Point[] {
 /** Stage 2: the fill (runs − gather only, where something is cached) gives the fill's dispatch and copy prices. */
 function fillPoints(scalar: boolean): Point[] {
   return ofMode(scalar)
-    .filter((t) => byName.get(t.batch)!.cachedCodes > 0)
+    .filter((t) => byName(t.batch, t.k).cachedCodes > 0)
     .map((t) => ({
       label: `${t.batch} ${t.op} fill`,
-      units: units(byName.get(t.batch)!, t.k, isTranspose(t.op), 'fill'),
+      units: units(byName(t.batch, t.k), t.k, isTranspose(t.op), 'fill'),
       us: 1000 * (t.runs - t.gather),
       weight: 1 / (1000 * t.runs) ** 2,
     }));
