@@ -8,7 +8,10 @@
 // (session 6: { cache: 'terms' } for all products; session 8's format: the cost rule at each k, with the prices of the
 // checkout) to count their inline pairs, runs and uses; the counts must match the report's |S| and nnz. Batches with
 // nothing cached need only the report's rows, cols and nnz.
-// Usage: npx tsx bench/fit-runs-costs.ts [--report FILE | --rev GIT_REV (default 5c98c27, the session-6 report)]
+// Usage: npx tsx bench/fit-runs-costs.ts [--rev GIT_REV].. [--report FILE[@GIT_REV]]..
+//   --rev: bench/results/toc-kernels.md as committed at GIT_REV (default, when no report is named: 5c98c27, session 6's);
+//   --report: a report file; @GIT_REV names the commit whose RUNS_PRICES chose its cached codes (session 8's format),
+//   where the report does not print them and they differ from this checkout's. The points of all reports are pooled.
 import { execSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -20,14 +23,55 @@ import { invocationWidth, tocRunsLayout, type RunsCostInput, type RunsPrices } f
 import { encodeSparse, toBatch, type SparseRows } from '../src/toc/index.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const { values } = parseArgs({ options: { report: { type: 'string' }, rev: { type: 'string' } } });
-const rev = values.rev ?? '5c98c27';
-const text = values.report ? readFileSync(values.report, 'utf8') : execSync(`git show ${rev}:bench/results/toc-kernels.md`, { cwd: ROOT, encoding: 'utf8' });
+const { values } = parseArgs({ options: { report: { type: 'string', multiple: true }, rev: { type: 'string', multiple: true } } });
+const git = (what: string) => execSync(`git show ${what}`, { cwd: ROOT, encoding: 'utf8' });
+
+/** One report: its text, and the prices its cost-rule layouts were built with (undefined: this checkout's). */
+interface Report {
+  name: string;
+  text: string;
+  prices?: { scalar: RunsPrices; quad: RunsPrices };
+}
+
+/** RUNS_PRICES as written in src/toc/gpu-runs.ts at a commit. */
+function pricesAt(rev: string): { scalar: RunsPrices; quad: RunsPrices } {
+  const src = git(`${rev}:src/toc/gpu-runs.ts`);
+  const block = /RUNS_PRICES[^=]*=\s*\{([\s\S]*?)\n\};/.exec(src)?.[1];
+  const one = (name: string): RunsPrices => {
+    const body = new RegExp(`${name}: \\{([^}]*)\\}`).exec(block ?? '')?.[1];
+    if (!body) throw new Error(`no RUNS_PRICES.${name} in src/toc/gpu-runs.ts at ${rev}`);
+    return Object.fromEntries(
+      body
+        .split(',')
+        .map((kv) => kv.split(':').map((x) => x.trim()))
+        .map(([k, v]) => [k, Number(v)]),
+    ) as unknown as RunsPrices;
+  };
+  return { scalar: one('scalar'), quad: one('quad') };
+}
+
+/** Prices a session-8 report prints ("- runs cost prices (µs): {json}"), if it does. */
+function printedPrices(text: string): Report['prices'] {
+  const line = /^- runs cost prices \(µs\): (.*)$/m.exec(text)?.[1];
+  return line ? JSON.parse(line) : undefined;
+}
+
+const reports: Report[] = [
+  ...(values.rev ?? (values.report ? [] : ['5c98c27'])).map((rev) => {
+    const text = git(`${rev}:bench/results/toc-kernels.md`);
+    return { name: `git show ${rev}:bench/results/toc-kernels.md`, text, prices: printedPrices(text) };
+  }),
+  ...(values.report ?? []).map((spec) => {
+    const [file, rev] = spec.split('@');
+    const text = readFileSync(file!, 'utf8');
+    return { name: spec, text, prices: rev ? pricesAt(rev) : printedPrices(text) };
+  }),
+];
 
 // ---------------------------------------------------------------- the report's tables
 
 /** The markdown table after the heading that starts with `heading`: its rows as objects keyed by the header's cells. */
-function table(heading: string): Array<Record<string, string>> {
+function table(text: string, heading: string): Array<Record<string, string>> {
   const lines = text.split('\n');
   const h = lines.findIndex((l) => l.startsWith(heading));
   if (h < 0) throw new Error(`no section "${heading}" in the report`);
@@ -55,20 +99,23 @@ interface ReportBatch {
    */
   cached: Map<number, number>;
   rule: 'terms' | 'cost';
+  prices?: Report['prices'];
 }
-const batches: ReportBatch[] = table('## Batches').map((c) => {
-  const [rows, cols] = c['rows × cols']!.split('×').map((x) => num(x.trim()));
-  const perK = c['cached |S| k = 1 / 64'];
-  const cached = perK
-    ? new Map(perK.split('/').map((x, i) => [i === 0 ? 1 : 64, num(x.trim())]))
-    : new Map([
-        [1, num(c['cached |S|'])],
-        [64, num(c['cached |S|'])],
-      ]);
-  return { name: c.batch!, rows: rows!, cols: cols!, nnz: num(c.nnz), cached, rule: perK ? 'cost' : 'terms' };
-});
+const batchesOf = (r: Report): ReportBatch[] =>
+  table(r.text, '## Batches').map((c) => {
+    const [rows, cols] = c['rows × cols']!.split('×').map((x) => num(x.trim()));
+    const perK = c['cached |S| k = 1 / 64'];
+    const cached = perK
+      ? new Map(perK.split('/').map((x, i) => [i === 0 ? 1 : 64, num(x.trim())]))
+      : new Map([
+          [1, num(c['cached |S|'])],
+          [64, num(c['cached |S|'])],
+        ]);
+    return { name: c.batch!, rows: rows!, cols: cols!, nnz: num(c.nnz), cached, rule: perK ? 'cost' : 'terms', prices: r.prices };
+  });
 
 interface Timing {
+  report: string;
   batch: string;
   op: string;
   k: number;
@@ -76,14 +123,18 @@ interface Timing {
   csr: number;
   gather: number;
 }
-const timings: Timing[] = table('## The same trials, GPU side').map((c) => ({
-  batch: c.batch!,
-  op: c.op!,
-  k: num(c.k),
-  runs: num(c.runs),
-  csr: num(c.CSR),
-  gather: num(c['gather only']),
-}));
+const timings: Timing[] = reports.flatMap((r) =>
+  table(r.text, '## The same trials, GPU side').map((c) => ({
+    report: r.name,
+    batch: c.batch!,
+    op: c.op!,
+    k: num(c.k),
+    runs: num(c.runs),
+    csr: num(c.CSR),
+    gather: num(c['gather only']),
+  })),
+);
+const batches = new Map(reports.map((r) => [r.name, batchesOf(r)]));
 
 // ---------------------------------------------------------------- the batches' counts
 
@@ -104,7 +155,11 @@ function counts(b: ReportBatch, k: number): RunsCostInput {
   const source = m && tables[m[1]!];
   if (!source) throw new Error(`${b.name}: cached codes, but no table to rebuild it from`);
   const ordered = m[3] === ' frequency' ? permuteColumns(source, frequencyOrder(source)) : source;
-  const l = tocRunsLayout(toBatch(encodeSparse(sliceRows(ordered, 0, Number(m[2])))), b.rule === 'terms' ? { cache: 'terms' } : { k });
+  const prices = b.prices && (k % 4 === 0 ? b.prices.quad : b.prices.scalar);
+  const l = tocRunsLayout(
+    toBatch(encodeSparse(sliceRows(ordered, 0, Number(m[2])))),
+    b.rule === 'terms' ? { cache: 'terms' } : { k, ...(prices ? { prices } : {}) },
+  );
   if (l.model.nnz !== b.nnz || l.cached !== cached)
     throw new Error(`${b.name}, k = ${k}: rebuilt nnz ${l.model.nnz}, |S| ${l.cached}; the report says ${b.nnz}, ${cached} (other prices?)`);
   return { rows: l.rows, cols: l.cols, ...l.model };
@@ -195,7 +250,13 @@ function nnFit(points: Point[], candidates: number[], fixed: number[]): number[]
   return best;
 }
 
-const byName = (name: string, k: number) => counts(batches.find((b) => b.name === name)!, k);
+const memo = new Map<string, RunsCostInput>();
+/** The counts of a timing's batch at its k (rebuilding a batch is slow: once each). */
+function byName(t: Timing): RunsCostInput {
+  const key = `${t.report}|${t.batch}|${t.k}`;
+  if (!memo.has(key)) memo.set(key, counts(batches.get(t.report)!.find((b) => b.name === t.batch)!, t.k));
+  return memo.get(key)!;
+}
 const isTranspose = (op: string) => op === 'v*A' || op === 'AT*M';
 const ofMode = (scalar: boolean) => timings.filter((t) => (t.k % 4 === 0) !== scalar);
 
@@ -204,7 +265,12 @@ function gatherPoints(scalar: boolean): Point[] {
   return ofMode(scalar).flatMap((t) =>
     (['csr', 'gather'] as const).map((impl) => {
       const us = 1000 * (impl === 'csr' ? t.csr : t.gather);
-      return { label: `${t.batch} ${t.op} ${impl}`, units: units(byName(t.batch, t.k), t.k, isTranspose(t.op), impl), us, weight: 1 / us ** 2 };
+      return {
+        label: `${reports.length > 1 ? `[${reports.findIndex((r) => r.name === t.report) + 1}] ` : ''}${t.batch} ${t.op} ${impl}`,
+        units: units(byName(t), t.k, isTranspose(t.op), impl),
+        us,
+        weight: 1 / us ** 2,
+      };
     }),
   );
 }
@@ -212,10 +278,10 @@ function gatherPoints(scalar: boolean): Point[] {
 /** Stage 2: the fill (runs − gather only, where something is cached) gives the fill's dispatch and copy prices. */
 function fillPoints(scalar: boolean): Point[] {
   return ofMode(scalar)
-    .filter((t) => byName(t.batch, t.k).cachedCodes > 0)
+    .filter((t) => byName(t).cachedCodes > 0)
     .map((t) => ({
-      label: `${t.batch} ${t.op} fill`,
-      units: units(byName(t.batch, t.k), t.k, isTranspose(t.op), 'fill'),
+      label: `${reports.length > 1 ? `[${reports.findIndex((r) => r.name === t.report) + 1}] ` : ''}${t.batch} ${t.op} fill`,
+      units: units(byName(t), t.k, isTranspose(t.op), 'fill'),
       us: 1000 * (t.runs - t.gather),
       weight: 1 / (1000 * t.runs) ** 2,
     }));
@@ -237,7 +303,7 @@ const asPrices = (p: number[]): RunsPrices => ({ base: p[0]!, dispatch: p[1]!, i
 const fmt = (p: RunsPrices) =>
   `{ base: ${p.base.toPrecision(3)}, dispatch: ${p.dispatch.toPrecision(3)}, invocation: ${p.invocation.toPrecision(3)}, ` +
   `term: ${p.term.toPrecision(3)}, copy: ${p.copy.toPrecision(3)} }`;
-console.log(`report: ${values.report ?? `git show ${rev}:bench/results/toc-kernels.md`}`);
+reports.forEach((r, i) => console.log(`report [${i + 1}]: ${r.name}`));
 for (const [name, fit] of [
   ['scalar (k = 1)', scalar],
   ['quad (k = 64)', quad],

@@ -136,6 +136,8 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
   );
   if (Object.keys(r.layoutOptions).length)
     lines.push(`- runs layout caching rule (RunsLayoutOptions, not the lab's defaults): ${JSON.stringify(r.layoutOptions)}`);
+  // One line of JSON, so bench/fit-runs-costs.ts can rebuild the layouts this run timed.
+  lines.push(`- runs cost prices (µs): ${JSON.stringify(r.prices)}`);
   if (r.only.length) lines.push(`- batches: only those named ${r.only.map((o) => `"${o}…"`).join(', ')}`);
   lines.push('');
   if (/swiftshader/i.test(`${r.adapter} ${r.adapterDescription}`)) {

@@ -34,7 +34,15 @@ import {
   type EncodingCandidate,
 } from '../../src/toc/choose.js';
 import { readTocRecord, validateTocManifest, writeTocRecord, type TocFrame } from '../../src/toc/dataset.js';
-import { tocRunsLayout, type CacheRule, type RunsCost, type RunsLayoutOptions, type RunsWorkModel, type TocRunsLayout } from '../../src/toc/gpu-runs.js';
+import {
+  RUNS_PRICES,
+  tocRunsLayout,
+  type CacheRule,
+  type RunsCost,
+  type RunsLayoutOptions,
+  type RunsWorkModel,
+  type TocRunsLayout,
+} from '../../src/toc/gpu-runs.js';
 import { encodeDense, encodeSparse, encodeToc, sparseFromDense, toBatch, type SparseRows, type TocBatch, type TocLogical } from '../../src/toc/index.js';
 import { mnistLike, randomMatrix, rng } from '../../test/unit/toc/generators.js';
 
@@ -185,6 +193,8 @@ export interface BenchResults {
   only: string[];
   /** The runs layout's caching rule where the query set it (empty: the lab's defaults). */
   layoutOptions: RunsLayoutOptions;
+  /** The cost rule's prices (src/toc/gpu-runs.ts RUNS_PRICES) this run's layouts and predictions used. */
+  prices: typeof RUNS_PRICES;
   batches: BatchInfo[];
   oneTime: OneTimeCosts[];
   checks: CheckResult[];
@@ -969,6 +979,7 @@ async function main(): Promise<BenchResults> {
     targetMs: TARGET_MS,
     only: ONLY,
     layoutOptions: LAYOUT_OPTIONS,
+    prices: RUNS_PRICES,
     ...results,
     encodings,
     endToEnd: endToEnds,

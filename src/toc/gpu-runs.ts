@@ -104,16 +104,19 @@ export interface RunsPrices {
 
 /**
  * FITTED, NOT DERIVED, and only for SwiftShader: weighted least squares (errors relative to the product, non-negative
- * prices) over the GPU-side medians of the session-6 kernel bench (bench/results/toc-kernels.md at 5c98c27: SwiftShader on
- * a shared 2-core machine; 6 batches × A·v, v·A (scalar, k = 1) and A·M, Aᵀ·M (quad, k = 64)), by bench/fit-runs-costs.ts,
- * which prints them and every point's fit: base, invocation and term from CSR and "gather only" (rms error 14-18% of a
- * product), then dispatch and copy from the fills (runs − gather only) of the 3 batches that cached codes. The copy price
- * came out 0 in both (the quad fills are explained by their invocations, 5x a term). A real GPU has other prices and
- * needs its own fit (run the bench there, then the script on its report).
+ * prices) over the GPU-side medians of two kernel bench runs on SwiftShader (shared 2-core machine), pooled: session 6's
+ * (bench/results/toc-kernels.md at 5c98c27) and session 8's first (bench/results/toc-kernels-s8-first-prices.md, layouts
+ * chosen by the first fit, 4aa22c0), each 6-7 batches × A·v, v·A (scalar, k = 1) and A·M, Aᵀ·M (quad, k = 64). Made by
+ *   npx tsx bench/fit-runs-costs.ts --rev 5c98c27 --report bench/results/toc-kernels-s8-first-prices.md@4aa22c0
+ * which prints every point's fit: base, invocation and term from CSR and "gather only" (rms error 13-21% of a product),
+ * then dispatch and copy from the fills (runs − gather only) of the batches that cached codes (errors up to ±45% of a
+ * fill). The first fit, on session 6 alone (3 cached batches), had copy 0 and a quad dispatch of 9 µs: too cheap a fill,
+ * measured in the session-8 run (birdstrikes 250 cached 14 codes at k = 64 and lost 8%). A real GPU has other prices
+ * and needs its own fit (run the bench there, then the script on its report).
  */
 export const RUNS_PRICES: { scalar: RunsPrices; quad: RunsPrices } = {
-  scalar: { base: 26.8, dispatch: 23.2, invocation: 0.0095, term: 0.0101, copy: 0 },
-  quad: { base: 32.4, dispatch: 9.14, invocation: 0.0495, term: 0.0101, copy: 0 },
+  scalar: { base: 19.4, dispatch: 23.4, invocation: 0.00895, term: 0.0107, copy: 0.00111 },
+  quad: { base: 17.3, dispatch: 28.9, invocation: 0.0326, term: 0.0108, copy: 0.00111 },
 };
 
 /** The prices of a product with k output columns: quad where k is a multiple of 4 (the kernels' quad entry points), else scalar. */

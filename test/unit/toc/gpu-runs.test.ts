@@ -224,12 +224,12 @@ describe('resolved-runs layout (tocRunsLayout)', () => {
 });
 
 describe('the cost rule (runsCost, RunsLayoutOptions.k)', () => {
-  /** 200 rows: 10 patterns of 3 pairs, each used by 20 rows, then a pair of the row's own. */
+  /** 800 rows: 20 patterns of 3 pairs, each used by 40 rows, then one of 100 pairs. */
   function reuseBatch() {
-    const rows = Array.from({ length: 200 }, (_, r): ColumnValuePair[] => [
-      [0, 1 + (r % 10)],
+    const rows = Array.from({ length: 800 }, (_, r): ColumnValuePair[] => [
+      [0, 1 + (r % 20)],
       [1, 2],
-      [2, 1 + (r % 10)],
+      [2, 1 + (r % 20)],
       [3 + (r % 100), 1],
     ]);
     return toBatch(encodePairs(rows, 103, 'f32'));
