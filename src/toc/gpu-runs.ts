@@ -109,8 +109,8 @@ export interface RunsPrices {
  * chosen by the first fit, 4aa22c0), each 6-7 batches × A·v, v·A (scalar, k = 1) and A·M, Aᵀ·M (quad, k = 64). Made by
  *   npx tsx bench/fit-runs-costs.ts --rev 5c98c27 --report bench/results/toc-kernels-s8-first-prices.md@4aa22c0
  * which prints every point's fit: base, invocation and term from CSR and "gather only" (rms error 13-21% of a product),
- * then dispatch and copy from the fills (runs − gather only) of the batches that cached codes (errors up to ±45% of a
- * fill). The first fit, on session 6 alone (3 cached batches), had copy 0 and a quad dispatch of 9 µs: too cheap a fill
+ * then dispatch and copy from the fills (runs − gather only) of the batches that cached codes (fit against measured:
+ * −43% to +49% of a fill). The first fit, on session 6 alone (3 cached batches), had copy 0 and a quad dispatch of 9 µs: too cheap a fill
  * (in the session-8 run birdstrikes 250 cached 14 codes at k = 64 and its fill took 14% of A·M, while the gather saved
  * 7% against CSR). A real GPU has other prices and needs its own fit (run the bench there, then the script on its report).
  */
