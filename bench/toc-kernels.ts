@@ -4,7 +4,9 @@
 // bench/gpu/kernels.html in Chromium (the flags of playwright.config.ts), waits
 // for window.__bench, prints the tables and writes bench/results/toc-kernels.md.
 // Usage: flock /tmp/bytelab-bench.lock npx tsx bench/toc-kernels.ts [--trials N] [--epochs N (default 8)] [--target MS]
-//        [--only NAME,..] [--e2e logreg,mlp|none] [--out FILE] [--min-saved-share F] [--min-saved-per-code N] [--no-fashion]
+//        [--only NAME,..] [--e2e logreg,mlp|none] [--out FILE] [--cache cost|terms|all|none] [--min-saved-share F]
+//        [--min-saved-per-code N] [--no-fashion]
+// (default caching rule: the lab's, the cost rule at each product's k; the share and per-code knobs imply --cache terms)
 // (the lock keeps benches on this shared machine from running at the same time; the report records the load average).
 // Real Fashion-MNIST: the bench builds public/data/fashion-mnist-toc (npm run data:toc:fashion) when it is missing,
 // installing Debian's dataset-fashion-mnist first when run as root (as scripts/datasets.mjs does); --no-fashion, or
@@ -31,6 +33,7 @@ const { values } = parseArgs({
     epochs: { type: 'string' },
     target: { type: 'string' },
     only: { type: 'string' },
+    cache: { type: 'string' },
     'min-saved-share': { type: 'string' },
     'min-saved-per-code': { type: 'string' },
     e2e: { type: 'string' },
@@ -133,6 +136,8 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
   );
   if (Object.keys(r.layoutOptions).length)
     lines.push(`- runs layout caching rule (RunsLayoutOptions, not the lab's defaults): ${JSON.stringify(r.layoutOptions)}`);
+  // One line of JSON, so bench/fit-runs-costs.ts can rebuild the layouts this run timed.
+  lines.push(`- runs cost prices (µs): ${JSON.stringify(r.prices)}`);
   if (r.only.length) lines.push(`- batches: only those named ${r.only.map((o) => `"${o}…"`).join(', ')}`);
   lines.push('');
   if (/swiftshader/i.test(`${r.adapter} ${r.adapterDescription}`)) {
@@ -148,15 +153,17 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
     'entry points, vec4 loads and stores) when the operands are row-major and k is a multiple of 4 (A*M and AT*M here, k = 64), and no value',
     'loads when every value of the batch is 1 (flights). **runs basic** / **CSR basic** = the same kernels with both choices off (one output',
     'column per invocation, values loaded): what the two formats cost before this change, on equal terms. **tree** = the level-by-level',
-    'tree kernels (TocGpuBatch). **dense** = tf.matMul on a dense tensor. Model = T / nnz, the terms per output column the runs kernels sum',
-    'over the non-zeros CSR sums: the predicted time ratio runs / CSR if a term costs the same in both.',
+    'tree kernels (TocGpuBatch). **dense** = tf.matMul on a dense tensor. T / nnz = the terms per output column the runs kernels sum over the',
+    "non-zeros CSR sums. The runs layout is built per k, as the lab builds it for its model's first layer: k = 1 for A*v and v*A, k = 64 for",
+    "A*M and AT*M; the default rule caches the codes that runsCost (src/toc/gpu-runs.ts, prices fitted to session 6's SwiftShader run) says",
+    'pay at that k. **predicted** = runsCost runs / CSR for that product and layout: a prediction made before timing, not a measurement.',
   );
 
   lines.push('## Encoding choice (src/toc/choose.ts) on the first record of each bundled table', '');
   lines.push(
     ...table(
       md,
-      ['table', 'batch rows', 'column order', 'whole batches', 'nnz', 'nnz / |D|', 'model T / nnz', 'chosen'],
+      ['table', 'batch rows', 'column order', 'whole batches', 'nnz', 'nnz / |D|', 'batches caching', 'cached codes', 'T / nnz', 'predicted', 'chosen'],
       r.encodings.flatMap((e) =>
         e.candidates.map((c) => [
           e.table,
@@ -165,16 +172,20 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
           String(c.batches),
           int(c.nnz),
           (c.nnz / c.codes).toFixed(2),
+          String(c.batchesCaching),
+          int(c.cachedCodes),
           c.workRatio.toFixed(3),
+          c.costRatio.toFixed(3),
           c === e.chosen || (c.batchRows === e.chosen.batchRows && c.columnOrder === e.chosen.columnOrder) ? '◀' : '',
         ]),
       ),
-      ['l', 'r', 'l', 'r', 'r', 'r', 'r', 'l'],
+      ['l', 'r', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
     ),
   );
   para(
-    'chooseEncoding: the least T / nnz, a larger batch only if it saves 5% over the best smaller one. Frequency order = columns by descending',
-    'non-zero count. Whole batches only (a last partial batch is left out).',
+    `At k = ${r.encodings[0]?.candidates[0]?.k ?? 64} (the TOC MLP's). chooseEncoding: the least predicted runs / CSR time (runsCost over the`,
+    'batches, A·M + Aᵀ·M), a larger batch only if it is predicted 5% cheaper than the best smaller one. Frequency order = columns by',
+    "descending non-zero count. Whole batches only (a last partial batch is left out). T / nnz with the cost rule's cached codes (1: none).",
   );
 
   lines.push('## Batches', '');
@@ -182,23 +193,27 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
     ...table(
       md,
       // biome-ignore format: one header row reads best on one line
-      ['batch', 'rows × cols', 'nnz', '|I|', '|D|', 'cached |S|', 'nnz / |D|', 'tree terms A·M ²',
-        'model T / nnz', 'index bits', 'TOC1 bytes', 'source'],
-      r.batches.map((b) => [
-        b.name,
-        `${b.rows} × ${b.cols}`,
-        int(b.nnz),
-        int(b.firstLayer),
-        int(b.codes),
-        int(b.model.cachedCodes),
-        (b.nnz / b.codes).toFixed(2),
-        ratio((b.nodes - 1 + b.codes) / b.nnz),
-        b.model.nnz ? (b.model.terms / b.model.nnz).toFixed(3) : '—',
-        String(b.indexBits),
-        int(b.tocFileBytes),
-        b.source,
-      ]),
-      ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
+      ['batch', 'rows × cols', 'nnz', '|I|', '|D|', 'cached |S| k = 1 / 64', 'nnz / |D|', 'tree terms A·M ²',
+        'T / nnz k = 1 / 64', 'predicted k = 1 / 64', 'index bits', 'TOC1 bytes', 'source'],
+      r.batches.map((b) => {
+        const per = (f: (l: BenchResults['batches'][number]['layouts'][number]) => string) => b.layouts.map(f).join(' / ');
+        return [
+          b.name,
+          `${b.rows} × ${b.cols}`,
+          int(b.nnz),
+          int(b.firstLayer),
+          int(b.codes),
+          per((l) => int(l.model.cachedCodes)),
+          (b.nnz / b.codes).toFixed(2),
+          ratio((b.nodes - 1 + b.codes) / b.nnz),
+          per((l) => (l.model.nnz ? (l.model.terms / l.model.nnz).toFixed(3) : '—')),
+          per((l) => l.cost.ratio.toFixed(3)),
+          String(b.indexBits),
+          int(b.tocFileBytes),
+          b.source,
+        ];
+      }),
+      ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
     ),
   );
   const realFashion = r.batches.some((b) => b.name.startsWith('Fashion-MNIST'));
@@ -207,8 +222,8 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
     realFashion
       ? `Fashion-MNIST: ${FASHION_DIR} (npm run data:toc:fashion from Debian's dataset-fashion-mnist), first record of train, pixels q/255.`
       : 'Fashion-MNIST was not built for this run (--no-fashion, or no dataset-fashion-mnist), so MNIST-like synthetic digits stand in.',
-    'Cached |S|: codes the runs layout caches (len·uses > len + uses). ² Terms of the tree kernels A·M over nnz (one per non-root node plus one',
-    'per code).',
+    "Cached |S|: codes the runs layout caches for products with k output columns (the lab's rule unless the settings say otherwise).",
+    'predicted: runsCost runs / CSR at that k, A·M + Aᵀ·M. ² Terms of the tree kernels A·M over nnz (one per non-root node plus one per code).',
   );
 
   lines.push('## One-time costs per batch (median of 5)', '');
@@ -259,20 +274,28 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
   );
 
   lines.push(`## Per operation, wall clock: ms per operation (median of ${r.trials} rounds) and per-round ratios (min / median / max)`, '');
-  const model = (name: string) => {
-    const b = r.batches.find((x) => x.name === name)!;
-    return b.model.nnz ? (b.model.terms / b.model.nnz).toFixed(2) : '—';
+  /** The layout an op's runs products used (by its k), and what it cached and predicted for that op. */
+  const layoutOf = (name: string, k: number) => r.batches.find((x) => x.name === name)!.layouts.find((l) => l.k === k)!;
+  const model = (name: string, k: number) => {
+    const l = layoutOf(name, k);
+    return l.model.nnz ? (l.model.terms / l.model.nnz).toFixed(2) : '—';
+  };
+  const cachedOf = (name: string, k: number) => int(layoutOf(name, k).model.cachedCodes);
+  const predicted = (name: string, op: OpName, k: number) => {
+    const c = layoutOf(name, k).cost;
+    return (op === 'A*v' || op === 'A*M' ? c.times / c.csrTimes : c.transposeTimes / c.csrTransposeTimes).toFixed(2);
   };
   lines.push(
     ...table(
       md,
       // biome-ignore format: one header row reads best on one line
-      ['batch', 'op', 'k', 'runs', 'CSR', 'runs basic', 'CSR basic', 'tree', 'dense', 'runs / CSR (rounds)', 'model',
+      ['batch', 'op', 'k', '|S|', 'runs', 'CSR', 'runs basic', 'CSR basic', 'tree', 'dense', 'runs / CSR (rounds)', 'predicted', 'T / nnz',
         'runs basic / CSR basic (rounds)', 'runs / runs basic (rounds)', 'CSR / CSR basic (rounds)', 'runs / dense (rounds)'],
       r.kernels.map((k) => [
         k.batch,
         k.op,
         String(k.k),
+        cachedOf(k.batch, k.k),
         ms(k.ms.runs),
         ms(k.ms.csr),
         ms(k.ms.runsBasic),
@@ -280,13 +303,14 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
         ms(k.ms.tree),
         ms(k.ms.dense),
         spread(k.trials.runs, k.trials.csr),
-        model(k.batch),
+        predicted(k.batch, k.op, k.k),
+        model(k.batch, k.k),
         spread(k.trials.runsBasic, k.trials.csrBasic),
         spread(k.trials.runs, k.trials.runsBasic),
         spread(k.trials.csr, k.trials.csrBasic),
         spread(k.trials.runs, k.trials.dense),
       ]),
-      ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+      ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
     ),
   );
   para(
@@ -303,7 +327,7 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
       ...table(
         md,
         // biome-ignore format: one header row reads best on one line
-        ['batch', 'op', 'k', 'runs', 'CSR', 'runs basic', 'CSR basic', 'tree', 'dense', 'runs / CSR (rounds)', 'model',
+        ['batch', 'op', 'k', '|S|', 'runs', 'CSR', 'runs basic', 'CSR basic', 'tree', 'dense', 'runs / CSR (rounds)', 'predicted', 'T / nnz',
           'runs basic / CSR basic (rounds)', 'runs GPU / wall', 'gather only', 'gather only / CSR (rounds)', 'fill / runs (rounds)'],
         r.kernels.map((k) => {
           const g = k.gpu!;
@@ -312,6 +336,7 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
             k.batch,
             k.op,
             String(k.k),
+            cachedOf(k.batch, k.k),
             ms(g.runs),
             ms(g.csr),
             ms(g.runsBasic),
@@ -319,7 +344,8 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
             ms(g.tree),
             ms(g.dense),
             spread(t.runs, t.csr),
-            model(k.batch),
+            predicted(k.batch, k.op, k.k),
+            model(k.batch, k.k),
             spread(t.runsBasic, t.csrBasic),
             `${Math.round((100 * g.runs) / k.ms.runs)}%`,
             ms(g.runsGather),
@@ -327,7 +353,7 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
             shareSpread(t.runs, t.runsGather),
           ];
         }),
-        ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+        ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
       ),
     );
     para(
@@ -348,7 +374,8 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
       `the same starting weights and batch order for all; the first layer X·W (k = ${e.units} output columns) is tocMatMul on TocRunsGpuBatch, on`,
       `CsrGpuBatch (both with their kernel choices on), or tf.matMul on a dense tensor uploaded once per batch. ${e.epochs} epochs each, taking`,
       `turns epoch by epoch; ms/epoch is the median of epochs 2..${e.epochs} (epoch 1 compiles pipelines and is shown apart). One loss read-back`,
-      `per epoch. Column order: the chooser's pick at 250 rows (the same matrix for all).`,
+      `per epoch. Column order: frequency, as in sessions 4-6, so per-epoch figures compare across sessions (the same matrix for all). The`,
+      `runs layouts are built for k = ${e.units}, as the lab's pipeline builds them for this model (PipelineOptions.tocColumns).`,
     );
     const csr = e.runs.find((x) => x.name === 'csr')!;
     const dense = e.runs.find((x) => x.name === 'dense')!;
@@ -380,9 +407,10 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
       'trained first layer (only the float summation order differs). GPU bytes per batch: uploadBytes of each form (mean over the batches);',
       `not counted: the runs kernels' X = [M; H or G] buffers, made on the GPU, (rows of M + |S|) × ${e.units} floats each, ` +
         `${bytes(e.runsScratchBytes)} for all.`,
-      `Model T / nnz over the ${e.batches} batches: ${(terms / nnz).toFixed(3)}. One-time CPU: encodeSparse ${ms(e.encodeMs)} ms, readTocRecord ` +
-        `${ms(e.readRecordMs)} ms (${int(e.recordBytes)} record bytes), runs layout ${ms(e.runsLayoutMs)} ms;`,
-      `uploads: runs ${ms(e.uploadMs.runs)} ms, CSR ${ms(e.uploadMs.csr)} ms, dense ${ms(e.uploadMs.dense)} ms.`,
+      `T / nnz over the ${e.batches} batches: ${(terms / nnz).toFixed(3)}; at k = ${e.units} the layouts cache codes in ` +
+        `${e.models.filter((m) => m.cachedCodes > 0).length} of them (${int(e.models.reduce((n, m) => n + m.cachedCodes, 0))} codes).`,
+      `One-time CPU: encodeSparse ${ms(e.encodeMs)} ms, readTocRecord ${ms(e.readRecordMs)} ms (${int(e.recordBytes)} record bytes),`,
+      `runs layout ${ms(e.runsLayoutMs)} ms; uploads: runs ${ms(e.uploadMs.runs)} ms, CSR ${ms(e.uploadMs.csr)} ms, dense ${ms(e.uploadMs.dense)} ms.`,
     );
   }
   return lines.join('\n');
@@ -421,6 +449,10 @@ async function main(): Promise<void> {
   }
   if (values.only) query.set('only', values.only);
   if (values.e2e) query.set('e2e', values.e2e);
+  if (values.cache !== undefined) {
+    if (!['cost', 'terms', 'all', 'none'].includes(values.cache)) throw new Error(`--cache must be cost, terms, all or none, got "${values.cache}"`);
+    query.set('cache', values.cache);
+  }
   if (values['min-saved-share'] !== undefined) query.set('minSavedShare', values['min-saved-share']);
   if (values['min-saved-per-code'] !== undefined) query.set('minSavedPerCode', values['min-saved-per-code']);
   const fashion = ensureFashion();

@@ -9,9 +9,11 @@
 //     on TOC runs, tocMatMul on CSR, or tf.matMul on dense tensors.
 // Results are a Promise on window.__bench. Query options: trials, epochs, target (ms per trial),
 // timestamps=0 (no GPU-side times), only=NAME,.. (batches whose name starts with one of them),
-// e2e=logreg,mlp|none (which per-epoch runs), minSavedShare=F and minSavedPerCode=N (the runs layout's caching rule,
-// RunsLayoutOptions; defaults as the lab's), fashion=DIR (a TOC build of Fashion-MNIST under public/, e.g.
-// data/fashion-mnist-toc: its first 250 training images replace the synthetic MNIST-like digits).
+// e2e=logreg,mlp|none (which per-epoch runs), cache=cost|terms|all|none, minSavedShare=F and minSavedPerCode=N (the runs
+// layout's caching rule, RunsLayoutOptions; the share and per-code knobs imply the terms rule; default: the lab's cost rule),
+// fashion=DIR (a TOC build of Fashion-MNIST under public/, e.g. data/fashion-mnist-toc: its first 250 training images
+// replace the synthetic MNIST-like digits). The runs layout is built per k, as the lab builds it for its model: k = 1 for
+// A*v and v*A, k = 64 for A*M and AT*M; the per-epoch runs use the model's k (2 classes, 64 hidden units).
 import * as tf from '@tensorflow/tfjs';
 import { webgpuBackend } from '../../src/gpu/backend.js';
 import { CsrGpuBatch } from '../../src/gpu/csr.js';
@@ -32,7 +34,15 @@ import {
   type EncodingCandidate,
 } from '../../src/toc/choose.js';
 import { readTocRecord, validateTocManifest, writeTocRecord, type TocFrame } from '../../src/toc/dataset.js';
-import { tocRunsLayout, type RunsLayoutOptions, type RunsWorkModel, type TocRunsLayout } from '../../src/toc/gpu-runs.js';
+import {
+  RUNS_PRICES,
+  tocRunsLayout,
+  type CacheRule,
+  type RunsCost,
+  type RunsLayoutOptions,
+  type RunsWorkModel,
+  type TocRunsLayout,
+} from '../../src/toc/gpu-runs.js';
 import { encodeDense, encodeSparse, encodeToc, sparseFromDense, toBatch, type SparseRows, type TocBatch, type TocLogical } from '../../src/toc/index.js';
 import { mnistLike, randomMatrix, rng } from '../../test/unit/toc/generators.js';
 
@@ -76,9 +86,11 @@ export interface BatchInfo {
   levels: number;
   /** Bytes of the TOC1 physical encoding (bit-packed, float32 values): what a record stores. */
   tocFileBytes: number;
-  /** The resolved-runs work model (terms per output column vs nnz). */
+  /** The resolved-runs layout the A*M and AT*M products use (k = 64): work model (terms per output column vs nnz). */
   model: RunsWorkModel;
   indexBits: number;
+  /** The layout per k the products use (k = 1: A*v, v*A; k = 64: A*M, AT*M): what the rule cached, and runsCost's prediction. */
+  layouts: Array<{ k: number; model: RunsWorkModel; cost: RunsCost }>;
 }
 
 /** One-time costs of one batch, each the median of several runs. */
@@ -181,6 +193,8 @@ export interface BenchResults {
   only: string[];
   /** The runs layout's caching rule where the query set it (empty: the lab's defaults). */
   layoutOptions: RunsLayoutOptions;
+  /** The cost rule's prices (src/toc/gpu-runs.ts RUNS_PRICES) this run's layouts and predictions used. */
+  prices: typeof RUNS_PRICES;
   batches: BatchInfo[];
   oneTime: OneTimeCosts[];
   checks: CheckResult[];
@@ -208,9 +222,12 @@ function option(name: string, fallback: number): number {
 const TRIALS = Math.round(option('trials', 7));
 const ONLY = (query.get('only') ?? '').split(',').filter(Boolean);
 const LAYOUT_OPTIONS: RunsLayoutOptions = {
+  ...(query.has('cache') ? { cache: query.get('cache') as CacheRule } : query.has('minSavedShare') || query.has('minSavedPerCode') ? { cache: 'terms' } : {}),
   ...(query.has('minSavedShare') ? { minSavedShare: Number(query.get('minSavedShare')) } : {}),
   ...(query.has('minSavedPerCode') ? { minSavedPerCode: Number(query.get('minSavedPerCode')) } : {}),
 };
+/** The runs layout for products with k output columns, as the lab builds it for a model with that first-layer width. */
+const layoutFor = (batch: TocBatch, k: number): TocRunsLayout => tocRunsLayout(batch, { ...LAYOUT_OPTIONS, k });
 const E2E_MODELS = (query.get('e2e') ?? 'logreg,mlp').split(',').filter((m): m is 'logreg' | 'mlp' => m === 'logreg' || m === 'mlp');
 // Enough epochs that the per-epoch ratios have a spread (epoch 1 compiles pipelines and is left out).
 const EPOCHS = Math.max(2, Math.round(option('epochs', 8)));
@@ -346,19 +363,22 @@ function fromSparse(name: string, source: string, sparse: SparseRows): Subject {
   return { name, source, rows: sparse.rows, cols: sparse.cols, dense: densify(sparse), sparse, encodeWith: 'encodeSparse', encode: () => encodeSparse(sparse) };
 }
 
-/** A real table's first batch at 250 rows in source order, and its first batch in the encoding chooseEncoding picks. */
+/** Rows of the large batch every real table is timed at (in frequency order), whatever the chooser picks. */
+const LARGE_ROWS = 2000;
+
+/**
+ * A real table's first batch at 250 rows in source order, its first 2000 rows in frequency order (always: the batch
+ * with the most reuse, timed in every session since 4), and its first batch in the encoding chooseEncoding picks when
+ * that is neither.
+ */
 function realSubjects(name: string, table: SparseRows, chosen: EncodingCandidate): Subject[] {
-  const out = [fromSparse(`${name} 250`, `first 250 rows, source column order`, sliceRows(table, 0, ROWS))];
-  if (chosen.batchRows !== ROWS || chosen.columnOrder !== 'source') {
-    const ordered = chosen.columnOrder === 'source' ? table : permuteColumns(table, frequencyOrder(table));
-    out.push(
-      fromSparse(
-        `${name} ${chosen.batchRows} ${chosen.columnOrder}`,
-        `first ${chosen.batchRows} rows, ${chosen.columnOrder} column order (chosen)`,
-        sliceRows(ordered, 0, chosen.batchRows),
-      ),
-    );
-  }
+  const ordered = (order: ColumnOrder) => (order === 'source' ? table : permuteColumns(table, frequencyOrder(table)));
+  const isChosen = (rows: number, order: ColumnOrder) => (chosen.batchRows === rows && chosen.columnOrder === order ? ' (chosen)' : '');
+  const subject = (rows: number, order: ColumnOrder, name: string) =>
+    fromSparse(name, `first ${rows} rows, ${order} column order${isChosen(rows, order)}`, sliceRows(ordered(order), 0, Math.min(rows, table.rows)));
+  const out = [subject(ROWS, 'source', `${name} ${ROWS}`), subject(LARGE_ROWS, 'frequency', `${name} ${LARGE_ROWS} frequency`)];
+  if (!out.some((s) => s.source.endsWith('(chosen)')))
+    out.push(subject(chosen.batchRows, chosen.columnOrder, `${name} ${chosen.batchRows} ${chosen.columnOrder}`));
   return out;
 }
 
@@ -394,7 +414,15 @@ function syntheticSubjects(withDigits: boolean): Subject[] {
   ];
 }
 
-function batchInfo(name: string, source: string, logical: TocLogical, batch: TocBatch, layout: TocGpuLayout, runs: TocRunsLayout): BatchInfo {
+function batchInfo(
+  name: string,
+  source: string,
+  logical: TocLogical,
+  batch: TocBatch,
+  layout: TocGpuLayout,
+  runs: TocRunsLayout,
+  more: TocRunsLayout[] = [],
+): BatchInfo {
   return {
     name,
     source,
@@ -408,6 +436,7 @@ function batchInfo(name: string, source: string, logical: TocLogical, batch: Toc
     tocFileBytes: encodeToc(logical, { valueType: 'f32' }).length,
     model: runs.model,
     indexBits: runs.indexBits,
+    layouts: [...more, runs].map((l) => ({ k: l.k, model: l.model, cost: l.cost })),
   };
 }
 
@@ -526,10 +555,12 @@ async function kernelBench(
   const encodeMs = cpuMedian(CPU_RUNS, s.encode);
   const batch = toBatch(logical);
   const layout = tocGpuLayout(batch);
-  const runsLayout = tocRunsLayout(batch, LAYOUT_OPTIONS);
+  // One runs layout per k, as the lab makes one for its model's k: k = 1 for A*v and v*A, K for A*M and AT*M.
+  const runsLayout = layoutFor(batch, K);
+  const runsLayout1 = layoutFor(batch, 1);
   const batchLayoutMs = cpuMedian(CPU_RUNS, () => tocGpuLayout(toBatch(logical)));
-  const runsLayoutMs = cpuMedian(CPU_RUNS, () => tocRunsLayout(toBatch(logical), LAYOUT_OPTIONS));
-  const info = batchInfo(s.name, s.source, logical, batch, layout, runsLayout);
+  const runsLayoutMs = cpuMedian(CPU_RUNS, () => layoutFor(toBatch(logical), K));
+  const info = batchInfo(s.name, s.source, logical, batch, layout, runsLayout, [runsLayout1]);
   if (info.nnz !== s.sparse.colIndex.length) throw new Error(`${s.name}: TOC batch holds ${info.nnz} non-zeros, the sparse rows ${s.sparse.colIndex.length}`);
 
   log(`${s.name}: uploads`);
@@ -553,13 +584,21 @@ async function kernelBench(
     () => denseTensor(s.dense, [s.rows, s.cols]),
     (x) => x.dispose(),
   );
-  const runs = new TocRunsGpuBatch(device, batch, runsLayout);
   const toc = new TocGpuBatch(device, batch, layout);
   const csr = new CsrGpuBatch(device, s.sparse);
   const basic = { quad: false, unit: false };
-  const runsBasic = new TocRunsGpuBatch(device, batch, runsLayout, basic);
-  // Told nothing is cached, it gathers straight from the operand it is given: [M; zeros for H or G] below.
-  const runsGather = new TocRunsGpuBatch(device, batch, { ...runsLayout, cached: 0 });
+  /** The runs forms on one k's layout; runsGather, told nothing is cached, gathers straight from [M; zeros for H or G] below. */
+  const runsForms = (l: TocRunsLayout) => ({
+    layout: l,
+    runs: new TocRunsGpuBatch(device, batch, l),
+    runsBasic: new TocRunsGpuBatch(device, batch, l, basic),
+    runsGather: new TocRunsGpuBatch(device, batch, { ...l, cached: 0 }),
+  });
+  const byK = new Map([
+    [1, runsForms(runsLayout1)],
+    [K, runsForms(runsLayout)],
+  ]);
+  const runs = byK.get(K)!.runs;
   const csrBasic = new CsrGpuBatch(device, s.sparse, basic);
   const dense = denseTensor(s.dense, [s.rows, s.cols]);
   const oneTime: OneTimeCosts = {
@@ -582,14 +621,16 @@ async function kernelBench(
   const specs = opSpecs(s.rows, s.cols);
   const prepared = specs.map((o) => {
     const data = Float32Array.from({ length: o.shape[0] * o.shape[1] }, () => random() * 2 - 1);
+    const forms = byK.get(o.k)!;
     return {
       o,
+      forms,
       // COPY_SRC as tfjs's own buffers have it (the runs kernels copy M into X = [M; H] when they can).
       m: storageBuffer(device, `bench.${o.op}.m`, data, GPUBufferUsage.COPY_SRC),
       mx: storageBuffer(
         device,
         `bench.${o.op}.mx`,
-        Float32Array.from({ length: data.length + runsLayout.cached * o.k }, (_, i) => data[i] ?? 0),
+        Float32Array.from({ length: data.length + forms.layout.cached * o.k }, (_, i) => data[i] ?? 0),
       ),
       out: device.createBuffer({ label: `bench.${o.op}.out`, size: Math.max(4, o.outLength * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC }),
       operand: denseTensor(data, o.shape),
@@ -598,9 +639,9 @@ async function kernelBench(
   const denseOp = (p: (typeof prepared)[number]): tf.Tensor2D => p.o.dense(dense, p.operand);
 
   log(`${s.name}: checking TOC (runs, tree) and CSR against tf.matMul`);
-  const sparseImpls: Record<SparseImpl, GpuMatrix> = { runs, csr, runsBasic, csrBasic, tree: toc };
   const checks: CheckResult[] = [];
   for (const p of prepared) {
+    const sparseImpls: Record<SparseImpl, GpuMatrix> = { runs: p.forms.runs, csr, runsBasic: p.forms.runsBasic, csrBasic, tree: toc };
     const want = denseOp(p);
     const expected = await want.data();
     want.dispose();
@@ -638,16 +679,16 @@ async function kernelBench(
       }
     };
     const runners: Record<Impl, Runner> = {
-      runs: ours(runs),
+      runs: ours(p.forms.runs),
       runsGather: (reps, spans) => {
         const encoder = device.createCommandEncoder({ label: `bench.${p.o.op}.gather` });
         spans?.mark(encoder, 0);
-        for (let i = 0; i < reps; i++) record(encoder, runsGather, p.o, p.mx, p.out);
+        for (let i = 0; i < reps; i++) record(encoder, p.forms.runsGather, p.o, p.mx, p.out);
         spans?.mark(encoder, 1);
         device.queue.submit([encoder.finish()]);
       },
       csr: ours(csr),
-      runsBasic: ours(runsBasic),
+      runsBasic: ours(p.forms.runsBasic),
       csrBasic: ours(csrBasic),
       tree: ours(toc),
       dense: tfjs,
@@ -676,7 +717,8 @@ async function kernelBench(
     p.out.destroy();
     p.operand.dispose();
   }
-  for (const x of [runs, runsGather, csr, runsBasic, csrBasic, toc]) x.destroy();
+  for (const f of byK.values()) for (const x of [f.runs, f.runsBasic, f.runsGather]) x.destroy();
+  for (const x of [csr, csrBasic, toc]) x.destroy();
   dense.dispose();
   return { info, oneTime, checks, timings };
 }
@@ -777,7 +819,8 @@ async function endToEnd(device: GPUDevice, model: 'logreg' | 'mlp', table: Spars
   });
   const batchLayoutMs = performance.now() - t0;
   t0 = performance.now();
-  const runsLayouts = built.map(({ batch }) => tocRunsLayout(batch, LAYOUT_OPTIONS));
+  // Laid out for the model's k (its first layer's units), as the lab's pipeline does (PipelineOptions.tocColumns).
+  const runsLayouts = built.map(({ batch }) => layoutFor(batch, units));
   const runsLayoutMs = performance.now() - t0;
   const denseData = chunks.map(densify);
 
@@ -917,12 +960,12 @@ async function main(): Promise<BenchResults> {
     results.checks.push(...r.checks);
     results.kernels.push(...r.timings);
   }
-  // Per epoch on real flights (the first record of the bundled flights-250k TOC dataset), 250-row batches
-  // in the column order the chooser prefers at that size (every representation trains on the same matrix).
-  const at250 = chooseEncoding(encodings[0]!.candidates.filter((c) => c.batchRows === ROWS))!;
-  const e2eTable = at250.columnOrder === 'source' ? flights.table : permuteColumns(flights.table, frequencyOrder(flights.table));
+  // Per epoch on real flights (the first record of the bundled flights-250k TOC dataset), 250-row batches in frequency
+  // column order, as sessions 4-6 ran it, so per-epoch figures compare across sessions (every representation trains on
+  // the same matrix).
+  const e2eTable = permuteColumns(flights.table, frequencyOrder(flights.table));
   const endToEnds: EndToEnd[] = [];
-  for (const model of E2E_MODELS) endToEnds.push(await endToEnd(device, model, e2eTable, flights.labels, at250.columnOrder));
+  for (const model of E2E_MODELS) endToEnds.push(await endToEnd(device, model, e2eTable, flights.labels, 'frequency'));
   await settle(device);
   log('done');
   return {
@@ -936,6 +979,7 @@ async function main(): Promise<BenchResults> {
     targetMs: TARGET_MS,
     only: ONLY,
     layoutOptions: LAYOUT_OPTIONS,
+    prices: RUNS_PRICES,
     ...results,
     encodings,
     endToEnd: endToEnds,

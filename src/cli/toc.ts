@@ -3,7 +3,8 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { buildPrefixTree, formatSizes, type FormatSizes, type SparseRows, type TocLogical } from '../toc/index.js';
+import { buildPrefixTree, formatSizes, toBatch, type FormatSizes, type SparseRows, type TocLogical } from '../toc/index.js';
+import { DEFAULT_RUNS_K, tocRunsLayout } from '../toc/gpu-runs.js';
 import {
   chooseEncoding,
   compareEncodings,
@@ -383,9 +384,24 @@ export interface TocInspection {
   /**
    * Encodings for the GPU kernels (src/toc/choose.ts): the first train rows (up to
    * ENCODING_SAMPLE_ROWS, in file order) re-encoded at several batch sizes and column
-   * orders, with the resolved-runs work model T / nnz, and the one chooseEncoding picks.
+   * orders, with the resolved-runs cost model at k (what the cost rule caches, predicted runs / CSR time), and the one
+   * chooseEncoding picks.
    */
-  encodings: { sampleRows: number; candidates: EncodingCandidate[]; chosen?: EncodingCandidate };
+  encodings: { sampleRows: number; k: number; candidates: EncodingCandidate[]; chosen?: EncodingCandidate };
+  /** The cost rule's decision per batch of the dataset as stored (the first `batches` of train), at k. */
+  cacheDecisions: { k: number; batches: BatchCacheDecision[] };
+}
+
+export interface BatchCacheDecision {
+  record: string;
+  batch: number;
+  rows: number;
+  nnz: number;
+  /** Codes the cost rule caches at k, and the terms per output column that leaves (nnz when none). */
+  cachedCodes: number;
+  terms: number;
+  /** Predicted runs / CSR time at k (runsCost, A·M + Aᵀ·M). */
+  predicted: number;
 }
 
 /** Rows inspect re-encodes to compare batch sizes and column orders. */
@@ -402,7 +418,10 @@ function batchNonZeros(logical: TocLogical): number {
   return nnz;
 }
 
-async function inspectDataset(dir: string, sample?: number): Promise<TocInspection> {
+/** Batches of train whose cache decision inspect lists. */
+const DECISION_BATCHES = 12;
+
+async function inspectDataset(dir: string, sample?: number, k = DEFAULT_RUNS_K): Promise<TocInspection> {
   const path = join(dir, 'manifest.json');
   const m = validateTocManifest(JSON.parse(await readFile(path, 'utf8')), path);
   const records = (['train', 'test'] as const).flatMap((s) => m.splits[s]?.records ?? []);
@@ -421,6 +440,7 @@ async function inspectDataset(dir: string, sample?: number): Promise<TocInspecti
   let measuredRows = 0;
   const encodingRows: SparseRows[] = [];
   let sampleRows = 0;
+  const decisions: BatchCacheDecision[] = [];
   const trainRecords = new Set(m.splits.train.records);
   for (const record of records) {
     const file = new Uint8Array(await readFile(join(dir, record.file)));
@@ -429,6 +449,18 @@ async function inspectDataset(dir: string, sample?: number): Promise<TocInspecti
       nonZeros += batchNonZeros(logical);
       firstLayerPairs += logical.firstLayerCol.length;
       codes += logical.codes.length;
+      if (trainRecords.has(record) && decisions.length < DECISION_BATCHES) {
+        const l = tocRunsLayout(toBatch(logical), { k });
+        decisions.push({
+          record: record.file,
+          batch: decisions.filter((d) => d.record === record.file).length,
+          rows: logical.rows,
+          nnz: l.model.nnz,
+          cachedCodes: l.cached,
+          terms: l.model.terms,
+          predicted: l.cost.ratio,
+        });
+      }
       if (trainRecords.has(record) && sampleRows < ENCODING_SAMPLE_ROWS) {
         encodingRows.push(sparseFromLogical(logical));
         sampleRows += logical.rows;
@@ -446,7 +478,12 @@ async function inspectDataset(dir: string, sample?: number): Promise<TocInspecti
   const table = concatRows(encodingRows);
   // A table smaller than every candidate batch is compared as one batch of all its rows.
   const sizes = ENCODING_BATCH_ROWS.filter((b) => b <= table.rows);
-  const candidates = compareEncodings(sliceRows(table, 0, Math.min(table.rows, ENCODING_SAMPLE_ROWS)), sizes.length ? sizes : [Math.max(1, table.rows)]);
+  const candidates = compareEncodings(
+    sliceRows(table, 0, Math.min(table.rows, ENCODING_SAMPLE_ROWS)),
+    sizes.length ? sizes : [Math.max(1, table.rows)],
+    ['source', 'frequency'],
+    k,
+  );
   return {
     name: m.name,
     rows,
@@ -462,16 +499,22 @@ async function inspectDataset(dir: string, sample?: number): Promise<TocInspecti
     measured: { sampled: measure.size < total, batches: measure.size, rows: measuredRows },
     bytes,
     ratios,
-    encodings: { sampleRows: Math.min(table.rows, ENCODING_SAMPLE_ROWS), candidates, chosen: chooseEncoding(candidates) },
+    encodings: { sampleRows: Math.min(table.rows, ENCODING_SAMPLE_ROWS), k, candidates, chosen: chooseEncoding(candidates) },
+    cacheDecisions: { k, batches: decisions },
   };
 }
 
 async function inspect(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' }, sample: { type: 'string' } } });
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { json: { type: 'boolean' }, sample: { type: 'string' }, k: { type: 'string' } },
+  });
   const dir = positionals[0];
-  if (!dir) throw new Error('usage: bytelab toc inspect DIR [--json] [--sample N|all]');
+  if (!dir) throw new Error('usage: bytelab toc inspect DIR [--json] [--sample N|all] [--k N]');
   const sample = values.sample === undefined ? undefined : values.sample === 'all' ? Infinity : positiveIntFlag(values.sample, 'sample', 1);
-  const s = await inspectDataset(dir, sample);
+  const k = values.k === undefined ? DEFAULT_RUNS_K : positiveIntFlag(values.k, 'k', 1);
+  const s = await inspectDataset(dir, sample, k);
   if (values.json) {
     console.log(JSON.stringify(s, null, 2));
     return 0;
@@ -500,8 +543,12 @@ async function inspect(argv: string[]): Promise<number> {
   console.log(`  ${'format'.padEnd(22)} ${'bytes'.padStart(15)}  DEN / format`);
   for (const [label, k] of rows) console.log(`  ${label.padEnd(22)} ${int(s.bytes[k]).padStart(15)}  ${s.ratios[k].toFixed(2).padStart(8)}x`);
   const e = s.encodings;
-  console.log(`  GPU kernel work by encoding (first ${int(e.sampleRows)} train rows; T / nnz = resolved-runs terms over CSR's, lower is less work):`);
-  console.log(`  ${'batch rows'.padStart(10)}  ${'column order'.padEnd(12)} ${'batches'.padStart(7)} ${'nnz / |D|'.padStart(9)} ${'T / nnz'.padStart(8)}`);
+  console.log(`  GPU kernels by encoding at k = ${e.k} (first ${int(e.sampleRows)} train rows; T / nnz = resolved-runs terms over CSR's with the cost rule's`);
+  console.log('  cached codes; predicted = runsCost runs / CSR time, A·M + Aᵀ·M, SwiftShader prices; the chooser minimises it):');
+  console.log(
+    `  ${'batch rows'.padStart(10)}  ${'column order'.padEnd(12)} ${'batches'.padStart(7)} ${'nnz / |D|'.padStart(9)} ${'caching'.padStart(7)} ` +
+      `${'cached'.padStart(7)} ${'T / nnz'.padStart(8)} ${'predicted'.padStart(9)}`,
+  );
   for (const c of e.candidates) {
     const mark = c === e.chosen ? '  <- chosen' : '';
     const perCode = c.codes ? (c.nnz / c.codes).toFixed(2) : '-';
@@ -510,9 +557,28 @@ async function inspect(argv: string[]): Promise<number> {
       ` ${c.columnOrder.padEnd(12)}`,
       String(c.batches).padStart(7),
       perCode.padStart(9),
+      String(c.batchesCaching).padStart(7),
+      int(c.cachedCodes).padStart(7),
       c.workRatio.toFixed(3).padStart(8),
+      c.costRatio.toFixed(3).padStart(9),
     ];
     console.log(`  ${cells.join(' ')}${mark}`);
+  }
+  const d = s.cacheDecisions;
+  console.log(`  cost rule at k = ${d.k}, first ${d.batches.length} train batches as stored:`);
+  const head = ['record'.padEnd(20), 'batch'.padStart(5), 'rows'.padStart(6), 'nnz'.padStart(8), 'cached'.padStart(7), 'T / nnz'.padStart(8)];
+  console.log(`  ${[...head, 'predicted'.padStart(9)].join(' ')}`);
+  for (const b of d.batches) {
+    const cells = [
+      b.record.padEnd(20),
+      String(b.batch).padStart(5),
+      int(b.rows).padStart(6),
+      int(b.nnz).padStart(8),
+      int(b.cachedCodes).padStart(7),
+      (b.nnz ? b.terms / b.nnz : 1).toFixed(3).padStart(8),
+      b.predicted.toFixed(3).padStart(9),
+    ];
+    console.log(`  ${cells.join(' ')}`);
   }
   return 0;
 }

@@ -69,6 +69,12 @@ export interface PipelineOptions {
    * worked out without reading their data.
    */
   resume?: { tape: TapeState; batches: number };
+  /**
+   * TOC tables: k of the first layer's products the batches will serve (its output columns; 'classes': the dataset's
+   * class count, as a linear model has). The runs layout caches what pays at that k (src/toc/gpu-runs.ts, the cost
+   * rule). Left out: DEFAULT_RUNS_K (64). Images ignore it.
+   */
+  tocColumns?: number | 'classes';
 }
 
 /** A batch the stream has settled on, made (data read, arrays filled) only when it will be handed out; undefined if none of its data can be read. */

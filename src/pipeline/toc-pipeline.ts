@@ -3,7 +3,7 @@
 // batches, shuffle their order, hand them over. Batches stay compressed all the
 // way to the GPU. A corrupt batch is reported (record, batch, byte offset) and
 // skipped; the others train.
-import { tocRunsLayout } from '../toc/gpu-runs.js';
+import { DEFAULT_RUNS_K, tocRunsLayout } from '../toc/gpu-runs.js';
 import { toBatch } from '../toc/batch.js';
 import { readTocFrame, tocRecordBytes, tocSplitRows, validateTocManifest, type TocManifest, type TocRecordEntry, type TocSplitEntry } from '../toc/dataset.js';
 import { TocFormatError } from '../toc/types.js';
@@ -35,6 +35,12 @@ export class TocPipeline extends BasePipeline<TocManifest> {
 
   protected validate(json: unknown, where: string): TocManifest {
     return validateTocManifest(json, where);
+  }
+
+  /** k the batches are laid out for: the model's first-layer columns (PipelineOptions.tocColumns). */
+  private tocColumns(): number {
+    const k = this.options.tocColumns ?? DEFAULT_RUNS_K;
+    return k === 'classes' ? this.manifest.classes.length : k;
   }
 
   private split(): TocSplitEntry {
@@ -129,7 +135,7 @@ export class TocPipeline extends BasePipeline<TocManifest> {
       try {
         const { labels, logical } = readTocFrame(bytes, frame, entry.file, i, { classes: this.manifest.classes.length, columns: this.manifest.columns });
         const batch = toBatch(logical);
-        const layout = tocRunsLayout(batch);
+        const layout = tocRunsLayout(batch, { k: this.tocColumns() });
         for (const key of Object.keys(batch) as (keyof typeof batch)[]) {
           const v = batch[key];
           if (ArrayBuffer.isView(v)) (batch as unknown as Record<string, unknown>)[key] = owned(v as Uint32Array);

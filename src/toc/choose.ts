@@ -1,11 +1,12 @@
 // Choosing how to encode a table for the GPU kernels: the mini-batch size and the
 // column order. Both change how much the prefix tree can reuse (Li et al. use
-// larger batches and reorder columns); the measure is the work model of the
-// resolved-runs kernels (gpu-runs.ts): terms per output column over the
-// non-zeros, i.e. TOC work / CSR work. No DOM, no Node APIs.
+// larger batches and reorder columns); the measure is the cost model of the
+// resolved-runs kernels at the model's k (gpu-runs.ts, runsCost): predicted runs
+// time over CSR's, with each batch caching what the cost rule picks at that k.
+// No DOM, no Node APIs.
 import { toBatch } from './batch.js';
 import { encodeSparse } from './encode.js';
-import { tocRunsLayout } from './gpu-runs.js';
+import { DEFAULT_RUNS_K, tocRunsLayout } from './gpu-runs.js';
 import { buildPrefixTree } from './tree.js';
 import type { SparseRows, TocLogical } from './types.js';
 
@@ -129,21 +130,32 @@ export function permuteColumns(s: SparseRows, newIndex: Uint32Array): SparseRows
 export interface EncodingCandidate {
   batchRows: number;
   columnOrder: ColumnOrder;
+  /** Output columns of the products the cost rule and the costs are for. */
+  k: number;
   batches: number;
   nnz: number;
-  /** Sum over batches of |D| and of the resolved-runs terms per output column. */
+  /** Sum over batches of |D| and of the resolved-runs terms per output column (with the cost rule's cached codes). */
   codes: number;
   terms: number;
   /** terms / nnz: modelled TOC work over CSR work (1 = no saving). */
   workRatio: number;
+  /** Batches that cache any code at k, and the codes they cache in all. */
+  batchesCaching: number;
+  cachedCodes: number;
+  /** Predicted runs time over CSR's at k (runsCost, A·M + Aᵀ·M, summed over the batches): what the chooser minimises. */
+  costRatio: number;
 }
 
 /**
- * Encodes `s` (rows in dataset order) with each batch size and column order and
- * sums the kernel work model over the whole batches (a partial last batch is left out,
- * so every candidate covers whole batches of its size).
+ * Encodes `s` (rows in dataset order) with each batch size and column order and sums the kernel cost model at k over the
+ * whole batches (a partial last batch is left out, so every candidate covers whole batches of its size).
  */
-export function compareEncodings(s: SparseRows, batchSizes: number[], orders: ColumnOrder[] = ['source', 'frequency']): EncodingCandidate[] {
+export function compareEncodings(
+  s: SparseRows,
+  batchSizes: number[],
+  orders: ColumnOrder[] = ['source', 'frequency'],
+  k = DEFAULT_RUNS_K,
+): EncodingCandidate[] {
   const out: EncodingCandidate[] = [];
   for (const columnOrder of orders) {
     const table = columnOrder === 'source' ? s : permuteColumns(s, frequencyOrder(s));
@@ -152,30 +164,49 @@ export function compareEncodings(s: SparseRows, batchSizes: number[], orders: Co
       let nnz = 0;
       let codes = 0;
       let terms = 0;
+      let batchesCaching = 0;
+      let cachedCodes = 0;
+      let runs = 0;
+      let csr = 0;
       for (let b = 0; b < batches; b++) {
         const logical = encodeSparse(sliceRows(table, b * batchRows, (b + 1) * batchRows));
-        const model = tocRunsLayout(toBatch(logical)).model;
-        nnz += model.nnz;
+        const layout = tocRunsLayout(toBatch(logical), { k });
+        nnz += layout.model.nnz;
         codes += logical.codes.length;
-        terms += model.terms;
+        terms += layout.model.terms;
+        if (layout.cached > 0) batchesCaching++;
+        cachedCodes += layout.cached;
+        runs += layout.cost.times + layout.cost.transposeTimes;
+        csr += layout.cost.csrTimes + layout.cost.csrTransposeTimes;
       }
-      out.push({ batchRows, columnOrder, batches, nnz, codes, terms, workRatio: nnz ? terms / nnz : 1 });
+      out.push({
+        batchRows,
+        columnOrder,
+        k,
+        batches,
+        nnz,
+        codes,
+        terms,
+        workRatio: nnz ? terms / nnz : 1,
+        batchesCaching,
+        cachedCodes,
+        costRatio: csr > 0 ? runs / csr : 1,
+      });
     }
   }
   return out;
 }
 
 /**
- * The candidate with the least modelled work per non-zero; a larger batch must
- * save at least `minGain` (relative) over the best smaller one to be chosen, since
- * larger batches also mean fewer, coarser SGD steps.
+ * The candidate with the least predicted runs / CSR time (costRatio); a larger batch must save at least `minGain`
+ * (relative) over the best smaller one to be chosen, since larger batches also mean fewer, coarser SGD steps.
  */
 export function chooseEncoding(candidates: EncodingCandidate[], minGain = 0.05): EncodingCandidate | undefined {
-  const usable = candidates.filter((c) => c.batches > 0).sort((a, b) => a.batchRows - b.batchRows || a.workRatio - b.workRatio);
+  const usable = candidates.filter((c) => c.batches > 0).sort((a, b) => a.batchRows - b.batchRows || a.costRatio - b.costRatio);
   let best: EncodingCandidate | undefined;
   for (const c of usable) {
     if (!best) best = c;
-    else if (c.batchRows === best.batchRows ? c.workRatio < best.workRatio : c.workRatio < best.workRatio * (1 - minGain)) best = c;
+    else if (c.batchRows === best.batchRows ? c.costRatio < best.costRatio : c.costRatio < best.costRatio * (1 - minGain)) best = c;
   }
   return best;
 }

@@ -284,6 +284,8 @@ export class LabSession {
         prefetch: 4,
         cacheLimitBytes: c.cacheLimitBytes ?? 0,
         ...(imageSize ? { imageSize } : {}),
+        // A TOC model's first-layer k: the pipeline lays batches out for it.
+        ...(c.model.tocColumns !== undefined ? { tocColumns: c.model.tocColumns } : {}),
       };
       const onEvent = Comlink.proxy((e: PipelineEvent) => this.onPipelineEvent(e));
       const first = this.spawn('pipeline-train');

@@ -108,8 +108,8 @@ async function run(): Promise<CaseResult[]> {
     const logical: TocLogical = c.data ? encodeDense(c.data, c.rows, c.cols) : encodePairs(c.pairs!, c.cols, 'f32');
     const sparse: SparseRows = c.data ? sparseFromDense(c.data, c.rows, c.cols) : sparseFromPairs(c.pairs!, c.cols, 'f32');
     const batch = toBatch(logical);
-    // Any saving caches (minSavedShare 0), whatever the default share rule, so the cached paths stay covered.
-    const runsLayout = tocRunsLayout(batch, { minSavedShare: 0 });
+    // The terms rule with any saving caching (minSavedShare 0), whatever the default cost rule picks, so the cached paths stay covered.
+    const runsLayout = tocRunsLayout(batch, { cache: 'terms', minSavedShare: 0 });
     const impls = {
       toc: new TocGpuBatch(device, batch),
       'toc-runs': new TocRunsGpuBatch(device, batch, runsLayout),

@@ -31,6 +31,11 @@ export interface ModelSpec {
   label: string;
   /** The kind of dataset the model reads. */
   input: DatasetInfo['kind'];
+  /**
+   * TOC models: the output columns of the first layer, k of its products A·W and Aᵀ·dZ ('classes': the dataset's class
+   * count). The pipeline lays each batch out for it (PipelineOptions.tocColumns): what is worth caching depends on k.
+   */
+  tocColumns?: number | 'classes';
   create(info: DatasetInfo): Model;
 }
 

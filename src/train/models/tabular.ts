@@ -61,6 +61,7 @@ export const logisticRegression: ModelSpec = {
   id: 'logreg',
   label: 'Logistic regression (softmax)',
   input: 'tabular',
+  tocColumns: 'classes',
   create: (info) => linearModel(info, softmaxLoss),
 };
 
@@ -68,22 +69,27 @@ export const linearSvm: ModelSpec = {
   id: 'svm',
   label: 'Linear SVM (hinge, one-vs-rest)',
   input: 'tabular',
+  tocColumns: 'classes',
   create(info) {
     // tfjs's hinge loss maps 0/1 labels to -1/+1 itself: one-vs-rest over the classes.
     return linearModel(info, (logits, input, classes) => tf.losses.hingeLoss(tf.oneHot(input.labels, classes), logits) as tf.Scalar);
   },
 };
 
+/** Hidden units of the TOC MLP: k of its first layer's products. */
+const MLP_HIDDEN = 64;
+
 export const tocMlp: ModelSpec = {
   id: 'toc-mlp',
-  label: 'MLP on TOC (64 hidden)',
+  label: `MLP on TOC (${MLP_HIDDEN} hidden)`,
   input: 'tabular',
+  tocColumns: MLP_HIDDEN,
   create(info) {
-    const hidden = tocDense(checkTabular(info), 64, 'mlp.hidden');
-    const out = tf.layers.dense({ units: info.classes.length, inputShape: [64] });
+    const hidden = tocDense(checkTabular(info), MLP_HIDDEN, 'mlp.hidden');
+    const out = tf.layers.dense({ units: info.classes.length, inputShape: [MLP_HIDDEN] });
     // Used once now, so its variables exist before the first step (a checkpoint is restored into them) and it can be
     // disposed whether or not a step ran (tfjs refuses to dispose a layer never applied to a tensor).
-    tf.tidy(() => void out.apply(tf.zeros([1, 64])));
+    tf.tidy(() => void out.apply(tf.zeros([1, MLP_HIDDEN])));
     return {
       prepare: prepareToc,
       logits: (input) => out.apply(tf.relu(hidden.apply(input))) as tf.Tensor2D,

@@ -171,13 +171,23 @@ describe('bytelab toc build --idx', () => {
       [45, 'source'],
       [45, 'frequency'],
     ]);
+    expect(s.encodings.k).toBe(64);
     for (const c of s.encodings.candidates) {
       expect(c.nnz).toBe(trainNonZeros);
       expect(c.workRatio).toBeGreaterThan(0);
       expect(c.workRatio).toBeLessThanOrEqual(1);
+      expect(c.costRatio).toBeGreaterThan(0);
+      expect(c.costRatio).toBeLessThanOrEqual(1);
     }
-    expect(s.encodings.chosen.workRatio).toBe(Math.min(...s.encodings.candidates.map((c: { workRatio: number }) => c.workRatio)));
-    expect(bytelab('toc', 'inspect', out).stdout).toMatch(/GPU kernel work by encoding \(first 45 train rows/);
+    expect(s.encodings.chosen.costRatio).toBe(Math.min(...s.encodings.candidates.map((c: { costRatio: number }) => c.costRatio)));
+    expect(bytelab('toc', 'inspect', out).stdout).toMatch(/GPU kernels by encoding at k = 64 \(first 45 train rows/);
+    // The cost rule's decision per train batch, at the k asked for.
+    expect(s.cacheDecisions.k).toBe(64);
+    expect(s.cacheDecisions.batches.map((b: { rows: number }) => b.rows).reduce((a: number, b: number) => a + b, 0)).toBe(45);
+    const one = JSON.parse(bytelab('toc', 'inspect', out, '--json', '--k', '1').stdout);
+    expect([one.encodings.k, one.cacheDecisions.k]).toEqual([1, 1]);
+    for (const b of one.cacheDecisions.batches) expect(b.predicted).toBeLessThanOrEqual(1);
+    expect(bytelab('toc', 'inspect', out, '--k', '1').stdout).toMatch(/cost rule at k = 1, first \d+ train batches as stored/);
     const sampled = JSON.parse(bytelab('toc', 'inspect', out, '--json', '--sample', '2').stdout);
     expect(sampled.measured).toEqual({ sampled: true, batches: 2, rows: 20 });
     expect(sampled.nonZeros).toBe(s.nonZeros); // counts always cover every batch

@@ -52,6 +52,20 @@ describe('TOC pipeline', () => {
     }
   });
 
+  it("lays batches out for the model's k: tocColumns, 'classes' (the manifest's 3), or 64 when left out", async () => {
+    for (const [over, k] of [
+      [{}, 64],
+      [{ tocColumns: 1 }, 1],
+      [{ tocColumns: 'classes' }, 3],
+    ] as Array<[Partial<PipelineOptions>, number]>) {
+      const { batches } = await drain(base, over);
+      for (const b of batches) {
+        expect(b.layout.k).toBe(k);
+        expect(b.layout.cost.k).toBe(k);
+      }
+    }
+  });
+
   it('batch echoing with e = 2 hands over every batch twice without fetching more', async () => {
     const { batches, server } = await drain(base, { echoFactor: 2 });
     expect(batches).toHaveLength(20);

@@ -44,26 +44,40 @@ describe('encoding choice', () => {
 
   it('compareEncodings: repeated rows give less work in bigger batches', () => {
     const many = sparseFromPairs(
-      Array.from({ length: 400 }, (_, r) => rows[r % 3]!),
+      Array.from({ length: 1200 }, (_, r) => rows[r % 3]!),
       4,
       'f32',
     );
-    const c = compareEncodings(many, [100, 400], ['source']);
-    expect(c.map((x) => x.batches)).toEqual([4, 1]);
-    expect(c.map((x) => x.nnz)).toEqual([667, 667]); // 134 rows of 2 pairs, 133 of 1, 133 of 2
-    expect(c[1]!.workRatio).toBeLessThan(c[0]!.workRatio);
-    expect(c[0]!.workRatio).toBeLessThan(1);
+    const c = compareEncodings(many, [100, 1200], ['source']);
+    expect(c.map((x) => x.batches)).toEqual([12, 1]);
+    expect(c.map((x) => x.nnz)).toEqual([2000, 2000]); // 400 rows each of 2, 1 and 2 pairs
+    expect(c.map((x) => x.k)).toEqual([64, 64]);
+    // At 100 rows a code saves too few terms to pay for the fill at k = 64; at 1200 rows it does.
+    expect(c[0]!.cachedCodes).toBe(0);
+    expect([c[0]!.workRatio, c[0]!.costRatio]).toEqual([1, 1]);
+    expect(c[1]!.batchesCaching).toBe(1);
+    expect(c[1]!.workRatio).toBeLessThan(1);
+    expect(c[1]!.costRatio).toBeLessThan(1);
+    expect(chooseEncoding(c)).toBe(c[1]);
+    // At k = 1 caching never pays back the fill's dispatch here: the chooser keeps the smaller batch.
+    const one = compareEncodings(many, [100, 1200], ['source'], 1);
+    expect(one.map((x) => x.costRatio)).toEqual([1, 1]);
+    expect(chooseEncoding(one)).toBe(one[0]);
   });
 
-  it('chooseEncoding: a bigger batch must save 5% more; ties at one size go to the lesser work', () => {
-    const cand = (batchRows: number, columnOrder: 'source' | 'frequency', workRatio: number): EncodingCandidate => ({
+  it('chooseEncoding: a bigger batch must cost 5% less; ties at one size go to the lesser predicted cost', () => {
+    const cand = (batchRows: number, columnOrder: 'source' | 'frequency', costRatio: number): EncodingCandidate => ({
       batchRows,
       columnOrder,
+      k: 64,
       batches: 1,
       nnz: 1,
       codes: 1,
-      terms: workRatio,
-      workRatio,
+      terms: 1,
+      workRatio: 1,
+      batchesCaching: 1,
+      cachedCodes: 1,
+      costRatio,
     });
     expect(chooseEncoding([cand(250, 'source', 0.9), cand(250, 'frequency', 0.85), cand(1000, 'source', 0.82)])).toMatchObject({
       batchRows: 250,

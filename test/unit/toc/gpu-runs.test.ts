@@ -2,7 +2,16 @@
 // it must give A*M and A^T*M of the dense matrix, and the work model must hold.
 import { describe, expect, it } from 'vitest';
 import { encodeDense, encodePairs, toBatch, type ColumnValuePair } from '../../../src/toc/index.js';
-import { MIN_SAVED_SHARE, tocRunsLayout, worthCaching, type TocRunsLayout } from '../../../src/toc/gpu-runs.js';
+import {
+  MIN_SAVED_SHARE,
+  pricesFor,
+  runsCost,
+  tocRunsLayout,
+  worthCaching,
+  type CacheRule,
+  type RunsLayoutOptions,
+  type TocRunsLayout,
+} from '../../../src/toc/gpu-runs.js';
 import { mnistLike, randomMatrix, randomVector, rng, type RandomMatrixSpec } from './generators.js';
 import { denseTimes, expectClose } from './helpers.js';
 
@@ -93,15 +102,36 @@ const CASES: Array<[string, RandomMatrixSpec]> = [
 ];
 
 describe('resolved-runs layout (tocRunsLayout)', () => {
+  // Every rule, the cost rule at both kernel forms' k, and 'all' (every code cached, savings or not): the layout must hold.
+  const RULES: Array<[string, RunsLayoutOptions]> = [
+    ['cost rule, k = 64', { k: 64 }],
+    ['cost rule, k = 1', { k: 1 }],
+    ['terms rule, any saving', { cache: 'terms', minSavedShare: 0 }],
+    ['every code cached', { cache: 'all' }],
+    ['nothing cached', { cache: 'none' }],
+  ];
   for (const [name, spec] of CASES) {
-    it(`${name}: the kernels' arithmetic on the layout gives A*M and A^T*M`, () => {
-      const data = randomMatrix(rng(spec.rows + spec.cols), spec, 'f32');
-      const l = tocRunsLayout(toBatch(encodeDense(data, spec.rows, spec.cols)));
-      checkProducts(l, data, spec.cols);
-      expect(l.model.terms).toBeLessThanOrEqual(l.model.nnz);
-      expect(l.model.inlinePairs + l.model.cachedUses + l.model.cachedRunPairs).toBe(l.model.terms);
-    });
+    for (const [rule, options] of RULES) {
+      it(`${name}, ${rule}: the kernels' arithmetic on the layout gives A*M and A^T*M`, () => {
+        const data = randomMatrix(rng(spec.rows + spec.cols), spec, 'f32');
+        const l = tocRunsLayout(toBatch(encodeDense(data, spec.rows, spec.cols)), options);
+        checkProducts(l, data, spec.cols);
+        if (options.cache !== 'all') expect(l.model.terms).toBeLessThanOrEqual(l.model.nnz);
+        expect(l.model.inlinePairs + l.model.cachedUses + l.model.cachedRunPairs).toBe(l.model.terms);
+        if (options.cache === 'none') expect(l.cached).toBe(0);
+      });
+    }
   }
+
+  it("'all' caches every distinct code of D, even those that cost terms", () => {
+    const data = randomMatrix(rng(11), { rows: 60, cols: 50, density: 0.5, distinctValues: 1e6 }, 'f32');
+    const batch = toBatch(encodeDense(data, 60, 50));
+    const l = tocRunsLayout(batch, { cache: 'all' });
+    expect(l.cached).toBe(new Set(batch.codes).size);
+    expect(l.model.cachedUses).toBe(batch.codes.length);
+    expect(l.model.inlinePairs).toBe(0);
+    expect(l.model.terms).toBeGreaterThan(l.model.nnz);
+  });
 
   it('MNIST-like: repeated prefixes are cached and save terms; indexes are 16-bit', () => {
     const data = mnistLike(250, 4);
@@ -124,7 +154,7 @@ describe('resolved-runs layout (tocRunsLayout)', () => {
       6,
       'f32',
     );
-    const l = tocRunsLayout(toBatch(logical));
+    const l = tocRunsLayout(toBatch(logical), { cache: 'terms' });
     const full = Array.from(logical.codes).filter((_, i) => i >= 5);
     expect(new Set(full).size).toBe(1);
     expect(l.model.cachedRunPairs).toBe(3);
@@ -163,7 +193,7 @@ describe('resolved-runs layout (tocRunsLayout)', () => {
     expect(tocRunsLayout(toBatch(encodeDense(oneOther, 50, 20))).unitValues).toBe(false);
   });
 
-  it('a batch whose cached codes would save less than MIN_SAVED_SHARE of its non-zeros caches none', () => {
+  it('terms rule: a batch whose cached codes would save less than MIN_SAVED_SHARE of its non-zeros caches none', () => {
     // 100 rows: one shared 3-pair row (saves 3 * 20 - 3 - 20 = 37 terms once cached) among 80 rows of distinct pairs.
     const shared: ColumnValuePair[] = [
       [0, 1],
@@ -174,14 +204,14 @@ describe('resolved-runs layout (tocRunsLayout)', () => {
       r < 20 ? shared : Array.from({ length: 10 }, (_, i): ColumnValuePair => [3 + i, r * 10 + i + 1]),
     );
     const batch = toBatch(encodePairs(rows, 13, 'f32'));
-    const any = tocRunsLayout(batch, { minSavedShare: 0 });
+    const any = tocRunsLayout(batch, { cache: 'terms', minSavedShare: 0 });
     const saved = any.model.nnz - any.model.terms;
     expect(saved).toBeGreaterThan(0);
     expect(saved).toBeLessThan(MIN_SAVED_SHARE * any.model.nnz);
-    const chosen = tocRunsLayout(batch);
+    const chosen = tocRunsLayout(batch, { cache: 'terms' });
     expect(chosen.cached).toBe(0);
     expect(chosen.model.terms).toBe(chosen.model.nnz);
-    expect(tocRunsLayout(batch, { minSavedShare: saved / any.model.nnz }).cached).toBe(any.cached);
+    expect(tocRunsLayout(batch, { cache: 'terms', minSavedShare: saved / any.model.nnz }).cached).toBe(any.cached);
   });
 
   it('worthCaching: only strict savings', () => {
@@ -190,5 +220,73 @@ describe('resolved-runs layout (tocRunsLayout)', () => {
     expect(worthCaching(2, 3)).toBe(true);
     expect(worthCaching(3, 2)).toBe(true);
     expect(worthCaching(50, 1)).toBe(false);
+  });
+});
+
+describe('the cost rule (runsCost, RunsLayoutOptions.k)', () => {
+  /** 800 rows: 20 patterns of 3 pairs, each used by 40 rows, then one of 100 pairs. */
+  function reuseBatch() {
+    const rows = Array.from({ length: 800 }, (_, r): ColumnValuePair[] => [
+      [0, 1 + (r % 20)],
+      [1, 2],
+      [2, 1 + (r % 20)],
+      [3 + (r % 100), 1],
+    ]);
+    return toBatch(encodePairs(rows, 103, 'f32'));
+  }
+  const costOf = (l: TocRunsLayout) => l.cost.times + l.cost.transposeTimes;
+
+  it('k = 1 caches nothing on a batch where k = 64 caches; the quad k pays the fixed price, one column does not', () => {
+    const batch = reuseBatch();
+    const wide = tocRunsLayout(batch, { k: 64 });
+    const narrow = tocRunsLayout(batch, { k: 1 });
+    expect(wide.cached).toBeGreaterThan(0);
+    expect(wide.cost.ratio).toBeLessThan(1);
+    expect(narrow.cached).toBe(0);
+    expect(narrow.model.terms).toBe(narrow.model.nnz);
+    expect(narrow.cost.ratio).toBe(1);
+    expect([wide.k, narrow.k]).toEqual([64, 1]);
+  });
+
+  it('a batch with no reuse caches nothing at any k', () => {
+    const rows = Array.from({ length: 300 }, (_, r): ColumnValuePair[] => [
+      [r % 100, r + 1],
+      [100 + (r % 50), r + 2],
+    ]);
+    const batch = toBatch(encodePairs(rows, 150, 'f32'));
+    for (const k of [1, 2, 8, 64, 256]) {
+      const l = tocRunsLayout(batch, { k });
+      expect(l.cached).toBe(0);
+      expect(l.cost.ratio).toBe(1);
+    }
+  });
+
+  it('the cost rule picks the cheapest of the rules by its own model, at every k', () => {
+    const spec = { rows: 500, cols: 60, density: 0.2, distinctValues: 3, repeatRows: 0.5 };
+    const batch = toBatch(encodeDense(randomMatrix(rng(8), spec, 'f32'), spec.rows, spec.cols));
+    for (const k of [1, 2, 4, 16, 64]) {
+      const chosen = costOf(tocRunsLayout(batch, { k }));
+      for (const cache of ['terms', 'all', 'none'] as CacheRule[]) {
+        for (const minSavedShare of [0, MIN_SAVED_SHARE]) expect(chosen).toBeLessThanOrEqual(costOf(tocRunsLayout(batch, { k, cache, minSavedShare })) + 1e-9);
+      }
+    }
+  });
+
+  it('runsCost: nothing cached costs what CSR costs; the fill adds its dispatch, invocations and terms', () => {
+    const model = { rows: 100, cols: 40, nnz: 1000, inlinePairs: 1000, cachedCodes: 0, cachedRunPairs: 0, cachedUses: 0 };
+    for (const k of [1, 64]) {
+      const c = runsCost(model, k);
+      expect(c.times).toBe(c.csrTimes);
+      expect(c.transposeTimes).toBe(c.csrTransposeTimes);
+      expect(c.ratio).toBe(1);
+    }
+    // One code of 4 pairs used 50 times, cached: the gather sums 800 + 50 terms, its run's fill 4, one invocation more.
+    const p = { base: 1, dispatch: 10, invocation: 0.5, term: 0.25, copy: 0.001 };
+    const cached = runsCost({ ...model, inlinePairs: 800, cachedCodes: 1, cachedRunPairs: 4, cachedUses: 50 }, 1, p);
+    expect(cached.times).toBeCloseTo(p.dispatch + p.copy * 40 + p.invocation * (100 + 1) + p.term * (800 + 50 + 4) + p.base, 9);
+    expect(cached.transposeTimes).toBeCloseTo(p.dispatch + p.copy * 100 + p.invocation * (40 + 1) + p.term * (800 + 4 + 50) + p.base, 9);
+    expect(cached.csrTimes).toBeCloseTo(p.base + p.invocation * 100 + p.term * 1000, 9);
+    // k = 64 takes the quad prices and 16 invocations per output row (4 columns each).
+    expect(runsCost(model, 64).csrTimes).toBeCloseTo(pricesFor(64).base + 16 * (pricesFor(64).invocation * 100 + pricesFor(64).term * 1000), 9);
   });
 });

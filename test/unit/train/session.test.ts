@@ -414,6 +414,23 @@ describe('checkpoints and exact resume', () => {
     }
   });
 
+  it("a TOC model's first-layer k (tocColumns) reaches every pipeline it opens; other models send none", async () => {
+    for (const tocColumns of [64, 'classes', undefined] as const) {
+      const base = config().model;
+      const a = session(undefined, { model: { ...base, ...(tocColumns === undefined ? {} : { tocColumns }) } });
+      const done = a.s.start();
+      await until('a step', () => a.rec.steps.length > 0);
+      await a.s.stop();
+      await done;
+      const opened = a.fakes.workers.filter((w) => w.options);
+      expect(opened.map((w) => w.options!.split).sort()).toEqual(['test', 'train']);
+      for (const w of opened) {
+        if (tocColumns === undefined) expect(w.options).not.toHaveProperty('tocColumns');
+        else expect(w.options!.tocColumns).toBe(tocColumns);
+      }
+    }
+  });
+
   it('a pause takes a checkpoint at the step it paused on', async () => {
     const saved: Checkpoint[] = [];
     const { s, rec } = session(undefined, { checkpointEvery: 1000, saveCheckpoint: async (c) => void saved.push(c) });
