@@ -66,9 +66,11 @@ export interface PipelineOptions {
    * Continue a run exactly (tape.ts): the tape of the pipeline that run used (same
    * dataset, split, seed and partition) and the batches it handed out. The stream
    * starts with the batch it would have handed out next; the batches before are
-   * worked out without reading their data.
+   * worked out without reading their data, from the tape's latest snapshot before them.
    */
   resume?: { tape: TapeState; batches: number };
+  /** Batches between the stream snapshots the tape keeps (default 64; tests take them often). */
+  snapshotEvery?: number;
   /**
    * TOC tables: k of the first layer's products the batches will serve (its output columns; 'classes': the dataset's
    * class count, as a linear model has). The runs layout caches what pays at that k (src/toc/gpu-runs.ts, the cost
@@ -171,6 +173,8 @@ export interface PipelineStats {
   readers: number;
   examplesEmitted: number;
   batchesEmitted: number;
+  /** Batches a resumed stream settled on without making them: those between its snapshot (or the start) and the resume point. */
+  batchesWorkedOut: number;
   fetchMs: number;
   decodeMs: number;
   epoch: number;

@@ -16,8 +16,8 @@ import { FetchError, fetchRange, sleep, TransientFetchError, type RangeResponse 
 import { LOCAL_PREFIX, readLocalFile } from '../storage/local-datasets.js';
 import { PrefixCache, type CachedPrefix } from '../storage/prefix-cache.js';
 import { BoundedQueue } from './queue.js';
-import { hash32, seededRandom, shuffleInPlace, type Random } from '../shared/random.js';
-import { ControlTape, type TapeState } from './tape.js';
+import { hash32, seededRandom, shuffleInPlace, type Random, type SeededRandom } from '../shared/random.js';
+import { ControlTape, snapshotFor, type StreamSnapshot, type TapeState } from './tape.js';
 import { LinkClock } from './link-clock.js';
 
 export const emptyStats = (): PipelineStats => ({
@@ -32,6 +32,7 @@ export const emptyStats = (): PipelineStats => ({
   linkBusyMs: 0,
   readers: 1,
   batchesEmitted: 0,
+  batchesWorkedOut: 0,
   fetchMs: 0,
   decodeMs: 0,
   epoch: 0,
@@ -58,6 +59,8 @@ export function startsOf(sizes: number[]): number[] {
 
 /** Records a resumed pipeline keeps read while it makes the first batches from replayed ones. */
 const REPLAY_RECORDS_KEPT = 16;
+/** Batches between stream snapshots: a resume works out at most this many (plus the prefetched ones) instead of the whole run. */
+const DEFAULT_SNAPSHOT_EVERY = 64;
 
 /** Records read ahead of the one being consumed: their Range requests overlap each other and the decoding. */
 const DEFAULT_REQUESTS_IN_FLIGHT = 4;
@@ -78,7 +81,15 @@ export abstract class BasePipeline<M> {
   protected options!: PipelineOptions;
   protected manifest!: M;
   /** Draws of the stages (echo, flips, shuffle buffer): a stream per partition rank. */
-  protected random!: Random;
+  protected random!: SeededRandom;
+  /** Whether the split was opened with a shuffle stage (the training split; not the test split). */
+  protected shuffles = false;
+  /** The snapshot a resumed stream starts from (tape.ts): the stages are rebuilt holding what it says. */
+  protected startFrom: StreamSnapshot | undefined;
+  /** Where the epoch loop is: the stream position of the record whose items it is passing on, and how many have gone. */
+  private passing = { record: 0, taken: 0 };
+  /** Controls read once per record when it is scheduled, ahead of the stages: a snapshot counts their reads at its record. */
+  protected perRecordControls: string[] = [];
   /** Draws of the epochs' record orders: the same for every rank, so the ranks' shares are disjoint. */
   private orderRandom!: Random;
   protected readonly abort = new AbortController();
@@ -97,6 +108,8 @@ export abstract class BasePipeline<M> {
 
   constructor(protected readonly emit: (event: PipelineEvent) => void) {}
 
+  /** What the stages hold between pulls, written down as plain data for a stream snapshot (the subclass revives it from startFrom.held). */
+  protected abstract heldNow(): unknown;
   /** Checks a parsed manifest and returns it typed, or throws naming what is wrong. */
   protected abstract validate(json: unknown, where: string): M;
   protected abstract describe(): DatasetInfo;
@@ -114,7 +127,10 @@ export abstract class BasePipeline<M> {
     }
     this.orderRandom = seededRandom(options.seed);
     this.random = seededRandom(hash32(options.seed, 'stages', rank));
-    this.tape = new ControlTape(options.resume?.tape);
+    this.shuffles = options.shuffleBuffer > 1;
+    this.startFrom = options.resume && snapshotFor(options.resume.tape, options.resume.batches);
+    if (this.startFrom) this.random.setState(this.startFrom.random);
+    this.tape = new ControlTape(options.resume?.tape, this.startFrom);
     this.link = new LinkClock(Math.max(1, options.requestsInFlight ?? DEFAULT_REQUESTS_IN_FLIGHT));
     const limit = options.cacheLimitBytes ?? 0;
     this.cache = limit > 0 && PrefixCache.available ? new PrefixCache(limit, options.cacheName) : undefined;
@@ -141,7 +157,7 @@ export abstract class BasePipeline<M> {
 
   setShuffleBuffer(size: number): void {
     if (!(size >= 1)) throw new RangeError(`shuffle buffer must be >= 1, got ${size}`);
-    if (this.options.shuffleBuffer > 1) this.options.shuffleBuffer = Math.round(size); // a split opened in order stays in order
+    if (this.shuffles) this.options.shuffleBuffer = Math.round(size); // a split opened in order stays in order
   }
 
   /** The next batch, or null after the last epoch. Starts the prefetching loop on first call. */
@@ -178,13 +194,18 @@ export abstract class BasePipeline<M> {
 
   private async pump(queue: BoundedQueue<Batch>): Promise<void> {
     const resumeAt = this.options.resume?.batches ?? 0;
+    const every = this.options.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY;
+    this.stats.batchesEmitted = this.startFrom?.batch ?? 0;
     this.loop.started = performance.now();
     try {
       for await (const pending of this.batches()) {
         if (queue.isClosed) return;
         const index = this.stats.batchesEmitted++;
-        // A resumed stream works out the batches the earlier run handed out, but does not make them.
+        // Every stage is between pulls now: the stream stands just before batch index + 1.
+        if ((index + 1) % every === 0) this.tape.noteSnapshot(this.snapshot(index + 1));
+        // A resumed stream works out the batches the earlier run handed out after its snapshot, but does not make them.
         if (index < resumeAt) {
+          this.stats.batchesWorkedOut++;
           this.loop.started = performance.now();
           continue;
         }
@@ -203,6 +224,14 @@ export abstract class BasePipeline<M> {
     }
   }
 
+  /** Where the stream stands before batch `batch`, all of it plain data (tape.ts StreamSnapshot). */
+  private snapshot(batch: number): StreamSnapshot {
+    const reads = this.tape.readCounts();
+    // Those were read for the records scheduled ahead; the restored epoch loop schedules again from the record it was passing on.
+    for (const name of this.perRecordControls) if (name in reads) reads[name] = this.passing.record;
+    return { batch, ...this.passing, random: this.random.state(), reads, held: this.heldNow() };
+  }
+
   /** Warnings already reported: a bad record is named once, not again every epoch. */
   private readonly warned = new Set<string>();
 
@@ -217,6 +246,7 @@ export abstract class BasePipeline<M> {
       random: this.random,
       echoFactor: this.tape.channel('echoFactor', () => this.options.echoFactor),
       echoMode: this.tape.channel('echoMode', () => this.options.echoMode ?? 'examples'),
+      shuffles: this.shuffles,
       shuffleBuffer: this.tape.channel('shuffleBuffer', () => this.options.shuffleBuffer),
       batchSize: this.tape.channel('batchSize', () => this.options.batchSize),
       echoed: (n: number) => void (this.stats.examplesEchoed += n),
@@ -245,7 +275,8 @@ export abstract class BasePipeline<M> {
    * and the trainer does not then wait for the next epoch's first record. A
    * record that fails yields nothing; a whole epoch that yields nothing ends the
    * stream with an error. `read` gets the record, its position in the stream
-   * (counted across epochs: the tape's key) and its index in `records`.
+   * (counted across epochs: the tape's key) and its index in `records`. A
+   * restored stream starts at its snapshot's record, past the items already taken.
    */
   protected async *readEpochs<R, T>(records: R[], read: (record: R, position: number, index: number) => Promise<T[]>): AsyncGenerator<T> {
     const { count, rank } = this.options.partition ?? { count: 1, rank: 0 };
@@ -253,8 +284,10 @@ export abstract class BasePipeline<M> {
     const perEpoch = Math.ceil((records.length - rank) / count);
     const depth = Math.max(1, Math.min(this.options.requestsInFlight ?? DEFAULT_REQUESTS_IN_FLIGHT, perEpoch));
     const upcoming = this.epochOrders(records.length);
+    const from = this.startFrom ?? { record: 0, taken: 0 };
+    for (let p = 0; p < from.record; p++) upcoming.next();
     const ahead: { epoch: number; reading: Promise<T[]> }[] = [];
-    let scheduled = 0;
+    let scheduled = from.record;
     const fill = () => {
       while (ahead.length < depth && !this.abort.signal.aborted) {
         const next = upcoming.next();
@@ -266,9 +299,10 @@ export abstract class BasePipeline<M> {
       }
     };
     const noData = () => new Error(`no readable data in split "${this.options.split}": every record failed (see warnings)`);
-    let consumed = 0;
+    let consumed = from.record;
     let epoch = -1;
     let produced = 0;
+    let skip = from.taken;
     fill();
     while (ahead.length > 0) {
       const turn = ahead.shift()!;
@@ -281,12 +315,19 @@ export abstract class BasePipeline<M> {
       }
       const items = await turn.reading;
       if (this.abort.signal.aborted) return;
+      this.passing = { record: consumed, taken: 0 };
       this.tape.consumed(consumed++);
       fill();
       for (const item of items) {
         produced++;
+        this.passing.taken++;
+        if (skip > 0) {
+          skip--;
+          continue;
+        }
         yield item;
       }
+      skip = 0;
     }
     if (epoch >= 0 && produced === 0) throw noData();
   }

@@ -11,13 +11,34 @@ import type { ImageShape } from '../pcr/manifest.js';
 import { RecordError } from '../pcr/record.js';
 import type { DatasetInfo, PendingBatch, PipelineEvent, PipelineOptions, SampleImages } from './api.js';
 import { BasePipeline, ServerGoneError, startsOf } from './base.js';
-import { decodeToShape, firstSamples, imageBatches, sampleOf, type ImageContent, type ImageExample } from './image-stages.js';
+import {
+  decodeToShape,
+  emptyImageStagesHeld,
+  firstSamples,
+  imageBatches,
+  sampleOf,
+  type ImageContent,
+  type ImageExample,
+  type ImageStagesHeld,
+} from './image-stages.js';
+import { mapHeld, type EchoHeld } from './stages.js';
 
 /** Per-record cap on image-level warnings, so one rotten record cannot flood the log. */
 const IMAGE_WARNINGS_PER_RECORD = 3;
 
 /** A record's images decoded at one scan group; undefined where an image was left out. */
 type DecodedRecord = (ImageContent | undefined)[];
+
+/** An example as a stream snapshot writes it down: its id, the stream position of its record's read, and its flip (1: mirrored). */
+type ExampleRef = [id: number, position: number, flip: 0 | 1];
+
+/** ImageStagesHeld written down. */
+interface WrittenHeld {
+  early: EchoHeld<ExampleRef>;
+  late: EchoHeld<ExampleRef>;
+  shuffle: { items: ExampleRef[]; capacity: number; draining: boolean };
+  batches: EchoHeld<ExampleRef[]>;
+}
 
 /** A record as the pipeline schedules it. */
 export interface ImageRecord {
@@ -89,6 +110,9 @@ export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipe
   private firstIds: number[] = [];
   /** The scan group of each record read, through the tape: a resumed stream reads each record at the group the earlier run did. */
   private fidelity: () => number = () => this.options.fidelity;
+  /** What the stages hold between pulls; a restored stream's start with what its snapshot held. */
+  private held: ImageStagesHeld = emptyImageStagesHeld();
+  protected override perRecordControls = ['fidelity'];
 
   constructor(
     private readonly source: RecordSource<R>,
@@ -145,8 +169,42 @@ export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipe
     const records = this.records();
     this.firstIds = startsOf(records.map((r) => r.images));
     this.fidelity = this.tape.channel('fidelity', () => this.options.fidelity);
+    if (this.startFrom) this.held = this.revive(this.startFrom.held as WrittenHeld);
     const examples = this.readEpochs(records, (r, position, index) => this.readRecord(r, position, index));
-    return imageBatches(examples, { shape: this.manifest.image, ...this.stageControls() });
+    return imageBatches(examples, { shape: this.manifest.image, ...this.stageControls(), held: this.held });
+  }
+
+  protected heldNow(): WrittenHeld {
+    const h = this.held;
+    const write = (e: ImageExample): ExampleRef => [e.id, e.position, e.flip ? 1 : 0];
+    const { items, capacity, draining } = h.shuffle;
+    return {
+      early: mapHeld(h.early, write),
+      late: mapHeld(h.late, write),
+      shuffle: { items: items.map(write), capacity, draining },
+      batches: mapHeld(h.batches, (group) => group.map(write)),
+    };
+  }
+
+  /** A snapshot's held examples as promises to read their records again, at the scan group each was read at. */
+  private revive(written: WrittenHeld): ImageStagesHeld {
+    const records = this.records();
+    const read = ([id, position, flip]: ExampleRef): ImageExample => {
+      const r = this.firstIds.findLastIndex((first) => first <= id);
+      const level = this.tape.recordedValue('fidelity', position);
+      if (!(r >= 0 && id - this.firstIds[r]! < records[r]!.images && position < this.tape.replayRecords && typeof level === 'number')) {
+        throw new Error(`the saved run's stream snapshot names example ${id} of record read ${position}, which its tape does not hold`);
+      }
+      const load = async () => (await this.decodeAgain(records[r]!, position, level))?.[id - this.firstIds[r]!];
+      return { id, position, ...(flip ? { flip: true } : {}), load };
+    };
+    const { items, capacity, draining } = written.shuffle;
+    return {
+      early: mapHeld(written.early, read),
+      late: mapHeld(written.late, read),
+      shuffle: { items: items.map(read), capacity, draining },
+      batches: mapHeld(written.batches, (group) => group.map(read)),
+    };
   }
 
   /**
@@ -162,11 +220,11 @@ export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipe
       const outcome = this.tape.outcome(position);
       const kept = outcome === undefined ? Array.from({ length: record.images }, (_, i) => i) : (outcome ?? []);
       const load = () => this.decodeAgain(record, position, level);
-      return kept.map((i) => ({ id: firstId + i, load: async () => (await load())?.[i] }));
+      return kept.map((i) => ({ id: firstId + i, position, load: async () => (await load())?.[i] }));
     }
     const decoded = await this.decodeRecord(record, level);
     const examples: ImageExample[] = [];
-    decoded?.forEach((content, i) => content && examples.push({ id: firstId + i, ...content }));
+    decoded?.forEach((content, i) => content && examples.push({ id: firstId + i, position, ...content }));
     if (!decoded) this.tape.noteOutcome(position, null);
     else if (examples.length !== record.images)
       this.tape.noteOutcome(

@@ -6,7 +6,7 @@ import type { ImageShape } from '../pcr/manifest.js';
 import { resize } from '../pcr/pixels.js';
 import type { EchoMode, ImageBatch, PendingBatch, SampleImages } from './api.js';
 import type { Random } from '../shared/random.js';
-import { chunk, echo, shuffleBuffer } from './stages.js';
+import { chunk, echo, shuffleBuffer, type EchoHeld, type ShuffleHeld } from './stages.js';
 
 /** An example's pixels (height x width x channels, interleaved, at the model's input size) and label. */
 export interface ImageContent {
@@ -22,6 +22,8 @@ export interface ImageContent {
 export type ImageExample = {
   /** The example's index in the split (echoed copies share it): the batch's ids, and duplicates within a batch. */
   id: number;
+  /** The stream position of the record read it came from (tape.ts): where a restored stream reads it again. */
+  position: number;
   /** Mirror it when the batch is made: the augmentation's draw for this copy. */
   flip?: boolean;
 } & (ImageContent | { load(): Promise<ImageContent | undefined> });
@@ -34,13 +36,31 @@ export interface ImageStageControls {
   /** Read per example and per batch, so changes apply at once. */
   echoFactor(): number;
   echoMode(): EchoMode;
-  /** Examples the shuffle buffer holds; 1 or less at open: no shuffle stage at all (the test split). */
+  /** Whether there is a shuffle stage at all (not for the test split), and the examples it holds, read per example. */
+  shuffles: boolean;
   shuffleBuffer(): number;
   batchSize(): number;
   /** Counters: echoed copies of examples made; examples in a batch that repeat one already in it. */
   echoed(examples: number): void;
   duplicates(n: number): void;
+  /** What the stages hold between pulls (stages.ts): written down by a stream snapshot, filled in by a restore. */
+  held: ImageStagesHeld;
 }
+
+/** The items the image stages hold between pulls. */
+export interface ImageStagesHeld {
+  early: EchoHeld<ImageExample>;
+  late: EchoHeld<ImageExample>;
+  shuffle: ShuffleHeld<ImageExample>;
+  batches: EchoHeld<ImageExample[]>;
+}
+
+export const emptyImageStagesHeld = (): ImageStagesHeld => ({
+  early: { left: 0 },
+  late: { left: 0 },
+  shuffle: { items: [], capacity: Infinity, draining: false },
+  batches: { left: 0 },
+});
 
 /**
  * Decodes a JPEG of any size to the model's input: at the smallest DCT scale
@@ -106,10 +126,10 @@ async function makeImageBatch(group: ImageExample[], shape: ImageShape): Promise
  */
 export async function* imageBatches(examples: AsyncIterable<ImageExample>, c: ImageStageControls): AsyncGenerator<PendingBatch> {
   const stage = (mode: EchoMode) => ({ factor: c.echoFactor, random: c.random, active: () => c.echoMode() === mode, echoed: () => c.echoed(1) });
-  const early = echo(examples, stage('examples'));
+  const early = echo(examples, stage('examples'), c.held.early);
   const augmented = c.augment ? flipExamples(early, c.random) : early;
-  const late = echo(augmented, stage('examples-after-augment'));
-  const shuffled = c.shuffleBuffer() > 1 ? shuffleBuffer(late, c.shuffleBuffer, c.random) : late;
+  const late = echo(augmented, stage('examples-after-augment'), c.held.late);
+  const shuffled = c.shuffles ? shuffleBuffer(late, c.shuffleBuffer, c.random, c.held.shuffle) : late;
   async function* groups(): AsyncGenerator<ImageExample[]> {
     for await (const group of chunk(shuffled, c.batchSize)) {
       c.duplicates(duplicatesIn(group));
@@ -117,7 +137,7 @@ export async function* imageBatches(examples: AsyncIterable<ImageExample>, c: Im
     }
   }
   // A group is never changed once made, so an echoed batch is the same group again: each make() fills arrays of its own.
-  for await (const group of echo(groups(), { ...stage('batches'), echoed: (g) => c.echoed(g.length) })) {
+  for await (const group of echo(groups(), { ...stage('batches'), echoed: (g) => c.echoed(g.length) }, c.held.batches)) {
     yield { size: group.length, make: () => makeImageBatch(group, c.shape) };
   }
 }

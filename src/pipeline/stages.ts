@@ -1,4 +1,8 @@
 // Generic pipeline stages over async iterables: echo, shuffle buffer, batch.
+// The stages that hold items between pulls (an echo stage owing copies, the
+// shuffle buffer) keep them in a `held` object the caller passes in: a stream
+// snapshot (base.ts) writes it down, and a stage given a filled one starts
+// where the snapshotted stream stood.
 import { shuffleInPlace, type Random } from '../shared/random.js';
 
 export interface EchoStage<T> {
@@ -13,24 +17,54 @@ export interface EchoStage<T> {
   echoed?(item: T): void;
 }
 
+/** An echo stage between pulls: the item it is repeating and the copies of it still owed. */
+export interface EchoHeld<T> {
+  item?: T;
+  left: number;
+}
+
+/** An echo stage's held item written down or revived with `f`; nothing once it owes no copies. */
+export function mapHeld<T, U>(held: EchoHeld<T>, f: (item: T) => U): EchoHeld<U> {
+  return held.left > 0 ? { item: f(held.item!), left: held.left } : { left: 0 };
+}
+
 /**
  * Data echoing (Choi et al. 2019): repeats every upstream item e times so the
  * downstream consumer keeps working while upstream is slow. A fractional e is
  * realised per item: floor(e) copies plus one more with probability e - floor(e).
  */
-export async function* echo<T>(source: AsyncIterable<T>, stage: EchoStage<T>): AsyncGenerator<T> {
+export async function* echo<T>(source: AsyncIterable<T>, stage: EchoStage<T>, held: EchoHeld<T> = { left: 0 }): AsyncGenerator<T> {
+  // Copies a restored stream still owes (they were decided before its snapshot).
+  yield* owed(held, stage);
   for await (const item of source) {
     if (stage.active && !stage.active()) {
       yield item;
       continue;
     }
     const e = Math.max(1, stage.factor());
-    const copies = Math.floor(e) + (stage.random() < e - Math.floor(e) ? 1 : 0);
-    for (let c = 0; c < copies; c++) {
-      if (c > 0) stage.echoed?.(item);
-      yield stage.clone && c < copies - 1 ? stage.clone(item) : item;
-    }
+    held.item = item;
+    held.left = Math.floor(e) + (stage.random() < e - Math.floor(e) ? 1 : 0) - 1;
+    yield held.left > 0 && stage.clone ? stage.clone(item) : item;
+    yield* owed(held, stage);
   }
+}
+
+/** The copies `held` still owes, each counted as echoed; every one but the last a clone. */
+function* owed<T>(held: EchoHeld<T>, stage: EchoStage<T>): Generator<T> {
+  while (held.left > 0) {
+    const item = held.item!;
+    held.left--;
+    stage.echoed?.(item);
+    yield held.left > 0 && stage.clone ? stage.clone(item) : item;
+  }
+  held.item = undefined;
+}
+
+/** A shuffle buffer between pulls: its items, the capacity the last arrival was checked against, and whether it is draining (the source ended). */
+export interface ShuffleHeld<T> {
+  items: T[];
+  capacity: number;
+  draining: boolean;
 }
 
 /**
@@ -38,8 +72,13 @@ export async function* echo<T>(source: AsyncIterable<T>, stage: EchoStage<T>): A
  * time a new one arrives, then drains in random order. The capacity is read per
  * item (a live control): when it shrinks, the surplus is emitted at random first.
  */
-export async function* shuffleBuffer<T>(source: AsyncIterable<T>, capacity: () => number, random: Random): AsyncGenerator<T> {
-  const buffer: T[] = [];
+export async function* shuffleBuffer<T>(
+  source: AsyncIterable<T>,
+  capacity: () => number,
+  random: Random,
+  held: ShuffleHeld<T> = { items: [], capacity: Infinity, draining: false },
+): AsyncGenerator<T> {
+  const buffer = held.items;
   const takeRandom = () => {
     const j = Math.floor(random() * buffer.length);
     const out = buffer[j]!;
@@ -47,13 +86,18 @@ export async function* shuffleBuffer<T>(source: AsyncIterable<T>, capacity: () =
     buffer.pop();
     return out;
   };
-  for await (const item of source) {
-    buffer.push(item);
-    const cap = Math.max(1, Math.round(capacity()));
-    while (buffer.length > cap) yield takeRandom();
+  if (!held.draining) {
+    while (buffer.length > held.capacity) yield takeRandom(); // a surplus a restored stream was still emitting
+    for await (const item of source) {
+      buffer.push(item);
+      held.capacity = Math.max(1, Math.round(capacity()));
+      while (buffer.length > held.capacity) yield takeRandom();
+    }
+    // Drained from the end of a shuffled copy: the order the buffer always drained in, and the buffer shrinks as it goes.
+    shuffleInPlace(buffer, random).reverse();
+    held.draining = true;
   }
-  shuffleInPlace(buffer, random);
-  yield* buffer;
+  while (buffer.length > 0) yield buffer.pop()!;
 }
 
 /** Groups items into arrays of `size`; the last, shorter one too. */

@@ -9,15 +9,30 @@ import { readTocFrame, tocRecordBytes, tocSplitRows, validateTocManifest, type T
 import { TocFormatError } from '../toc/types.js';
 import type { DatasetInfo, PendingBatch, TocBatchMessage } from './api.js';
 import { BasePipeline, ServerGoneError, startsOf } from './base.js';
-import { echo, shuffleBuffer } from './stages.js';
+import { echo, mapHeld, shuffleBuffer, type EchoHeld, type ShuffleHeld } from './stages.js';
 
 /** Copies a view that shares its buffer, so transferring it cannot detach other batches' data. */
 function owned<T extends Uint32Array | Float32Array | Int32Array>(a: T): T {
   return a.byteOffset === 0 && a.byteLength === a.buffer.byteLength ? a : (a.slice() as T);
 }
 
-/** A batch on its way through the stages, or (while a resumed pipeline replays the earlier run's stream) a way to read it. */
-type TocItem = { size: number } & ({ batch: TocBatchMessage } | { load(): Promise<TocBatchMessage | undefined> });
+/**
+ * A batch on its way through the stages, or (while a resumed pipeline replays the earlier run's stream) a way to read it;
+ * `position` is the stream position of its record's read, `index` the record's in the split, `frame` the batch's in the record.
+ */
+type TocItem = { size: number; position: number; index: number; frame: number } & (
+  | { batch: TocBatchMessage }
+  | { load(): Promise<TocBatchMessage | undefined> }
+);
+
+/** A batch as a stream snapshot writes it down. */
+type TocRef = [position: number, index: number, frame: number];
+
+/** What the stages hold between pulls. */
+interface TocHeld<T> {
+  echo: EchoHeld<T>;
+  shuffle: ShuffleHeld<T>;
+}
 
 /** A record's batches; undefined where a batch was left out. */
 type ParsedRecord = (TocBatchMessage | undefined)[];
@@ -32,6 +47,8 @@ function copyBatch(b: TocBatchMessage): TocBatchMessage {
 export class TocPipeline extends BasePipeline<TocManifest> {
   /** Each record's first row's index in the split. */
   private firstRows: number[] = [];
+  /** What the stages hold between pulls; a restored stream's start with what its snapshot held. */
+  private held: TocHeld<TocItem> = { echo: { left: 0 }, shuffle: { items: [], capacity: Infinity, draining: false } };
 
   protected validate(json: unknown, where: string): TocManifest {
     return validateTocManifest(json, where);
@@ -67,22 +84,53 @@ export class TocPipeline extends BasePipeline<TocManifest> {
   setFidelity(): void {}
 
   protected async *batches(): AsyncGenerator<PendingBatch> {
-    const o = this.options;
     const records = this.split().records;
     this.firstRows = startsOf(records.map(tocRecordRows));
+    if (this.startFrom) this.held = this.revive(this.startFrom.held as TocHeld<TocRef>);
     const batches = this.readEpochs(records, (r, position, index) => this.readRecord(r, position, index));
     // Batch echoing: the mini-batch is the unit the TOC format compresses. Batches
     // leave the worker as transferables (detached once sent), so echoed copies get arrays of their own.
-    const echoed = echo(batches, {
-      factor: this.tape.channel('echoFactor', () => this.options.echoFactor),
-      random: this.random,
-      clone: (item) => ('batch' in item ? { ...item, batch: copyBatch(item.batch) } : item),
-      echoed: (item) => void (this.stats.examplesEchoed += item.size),
-    });
+    const echoed = echo(
+      batches,
+      {
+        factor: this.tape.channel('echoFactor', () => this.options.echoFactor),
+        random: this.random,
+        clone: (item) => ('batch' in item ? { ...item, batch: copyBatch(item.batch) } : item),
+        echoed: (item) => void (this.stats.examplesEchoed += item.size),
+      },
+      this.held.echo,
+    );
     // The buffer holds batches: as many as hold about shuffleBuffer rows.
     const rows = this.tape.channel('shuffleBuffer', () => this.options.shuffleBuffer);
-    const shuffled = o.shuffleBuffer > 1 ? shuffleBuffer(echoed, () => Math.max(2, Math.round(rows() / 250)), this.random) : echoed;
+    const shuffled = this.shuffles ? shuffleBuffer(echoed, () => Math.max(2, Math.round(rows() / 250)), this.random, this.held.shuffle) : echoed;
     for await (const item of shuffled) yield { size: item.size, make: () => ('batch' in item ? item.batch : item.load()) };
+  }
+
+  protected heldNow(): TocHeld<TocRef> {
+    const write = (item: TocItem): TocRef => [item.position, item.index, item.frame];
+    const { echo: e, shuffle } = this.held;
+    return {
+      echo: mapHeld(e, write),
+      shuffle: { ...shuffle, items: shuffle.items.map(write) },
+    };
+  }
+
+  /** A snapshot's held batches as promises to read their records again. */
+  private revive(written: TocHeld<TocRef>): TocHeld<TocItem> {
+    const records = this.split().records;
+    const read = ([position, index, frame]: TocRef): TocItem => {
+      const entry = records[index];
+      if (!(entry && frame < entry.batches.length && position < this.tape.replayRecords)) {
+        throw new Error(`the saved run's stream snapshot names batch ${frame} of record ${index} read ${position}, which its tape does not hold`);
+      }
+      const load = async () => ((b) => b && copyBatch(b))((await this.parseAgain(entry, position, index))?.[frame]);
+      return { size: entry.batches[frame]!.rows, position, index, frame, load };
+    };
+    const { echo: e, shuffle } = written;
+    return {
+      echo: mapHeld(e, read),
+      shuffle: { ...shuffle, items: shuffle.items.map(read) },
+    };
   }
 
   /** The batches of the record at `position` in the stream; where a resumed stream replays the earlier run, promises to read them. */
@@ -93,11 +141,11 @@ export class TocPipeline extends BasePipeline<TocManifest> {
       const kept = outcome === undefined ? frames : (outcome ?? []);
       const load = () => this.parseAgain(entry, position, index);
       // Each batch is handed out (and its arrays transferred) once per echo copy: every load gets arrays of its own.
-      return kept.map((i) => ({ size: entry.batches[i]!.rows, load: async () => ((b) => b && copyBatch(b))((await load())?.[i]) }));
+      return kept.map((i) => ({ size: entry.batches[i]!.rows, position, index, frame: i, load: async () => ((b) => b && copyBatch(b))((await load())?.[i]) }));
     }
     const parsed = await this.parseRecord(entry, index);
     const items: TocItem[] = [];
-    parsed?.forEach((batch) => batch && items.push({ size: batch.size, batch }));
+    parsed?.forEach((batch, frame) => batch && items.push({ size: batch.size, position, index, frame, batch }));
     if (!parsed) this.tape.noteOutcome(position, null);
     else if (items.length !== frames.length)
       this.tape.noteOutcome(

@@ -22,8 +22,15 @@ export function hash32(...parts: (string | number)[]): number {
   return h >>> 0;
 }
 
+/** A seeded stream whose state can be written down and set again (a pipeline's stream snapshot keeps it). */
+export interface SeededRandom extends Random {
+  /** sfc32's four words. */
+  state(): number[];
+  setState(words: number[]): void;
+}
+
 /** Uniform numbers in [0, 1) from sfc32, its state seeded from `seed` and two hashes of it, after 12 discarded draws. */
-export function seededRandom(seed: number): Random {
+export function seededRandom(seed: number): SeededRandom {
   let a = seed >>> 0;
   let b = hash32(seed, 1);
   let c = hash32(seed, 2);
@@ -38,7 +45,12 @@ export function seededRandom(seed: number): Random {
     return (t >>> 0) / 4294967296;
   };
   for (let i = 0; i < 12; i++) next();
-  return next;
+  const state = () => [a, b, c, d];
+  const setState = (words: number[]) => {
+    if (!(words.length === 4 && words.every(Number.isInteger))) throw new Error(`a random state is four whole numbers, got ${JSON.stringify(words)}`);
+    [a, b, c, d] = words as [number, number, number, number];
+  };
+  return Object.assign(next, { state, setState });
 }
 
 /** Fisher-Yates, in place. */

@@ -5,10 +5,11 @@
 // history for the charts. The session writes one every few steps and at pause;
 // storage/runs.ts keeps them in IndexedDB.
 import type { EchoMode } from '../pipeline/api.js';
-import type { TapeState } from '../pipeline/tape.js';
+import { validateTape, type TapeState } from '../pipeline/tape.js';
 import type { ModelState } from './trainer.js';
 
-export const CHECKPOINT_VERSION = 1;
+/** 2: tapes keep stream snapshots, and the image stages no longer read the shuffle buffer once when they are built (see fromVersion1). */
+export const CHECKPOINT_VERSION = 2;
 
 export interface Checkpoint {
   version: typeof CHECKPOINT_VERSION;
@@ -52,7 +53,7 @@ export function batchesTakenFrom(rank: number, readers: number, step: number): n
 
 /** Checks a checkpoint read back from storage; throws naming what is wrong. */
 export function validateCheckpoint(value: unknown): Checkpoint {
-  const c = value as Checkpoint;
+  const c = fromVersion1(value as Checkpoint);
   const problem =
     typeof c !== 'object' || c === null
       ? 'not an object'
@@ -66,5 +67,25 @@ export function validateCheckpoint(value: unknown): Checkpoint {
               ? 'model weights missing'
               : undefined;
   if (problem) throw new Error(`the saved run cannot be continued: ${problem}`);
+  try {
+    c.tapes.forEach(validateTape);
+  } catch (err) {
+    throw new Error(`the saved run cannot be continued: ${(err as Error).message}`);
+  }
   return c;
+}
+
+/**
+ * A version-1 checkpoint as version 2: its image tapes counted one read of the shuffle buffer when the stages were built,
+ * before any example; version 2 reads it only per example, so each of that channel's reads moves one earlier.
+ */
+function fromVersion1(c: Checkpoint): Checkpoint {
+  if (typeof c !== 'object' || c === null || (c.version as number) !== 1 || !Array.isArray(c.tapes)) return c;
+  const tapes = c.tapes.map((tape) => {
+    const shuffle = tape.channels?.shuffleBuffer;
+    if (!shuffle || !tape.channels.fidelity) return tape; // a table's tape: its stages never read it at build
+    const changes = shuffle.changes.map(([n, v]): [number, number | string] => [Math.max(0, n - 1), v]).filter(([n], i, all) => all[i + 1]?.[0] !== n);
+    return { ...tape, channels: { ...tape.channels, shuffleBuffer: { reads: Math.max(0, shuffle.reads - 1), changes } } };
+  });
+  return { ...c, version: CHECKPOINT_VERSION, tapes };
 }

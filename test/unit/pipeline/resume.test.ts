@@ -36,6 +36,9 @@ function fingerprint(b: Batch): { ids: number[]; y: number[]; data: number[] } {
 
 type Pipe = BasePipeline<unknown> & { setFidelity(level: number): void };
 
+/** The changes made before batch `at` (resumeMatches changes nothing after its tape is taken). */
+const changesBefore = (changes: Record<number, (p: Pipe) => void>, at: number) => Object.fromEntries(Object.entries(changes).filter(([i]) => +i < at));
+
 /**
  * Run A: `total` batches, with the controls changed by `changes` after the given
  * batch counts (the pipeline is reading ahead meanwhile), and the tape taken
@@ -79,7 +82,7 @@ async function resumeMatches(
     resumed.push(fingerprint(batch!));
   }
   b.close();
-  return { expected: seen.slice(at), resumed, readBySnapshot, readByResumed: b.stats.examplesRead };
+  return { expected: seen.slice(at), resumed, readBySnapshot, readByResumed: b.stats.examplesRead, workedOut: b.stats.batchesWorkedOut, tape: tape! };
 }
 
 describe('exact resume', () => {
@@ -121,12 +124,73 @@ describe('exact resume', () => {
     expect(r.resumed.map((b) => b.ids)).not.toEqual(r.expected.map((b) => b.ids));
   });
 
+  it('resumed from the latest stream snapshot, it works out only the batches after it, and hands out the same batches at every point', async () => {
+    // A snapshot after every batch, a resume at every batch: snapshots fall where each echo stage owes copies, the shuffle buffer
+    // shrinks, the fidelity changes. The run changes its controls only before the resume point (resumeMatches' rule).
+    const options = { ...(await imageOptions()), snapshotEvery: 1 };
+    const owing = new Set<string>();
+    for (let at = 3; at <= 44; at++) {
+      const r = await resumeMatches(imagePipeline, options, changesBefore(imageChanges, at), at, 48);
+      expect(r.resumed, `resumed at batch ${at}`).toEqual(r.expected);
+      const from = r.tape.snapshots!.filter((s) => s.batch <= at).at(-1)!;
+      expect(r.workedOut, `resumed at batch ${at}`).toBe(at - from.batch);
+      expect(r.workedOut).toBeLessThan(8);
+      for (const [stage, held] of Object.entries(from.held as Record<string, { left?: number }>)) if (held.left) owing.add(stage);
+    }
+    expect([...owing].sort()).toEqual(['batches', 'early', 'late']);
+    // Without snapshots (a tape saved before they existed) the same stream comes from working out every batch.
+    const whole = await resumeMatches(imagePipeline, options, imageChanges, 30, 40, (t) => ({ ...t, snapshots: undefined }));
+    expect(whole.resumed).toEqual(whole.expected);
+    expect(whole.workedOut).toBe(30);
+  });
+
+  it('a snapshot taken while the shuffle buffer drains at the end of the last epoch restores the same last batches and the same end', async () => {
+    const options = testPipelineOptions(await serve(images.files), { epochs: 2, batchSize: 8, seed: 9, shuffleBuffer: 30, augment: true, snapshotEvery: 1 });
+    const a = await imagePipeline();
+    await a.open(options);
+    const all: number[][] = [];
+    for (let batch = await a.next(); batch; batch = await a.next()) all.push(Array.from(batch.ids));
+    const tape = a.tapeState();
+    a.close();
+    expect(all.length).toBe(15); // 120 examples in batches of 8
+    const at = all.length - 2; // the buffer (30) is draining by then: the last record's examples went in before batch 12
+    expect((tape.snapshots!.find((s) => s.batch === at)!.held as { shuffle: { draining: boolean } }).shuffle.draining).toBe(true);
+    const b = await imagePipeline();
+    await b.open({ ...options, resume: { tape, batches: at } });
+    const rest: number[][] = [];
+    for (let batch = await b.next(); batch; batch = await b.next()) rest.push(Array.from(batch.ids));
+    b.close();
+    expect(b.stats.batchesWorkedOut).toBe(0);
+    expect(rest).toEqual(all.slice(at));
+  });
+
+  it('a snapshot naming data its tape does not hold is refused with a message saying so', async () => {
+    const options = { ...(await imageOptions()), snapshotEvery: 4 };
+    const a = await imagePipeline();
+    await a.open(options);
+    for (let i = 0; i < 12; i++) await a.next();
+    const tape = a.tapeState();
+    a.close();
+    const bad = structuredClone(tape);
+    for (const snap of bad.snapshots!) (snap.held as { shuffle: { items: number[][] } }).shuffle.items[0] = [10_000, 0, 0];
+    const b = await imagePipeline();
+    await b.open({ ...options, resume: { tape: bad, batches: 8 } });
+    await expect(b.next()).rejects.toThrow(/stream snapshot names example 10000/);
+    b.close();
+  });
+
   it('a table (TOC) pipeline resumed from its tape hands out the same compressed batches in the same order', async () => {
     const url = await serve(buildDataset());
     const options = testPipelineOptions(url, { fidelity: 1, epochs: Infinity, seed: 3, shuffleBuffer: 1000, echoFactor: 1, prefetch: 3 });
     const make = async () => new TocPipeline(() => undefined) as unknown as Pipe;
-    const r = await resumeMatches(make, options, { 3: (p) => p.setEchoFactor(2.5), 9: (p) => p.setShuffleBuffer(500) }, 14, 30);
+    const changes = { 3: (p: Pipe) => p.setEchoFactor(2.5), 9: (p: Pipe) => p.setShuffleBuffer(500) };
+    const r = await resumeMatches(make, options, changes, 14, 30);
     expect(r.resumed).toEqual(r.expected);
+    for (const at of [7, 14, 22]) {
+      const s = await resumeMatches(make, { ...options, snapshotEvery: 3 }, changesBefore(changes, at), at, 30);
+      expect(s.resumed, `resumed at batch ${at}`).toEqual(s.expected);
+      expect(s.workedOut).toBeLessThan(at);
+    }
   });
 
   it('a record the run skipped is skipped again, and one it read whole is read whole, though the server now answers otherwise', async () => {

@@ -1,0 +1,71 @@
+// Checkpoints read back from storage: checked, and those an older lab saved brought up to this one's format.
+import { describe, expect, it } from 'vitest';
+import { CHECKPOINT_VERSION, validateCheckpoint, type Checkpoint } from '../../../src/train/checkpoint.js';
+import type { TapeState } from '../../../src/pipeline/tape.js';
+
+const imageTape = (shuffle: [number, number][], reads: number): TapeState => ({
+  channels: { fidelity: { reads: 9, changes: [[0, 6]] }, shuffleBuffer: { reads, changes: shuffle } },
+  records: 9,
+  outcomes: [],
+});
+
+const saved = (version: number, tapes: TapeState[]) =>
+  ({
+    version,
+    runId: 'r',
+    savedAt: 0,
+    config: { readers: tapes.length },
+    step: 40,
+    tapes,
+    model: { weights: [{ name: 'w', shape: [1], data: new Float32Array(1) }] },
+  }) as unknown as Checkpoint;
+
+describe('checkpoints read back', () => {
+  it('a version 1 image tape, which read the shuffle buffer once when its stages were built, has every read of it moved one earlier', () => {
+    const c = validateCheckpoint(
+      saved(1, [
+        imageTape(
+          [
+            [0, 64],
+            [1, 16],
+            [30, 8],
+          ],
+          200,
+        ),
+      ]),
+    );
+    expect(c.version).toBe(CHECKPOINT_VERSION);
+    // Read 0 (the build) and read 1 (the first example) both become read 0: the first example saw 16.
+    expect(c.tapes[0]!.channels.shuffleBuffer).toEqual({
+      reads: 199,
+      changes: [
+        [0, 16],
+        [29, 8],
+      ],
+    });
+    expect(c.tapes[0]!.channels.fidelity).toEqual({ reads: 9, changes: [[0, 6]] });
+  });
+
+  it('a table tape (no fidelity channel: its stages never read the buffer at build) is left as it was', () => {
+    const table: TapeState = {
+      channels: {
+        shuffleBuffer: {
+          reads: 5,
+          changes: [
+            [0, 1000],
+            [3, 500],
+          ],
+        },
+      },
+      records: 2,
+      outcomes: [],
+    };
+    expect(validateCheckpoint(saved(1, [table])).tapes[0]).toEqual(table);
+  });
+
+  it('a tape whose snapshot is malformed, or a version from a newer lab, is refused with a message naming what is wrong', () => {
+    const bad = { ...imageTape([[0, 16]], 3), snapshots: [{ batch: -1 }] } as unknown as TapeState;
+    expect(() => validateCheckpoint(saved(CHECKPOINT_VERSION, [bad]))).toThrow(/cannot be continued: the saved pipeline state is malformed/);
+    expect(() => validateCheckpoint(saved(3, [imageTape([], 0)]))).toThrow(/version 3, this lab reads 2/);
+  });
+});
