@@ -1,4 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join } from 'node:path';
 import { defineConfig, type Plugin } from 'vite';
 
 // Cross-origin isolation: full-resolution timers now, SharedArrayBuffer when a
@@ -19,8 +21,26 @@ const docs = (): Plugin => ({
   },
 });
 
+// GET /data/ answers the folders of the datasets built on demand (npm run data:*) as JSON, as nginx's
+// autoindex_format json does in deploy/nginx: the page probes only those that are there, so a dataset
+// not built costs no request and no 404 in the console.
+const dataListing = (): Plugin => {
+  const listing = (dir: string) => (req: IncomingMessage, res: ServerResponse, next: () => void) => {
+    if (req.url !== '/') return next(); // mounted at /data/: a file under it
+    const folders = existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()) : [];
+    res.setHeader('Content-Type', 'application/json');
+    res.setHeader('Cache-Control', 'no-cache');
+    res.end(JSON.stringify(folders.map((e) => ({ name: e.name, type: 'directory' }))));
+  };
+  return {
+    name: 'bytelab-data-listing',
+    configureServer: (server) => void server.middlewares.use('/data/', listing(join(server.config.publicDir, 'data'))),
+    configurePreviewServer: (server) => void server.middlewares.use('/data/', listing(join(server.config.root, server.config.build.outDir, 'data'))),
+  };
+};
+
 export default defineConfig({
-  plugins: [docs()],
+  plugins: [docs(), dataListing()],
   // A missing file is a 404, not index.html: the page reports a dataset that is not there as missing.
   appType: 'mpa',
   server: { headers: isolation, port: 5173, strictPort: false },

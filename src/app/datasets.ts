@@ -51,10 +51,33 @@ export const DATASETS: DatasetEntry[] = [
   },
 ];
 
-/** What the page learns from a dataset's manifest before a run: whether it is there, and what it holds. */
+/**
+ * The folders under data/ (the datasets built on demand), from the server's JSON listing (the dev server's, and
+ * nginx's autoindex in deploy/nginx); undefined where the host gives none, and then every dataset is probed.
+ */
+export async function builtDataFolders(page: string): Promise<Set<string> | undefined> {
+  try {
+    const res = await fetch(new URL('data/', page), { headers: { Accept: 'application/json' } });
+    if (!res.ok || !res.headers.get('Content-Type')?.includes('json')) return undefined;
+    const list: unknown = await res.json();
+    if (!Array.isArray(list)) return undefined;
+    return new Set(list.filter((e) => e?.type === 'directory' && typeof e.name === 'string').map((e) => e.name as string));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Probes one of the lab's own datasets, unless the server's listing says it was not built (no request, so no 404 in the console). */
+export function probeOwnDataset(d: DatasetEntry, page: string, built: Set<string> | undefined): Promise<DatasetProbe> {
+  const folder = d.manifest.match(/^data\/([^/]+)\//)?.[1];
+  if (built && folder && !built.has(folder)) return Promise.resolve({ ok: false, reason: `${d.manifest}: not on this server` });
+  return probeDataset(new URL(d.manifest, page).href);
+}
+
 /** What a dataset's scan groups cost: the slider's label and the group table, before a run has opened the dataset. */
 export type GroupCosts = Pick<DatasetInfo, 'kind' | 'fidelityLevels' | 'bytesPerLevel' | 'examples' | 'msssim'>;
 
+/** What the page learns from a dataset's manifest before a run: whether it is there, and what it holds. */
 export type DatasetProbe = { ok: true; kind: DatasetEntry['kind']; fidelityLevels?: number; name?: string; costs?: GroupCosts } | { ok: false; reason: string };
 
 /**

@@ -28,7 +28,7 @@ import { freshOptimizerState } from '../train/model-file.js';
 import { describeEchoReading } from './echo-reading.js';
 import { formatBytes } from './format.js';
 import { LiveChart } from './charts.js';
-import { DATASETS, probeDataset, type DatasetProbe, type GroupCosts } from './datasets.js';
+import { builtDataFolders, DATASETS, probeDataset, probeOwnDataset, type DatasetProbe, type GroupCosts } from './datasets.js';
 import { clearSamples, drawSamples } from './samples.js';
 import type { LabSnapshot } from './test-api.js';
 import {
@@ -187,9 +187,9 @@ const buildPanel = setupBuildPanel({
 
 /** Served datasets that exist, those a script can build (disabled, with its command), and those built in this browser. */
 async function listDatasets(select?: string): Promise<void> {
-  await Promise.all(
-    DATASETS.filter((d) => !probes.has(d.manifest)).map(async (d) => probes.set(d.manifest, await probeDataset(new URL(d.manifest, location.href).href))),
-  );
+  const unprobed = DATASETS.filter((d) => !probes.has(d.manifest));
+  const built = unprobed.length ? await builtDataFolders(location.href) : undefined;
+  await Promise.all(unprobed.map(async (d) => probes.set(d.manifest, await probeOwnDataset(d, location.href, built))));
   const served = document.createElement('optgroup');
   served.label = 'Served';
   const unbuilt = document.createElement('optgroup');

@@ -109,6 +109,10 @@ test('the built lab, served by nginx, is cross-origin isolated and trains on Web
   const records = accessLog().filter((l) => l.port === port(served.lab) && l.uri.endsWith('.pcr'));
   expect(records.length).toBeGreaterThanOrEqual(s.fetches.length);
   expect(records.every((l) => l.status === 206 && l.range.startsWith('bytes=0-'))).toBe(true);
+  // The page asked /data/ which datasets are built (none here but the bundled ones) and probed no missing manifest.
+  const lab = accessLog().filter((l) => l.port === port(served.lab));
+  expect(lab.some((l) => l.uri === '/data/' && l.status === 200)).toBe(true);
+  expect(lab.filter((l) => l.status === 404).map((l) => l.uri)).toEqual([]);
 
   // The help beside the controls links to docs/: the build ships them beside the page.
   const docs = await page.locator('details.help a').evaluateAll((as) => [...new Set(as.map((a) => (a as HTMLAnchorElement).href))]);

@@ -183,6 +183,8 @@ test('size= sets the model input of an image dataset: decoded to it, trained at 
 });
 
 test('lists only datasets that exist; the others show the command that builds them', async ({ page }) => {
+  const missing: string[] = [];
+  page.on('response', (r) => void (r.status() === 404 && missing.push(r.url())));
   await page.goto('/');
   await expect(page.locator('#backend')).toContainText('webgpu');
   // Which datasets are built depends on the checkout (the bundled three always are): ask the server.
@@ -196,6 +198,8 @@ test('lists only datasets that exist; the others show the command that builds th
     }
   }
   for (const bundled of DATASETS.filter((d) => !d.build)) await expect(page.locator(`#dataset option[value="${bundled.manifest}"]`)).toBeEnabled();
+  // The server's listing of data/ said which are built: the page asked for no manifest that is not there (a red 404 in the console).
+  expect(missing).toEqual([]);
   // Choosing a tabular dataset offers only the models that read tables.
   await page.locator('#dataset').selectOption('datasets/birdstrikes-toc/manifest.json');
   const models = await page.locator('#model option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
