@@ -16,12 +16,12 @@ import {
   emptyImageStagesHeld,
   firstSamples,
   imageBatches,
+  mapImageStagesHeld,
   sampleOf,
   type ImageContent,
   type ImageExample,
   type ImageStagesHeld,
 } from './image-stages.js';
-import { mapHeld, type EchoHeld } from './stages.js';
 
 /** Per-record cap on image-level warnings, so one rotten record cannot flood the log. */
 const IMAGE_WARNINGS_PER_RECORD = 3;
@@ -33,12 +33,7 @@ type DecodedRecord = (ImageContent | undefined)[];
 type ExampleRef = [id: number, position: number, flip: 0 | 1];
 
 /** ImageStagesHeld written down. */
-interface WrittenHeld {
-  early: EchoHeld<ExampleRef>;
-  late: EchoHeld<ExampleRef>;
-  shuffle: { items: ExampleRef[]; capacity: number; draining: boolean };
-  batches: EchoHeld<ExampleRef[]>;
-}
+type WrittenHeld = ImageStagesHeld<ExampleRef>;
 
 /** A record as the pipeline schedules it. */
 export interface ImageRecord {
@@ -175,15 +170,7 @@ export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipe
   }
 
   protected heldNow(): WrittenHeld {
-    const h = this.held;
-    const write = (e: ImageExample): ExampleRef => [e.id, e.position, e.flip ? 1 : 0];
-    const { items, capacity, draining } = h.shuffle;
-    return {
-      early: mapHeld(h.early, write),
-      late: mapHeld(h.late, write),
-      shuffle: { items: items.map(write), capacity, draining },
-      batches: mapHeld(h.batches, (group) => group.map(write)),
-    };
+    return mapImageStagesHeld(this.held, (e): ExampleRef => [e.id, e.position, e.flip ? 1 : 0]);
   }
 
   /** A snapshot's held examples as promises to read their records again, at the scan group each was read at. */
@@ -198,13 +185,7 @@ export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipe
       const load = async () => (await this.decodeAgain(records[r]!, position, level))?.[id - this.firstIds[r]!];
       return { id, position, ...(flip ? { flip: true } : {}), load };
     };
-    const { items, capacity, draining } = written.shuffle;
-    return {
-      early: mapHeld(written.early, read),
-      late: mapHeld(written.late, read),
-      shuffle: { items: items.map(read), capacity, draining },
-      batches: mapHeld(written.batches, (group) => group.map(read)),
-    };
+    return mapImageStagesHeld(written, read);
   }
 
   /**

@@ -6,7 +6,7 @@ import type { ImageShape } from '../pcr/manifest.js';
 import { resize } from '../pcr/pixels.js';
 import type { EchoMode, ImageBatch, PendingBatch, SampleImages } from './api.js';
 import type { Random } from '../shared/random.js';
-import { chunk, echo, shuffleBuffer, type EchoHeld, type ShuffleHeld } from './stages.js';
+import { chunk, echo, mapHeld, shuffleBuffer, type EchoHeld, type ShuffleHeld } from './stages.js';
 
 /** An example's pixels (height x width x channels, interleaved, at the model's input size) and label. */
 export interface ImageContent {
@@ -47,20 +47,31 @@ export interface ImageStageControls {
   held: ImageStagesHeld;
 }
 
-/** The items the image stages hold between pulls. */
-export interface ImageStagesHeld {
-  early: EchoHeld<ImageExample>;
-  late: EchoHeld<ImageExample>;
-  shuffle: ShuffleHeld<ImageExample>;
-  batches: EchoHeld<ImageExample[]>;
+/** The items the image stages hold between pulls (T: the examples, or their written form in a snapshot). */
+export interface ImageStagesHeld<T = ImageExample> {
+  early: EchoHeld<T>;
+  late: EchoHeld<T>;
+  shuffle: ShuffleHeld<T>;
+  batches: EchoHeld<T[]>;
 }
 
 export const emptyImageStagesHeld = (): ImageStagesHeld => ({
   early: { left: 0 },
   late: { left: 0 },
-  shuffle: { items: [], capacity: Infinity, draining: false },
+  shuffle: { items: [], capacity: 0, draining: false },
   batches: { left: 0 },
 });
+
+/** The same holdings with every item mapped by `f`: to write a snapshot, and to read one back. */
+export function mapImageStagesHeld<A, B>(h: ImageStagesHeld<A>, f: (item: A) => B): ImageStagesHeld<B> {
+  const { items, capacity, draining } = h.shuffle;
+  return {
+    early: mapHeld(h.early, f),
+    late: mapHeld(h.late, f),
+    shuffle: { items: items.map(f), capacity, draining },
+    batches: mapHeld(h.batches, (group) => group.map(f)),
+  };
+}
 
 /**
  * Decodes a JPEG of any size to the model's input: at the smallest DCT scale

@@ -76,7 +76,7 @@ export async function* shuffleBuffer<T>(
   source: AsyncIterable<T>,
   capacity: () => number,
   random: Random,
-  held: ShuffleHeld<T> = { items: [], capacity: Infinity, draining: false },
+  held: ShuffleHeld<T> = { items: [], capacity: 0, draining: false },
 ): AsyncGenerator<T> {
   const buffer = held.items;
   const takeRandom = () => {

@@ -48,7 +48,7 @@ export class TocPipeline extends BasePipeline<TocManifest> {
   /** Each record's first row's index in the split. */
   private firstRows: number[] = [];
   /** What the stages hold between pulls; a restored stream's start with what its snapshot held. */
-  private held: TocHeld<TocItem> = { echo: { left: 0 }, shuffle: { items: [], capacity: Infinity, draining: false } };
+  private held: TocHeld<TocItem> = { echo: { left: 0 }, shuffle: { items: [], capacity: 0, draining: false } };
 
   protected validate(json: unknown, where: string): TocManifest {
     return validateTocManifest(json, where);

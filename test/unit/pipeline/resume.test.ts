@@ -74,7 +74,9 @@ async function resumeMatches(
   a.close();
   const b = await make();
   // Controls as they stood when the tape was taken (none changes after it in these runs).
-  await b.open({ ...controls, resume: { tape: tamper ? tamper(tape!) : tape!, batches: at } });
+  // Through JSON, as any store that is not IndexedDB's structured clone would give it back.
+  const saved = JSON.parse(JSON.stringify(tamper ? tamper(tape!) : tape!)) as TapeState;
+  await b.open({ ...controls, resume: { tape: saved, batches: at } });
   const resumed: ReturnType<typeof fingerprint>[] = [];
   for (let i = at; i < total; i++) {
     const batch = await b.next();
