@@ -76,7 +76,8 @@ const log = (line: string): void => void process.stderr.write(`bench [${((perfor
 /** Process ids of a Playwright run on this machine (other engineers run browser tests here; both would be skewed). */
 function playwrightRuns(): string[] {
   try {
-    return execFileSync('pgrep', ['-f', 'playwright test'], { encoding: 'utf8' }).split('\n').filter(Boolean);
+    // The runner itself (node .../playwright test), not a shell whose command line merely mentions it.
+    return execFileSync('pgrep', ['-f', '^node [^ ]*playwright test'], { encoding: 'utf8' }).split('\n').filter(Boolean);
   } catch {
     return []; // pgrep exits 1 when nothing matches
   }
