@@ -155,8 +155,13 @@ export const RUNS_PRICES_S8: { scalar: SidePrices; quad: SidePrices } = {
  * Each side is fitted on its own products: A·v and A·M for `row`, v·A and Aᵀ·M for `col`; scalar (k = 1) and quad (k = 64)
  * apart. base, invocation and term come from CSR and "gather only", then dispatch (and, quad, copy) from the fills (runs −
  * gather only) of the batches that cached codes; the scalar fit takes the quad copy price of its side; lanes is the
- * lane-group width with the least error over all products. A real GPU has other prices and needs its own fit (run the
- * bench there, then the script on its report).
+ * lane-group width with the least error over all products. Fitted on sessions 6 and 8's four reports (all of one kernel
+ * version; Fashion-MNIST left out, not on the machine), 184 CSR and gather-only points and 50 fills:
+ *   npx tsx bench/fit-runs-costs.ts --rev 5c98c27 --rev a3aa0b6 --report bench/results/toc-kernels-s8-first-prices.md@4aa22c0 \
+ *     --report bench/results/toc-kernels-rule-terms.md
+ * weighted rms error of the products 13.0% (lanes 1, session 8's model refitted per side: 14.9%; one price set for both
+ * sides at lanes 4: 13.5%), fills fit against measured −49% to +33%. A real GPU has other prices (and lanes) and needs its
+ * own fit (run the bench there, then the script on its report).
  */
 export const RUNS_PRICES: { scalar: SidePrices; quad: SidePrices } = {
   scalar: {
