@@ -419,7 +419,7 @@ describe('a cached set per side (RunsLayoutOptions.sides, session 10)', () => {
     exactProducts(mirrored, dense, 1);
   });
 
-  it('with equal prices on both sides the per-side rule can only differ from one set by the copy (mRows), never cost more', () => {
+  it("each side's set costs no more (by the model) than one set for both, every code, the terms rule's or none, at every k", () => {
     const { batch } = reuse();
     const spec = { rows: 500, cols: 60, density: 0.2, distinctValues: 3, repeatRows: 0.5 };
     const random = toBatch(encodeDense(randomMatrix(rng(8), spec, 'f32'), spec.rows, spec.cols));
@@ -427,7 +427,6 @@ describe('a cached set per side (RunsLayoutOptions.sides, session 10)', () => {
       for (const k of [1, 2, 4, 16, 64]) {
         for (const prices of [pricesFor(k), asymmetric, { row: asymmetric.col, col: asymmetric.row }]) {
           const each = tocRunsLayout(b, { k, prices });
-          // Each side's set is the cheapest for its own product among one set, every code, none and the terms rule's.
           for (const other of [
             tocRunsLayout(b, { k, prices, sides: 'one' }),
             ...(['terms', 'all', 'none'] as CacheRule[]).map((cache) => tocRunsLayout(b, { k, prices, cache, minSavedShare: 0 })),
