@@ -156,8 +156,9 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
     'column per invocation, values loaded): what the two formats cost before this change, on equal terms. **tree** = the level-by-level',
     'tree kernels (TocGpuBatch). **dense** = tf.matMul on a dense tensor. T / nnz = the terms per output column the runs kernels sum over the',
     "non-zeros CSR sums. The runs layout is built per k, as the lab builds it for its model's first layer: k = 1 for A*v and v*A, k = 64 for",
-    "A*M and AT*M; the default rule caches the codes that runsCost (src/toc/gpu-runs.ts, prices fitted to session 6's SwiftShader run) says",
-    'pay at that k. **predicted** = runsCost runs / CSR for that product and layout: a prediction made before timing, not a measurement.',
+    'A*M and AT*M; the default rule caches, for each side (A*v, A*M: rows; v*A, AT*M: columns), the codes that runsCost (src/toc/gpu-runs.ts,',
+    'prices fitted per side to SwiftShader runs of sessions 6 and 8) says pay at that k. **predicted** = runsCost runs / CSR for that product',
+    'and layout: a prediction made before timing, not a measurement.',
   );
 
   lines.push('## Encoding choice (src/toc/choose.ts) on the first record of each bundled table', '');
