@@ -34,6 +34,7 @@ const { values } = parseArgs({
     target: { type: 'string' },
     only: { type: 'string' },
     cache: { type: 'string' },
+    sides: { type: 'string' },
     'min-saved-share': { type: 'string' },
     'min-saved-per-code': { type: 'string' },
     e2e: { type: 'string' },
@@ -155,15 +156,28 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
     'column per invocation, values loaded): what the two formats cost before this change, on equal terms. **tree** = the level-by-level',
     'tree kernels (TocGpuBatch). **dense** = tf.matMul on a dense tensor. T / nnz = the terms per output column the runs kernels sum over the',
     "non-zeros CSR sums. The runs layout is built per k, as the lab builds it for its model's first layer: k = 1 for A*v and v*A, k = 64 for",
-    "A*M and AT*M; the default rule caches the codes that runsCost (src/toc/gpu-runs.ts, prices fitted to session 6's SwiftShader run) says",
-    'pay at that k. **predicted** = runsCost runs / CSR for that product and layout: a prediction made before timing, not a measurement.',
+    'A*M and AT*M; the default rule caches, for each side (A*v, A*M: rows; v*A, AT*M: columns), the codes that runsCost (src/toc/gpu-runs.ts,',
+    'prices fitted per side to SwiftShader runs of sessions 6 and 8) says pay at that k. **predicted** = runsCost runs / CSR for that product',
+    'and layout: a prediction made before timing, not a measurement.',
   );
 
   lines.push('## Encoding choice (src/toc/choose.ts) on the first record of each bundled table', '');
   lines.push(
     ...table(
       md,
-      ['table', 'batch rows', 'column order', 'whole batches', 'nnz', 'nnz / |D|', 'batches caching', 'cached codes', 'T / nnz', 'predicted', 'chosen'],
+      [
+        'table',
+        'batch rows',
+        'column order',
+        'whole batches',
+        'nnz',
+        'nnz / |D|',
+        'batches caching',
+        'cached codes A·M / Aᵀ·M',
+        'T / nnz',
+        'predicted',
+        'chosen',
+      ],
       r.encodings.flatMap((e) =>
         e.candidates.map((c) => [
           e.table,
@@ -173,7 +187,7 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
           int(c.nnz),
           (c.nnz / c.codes).toFixed(2),
           String(c.batchesCaching),
-          int(c.cachedCodes),
+          `${int(c.cachedRow)} / ${int(c.cachedCol)}`,
           c.workRatio.toFixed(3),
           c.costRatio.toFixed(3),
           c === e.chosen || (c.batchRows === e.chosen.batchRows && c.columnOrder === e.chosen.columnOrder) ? '◀' : '',
@@ -193,17 +207,17 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
     ...table(
       md,
       // biome-ignore format: one header row reads best on one line
-      ['batch', 'rows × cols', 'nnz', '|I|', '|D|', 'cached |S| k = 1 / 64', 'nnz / |D|', 'tree terms A·M ²',
-        'T / nnz k = 1 / 64', 'predicted k = 1 / 64', 'index bits', 'TOC1 bytes', 'source'],
+      ['batch', 'rows × cols', 'nnz', '|I|', '|D|', 'cached |S| A·M / Aᵀ·M, k = 1 ; 64', 'nnz / |D|', 'tree terms A·M ²',
+        'T / nnz k = 1 / 64 ³', 'predicted k = 1 / 64', 'index bits', 'TOC1 bytes', 'source'],
       r.batches.map((b) => {
-        const per = (f: (l: BenchResults['batches'][number]['layouts'][number]) => string) => b.layouts.map(f).join(' / ');
+        const per = (f: (l: BenchResults['batches'][number]['layouts'][number]) => string, join = ' / ') => b.layouts.map(f).join(join);
         return [
           b.name,
           `${b.rows} × ${b.cols}`,
           int(b.nnz),
           int(b.firstLayer),
           int(b.codes),
-          per((l) => int(l.model.cachedCodes)),
+          per((l) => `${int(l.model.row.cachedCodes)} / ${int(l.model.col.cachedCodes)}`, ' ; '),
           (b.nnz / b.codes).toFixed(2),
           ratio((b.nodes - 1 + b.codes) / b.nnz),
           per((l) => (l.model.nnz ? (l.model.terms / l.model.nnz).toFixed(3) : '—')),
@@ -222,8 +236,10 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
     realFashion
       ? `Fashion-MNIST: ${FASHION_DIR} (npm run data:toc:fashion from Debian's dataset-fashion-mnist), first record of train, pixels q/255.`
       : 'Fashion-MNIST was not built for this run (--no-fashion, or no dataset-fashion-mnist), so MNIST-like synthetic digits stand in.',
-    "Cached |S|: codes the runs layout caches for products with k output columns (the lab's rule unless the settings say otherwise).",
+    'Cached |S|: codes the runs layout caches for products with k output columns, for A·M / A·v (row side) and for Aᵀ·M / v·A (column',
+    "side): each side has its own set (the lab's rule unless the settings say otherwise; --sides one: one set for both, session 8's rule).",
     'predicted: runsCost runs / CSR at that k, A·M + Aᵀ·M. ² Terms of the tree kernels A·M over nnz (one per non-root node plus one per code).',
+    "³ The mean of the two sides' terms per output column over nnz.",
   );
 
   lines.push('## One-time costs per batch (median of 5)', '');
@@ -276,11 +292,13 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
   lines.push(`## Per operation, wall clock: ms per operation (median of ${r.trials} rounds) and per-round ratios (min / median / max)`, '');
   /** The layout an op's runs products used (by its k), and what it cached and predicted for that op. */
   const layoutOf = (name: string, k: number) => r.batches.find((x) => x.name === name)!.layouts.find((l) => l.k === k)!;
-  const model = (name: string, k: number) => {
+  /** The side of the layout an op runs on: A's rows (A*v, A*M) or columns (v*A, AT*M), each with its own cached set. */
+  const sideOf = (name: string, k: number, op: OpName) => layoutOf(name, k).model[op === 'A*v' || op === 'A*M' ? 'row' : 'col'];
+  const model = (name: string, k: number, op: OpName) => {
     const l = layoutOf(name, k);
-    return l.model.nnz ? (l.model.terms / l.model.nnz).toFixed(2) : '—';
+    return l.model.nnz ? (sideOf(name, k, op).terms / l.model.nnz).toFixed(2) : '—';
   };
-  const cachedOf = (name: string, k: number) => int(layoutOf(name, k).model.cachedCodes);
+  const cachedOf = (name: string, k: number, op: OpName) => int(sideOf(name, k, op).cachedCodes);
   const predicted = (name: string, op: OpName, k: number) => {
     const c = layoutOf(name, k).cost;
     return (op === 'A*v' || op === 'A*M' ? c.times / c.csrTimes : c.transposeTimes / c.csrTransposeTimes).toFixed(2);
@@ -295,7 +313,7 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
         k.batch,
         k.op,
         String(k.k),
-        cachedOf(k.batch, k.k),
+        cachedOf(k.batch, k.k, k.op),
         ms(k.ms.runs),
         ms(k.ms.csr),
         ms(k.ms.runsBasic),
@@ -304,7 +322,7 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
         ms(k.ms.dense),
         spread(k.trials.runs, k.trials.csr),
         predicted(k.batch, k.op, k.k),
-        model(k.batch, k.k),
+        model(k.batch, k.k, k.op),
         spread(k.trials.runsBasic, k.trials.csrBasic),
         spread(k.trials.runs, k.trials.runsBasic),
         spread(k.trials.csr, k.trials.csrBasic),
@@ -336,7 +354,7 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
             k.batch,
             k.op,
             String(k.k),
-            cachedOf(k.batch, k.k),
+            cachedOf(k.batch, k.k, k.op),
             ms(g.runs),
             ms(g.csr),
             ms(g.runsBasic),
@@ -345,7 +363,7 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
             ms(g.dense),
             spread(t.runs, t.csr),
             predicted(k.batch, k.op, k.k),
-            model(k.batch, k.k),
+            model(k.batch, k.k, k.op),
             spread(t.runsBasic, t.csrBasic),
             `${Math.round((100 * g.runs) / k.ms.runs)}%`,
             ms(g.runsGather),
@@ -408,7 +426,8 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
       `not counted: the runs kernels' X = [M; H or G] buffers, made on the GPU, (rows of M + |S|) × ${e.units} floats each, ` +
         `${bytes(e.runsScratchBytes)} for all.`,
       `T / nnz over the ${e.batches} batches: ${(terms / nnz).toFixed(3)}; at k = ${e.units} the layouts cache codes in ` +
-        `${e.models.filter((m) => m.cachedCodes > 0).length} of them (${int(e.models.reduce((n, m) => n + m.cachedCodes, 0))} codes).`,
+        `${e.models.filter((m) => m.row.cachedCodes + m.col.cachedCodes > 0).length} of them (row side ` +
+        `${int(e.models.reduce((n, m) => n + m.row.cachedCodes, 0))} codes, column side ${int(e.models.reduce((n, m) => n + m.col.cachedCodes, 0))}).`,
       `One-time CPU: encodeSparse ${ms(e.encodeMs)} ms, readTocRecord ${ms(e.readRecordMs)} ms (${int(e.recordBytes)} record bytes),`,
       `runs layout ${ms(e.runsLayoutMs)} ms; uploads: runs ${ms(e.uploadMs.runs)} ms, CSR ${ms(e.uploadMs.csr)} ms, dense ${ms(e.uploadMs.dense)} ms.`,
     );
@@ -452,6 +471,10 @@ async function main(): Promise<void> {
   if (values.cache !== undefined) {
     if (!['cost', 'terms', 'all', 'none'].includes(values.cache)) throw new Error(`--cache must be cost, terms, all or none, got "${values.cache}"`);
     query.set('cache', values.cache);
+  }
+  if (values.sides !== undefined) {
+    if (!['each', 'one'].includes(values.sides)) throw new Error(`--sides must be each or one, got "${values.sides}"`);
+    query.set('sides', values.sides);
   }
   if (values['min-saved-share'] !== undefined) query.set('minSavedShare', values['min-saved-share']);
   if (values['min-saved-per-code'] !== undefined) query.set('minSavedPerCode', values['min-saved-per-code']);

@@ -11,6 +11,7 @@
 // timestamps=0 (no GPU-side times), only=NAME,.. (batches whose name starts with one of them),
 // e2e=logreg,mlp|none (which per-epoch runs), cache=cost|terms|all|none, minSavedShare=F and minSavedPerCode=N (the runs
 // layout's caching rule, RunsLayoutOptions; the share and per-code knobs imply the terms rule; default: the lab's cost rule),
+// sides=one (the cost rule with one cached set for both products, at session 8's prices RUNS_PRICES_S8: the A/B of session 10),
 // fashion=DIR (a TOC build of Fashion-MNIST under public/, e.g. data/fashion-mnist-toc: its first 250 training images
 // replace the synthetic MNIST-like digits). The runs layout is built per k, as the lab builds it for its model: k = 1 for
 // A*v and v*A, k = 64 for A*M and AT*M; the per-epoch runs use the model's k (2 classes, 64 hidden units).
@@ -35,7 +36,9 @@ import {
 } from '../../src/toc/choose.js';
 import { readTocRecord, validateTocManifest, writeTocRecord, type TocFrame } from '../../src/toc/dataset.js';
 import {
+  pricesFor,
   RUNS_PRICES,
+  RUNS_PRICES_S8,
   tocRunsLayout,
   type CacheRule,
   type RunsCost,
@@ -223,11 +226,14 @@ const TRIALS = Math.round(option('trials', 7));
 const ONLY = (query.get('only') ?? '').split(',').filter(Boolean);
 const LAYOUT_OPTIONS: RunsLayoutOptions = {
   ...(query.has('cache') ? { cache: query.get('cache') as CacheRule } : query.has('minSavedShare') || query.has('minSavedPerCode') ? { cache: 'terms' } : {}),
+  // sides=one: session 8's rule, one cached set for both products chosen at its prices (RUNS_PRICES_S8), for A/B runs.
+  ...(query.get('sides') === 'one' ? { sides: 'one' as const } : {}),
   ...(query.has('minSavedShare') ? { minSavedShare: Number(query.get('minSavedShare')) } : {}),
   ...(query.has('minSavedPerCode') ? { minSavedPerCode: Number(query.get('minSavedPerCode')) } : {}),
 };
 /** The runs layout for products with k output columns, as the lab builds it for a model with that first-layer width. */
-const layoutFor = (batch: TocBatch, k: number): TocRunsLayout => tocRunsLayout(batch, { ...LAYOUT_OPTIONS, k });
+const layoutFor = (batch: TocBatch, k: number): TocRunsLayout =>
+  tocRunsLayout(batch, { ...LAYOUT_OPTIONS, k, ...(LAYOUT_OPTIONS.sides === 'one' ? { prices: pricesFor(k, RUNS_PRICES_S8) } : {}) });
 const E2E_MODELS = (query.get('e2e') ?? 'logreg,mlp').split(',').filter((m): m is 'logreg' | 'mlp' => m === 'logreg' || m === 'mlp');
 // Enough epochs that the per-epoch ratios have a spread (epoch 1 compiles pipelines and is left out).
 const EPOCHS = Math.max(2, Math.round(option('epochs', 8)));
@@ -592,7 +598,7 @@ async function kernelBench(
     layout: l,
     runs: new TocRunsGpuBatch(device, batch, l),
     runsBasic: new TocRunsGpuBatch(device, batch, l, basic),
-    runsGather: new TocRunsGpuBatch(device, batch, { ...l, cached: 0 }),
+    runsGather: new TocRunsGpuBatch(device, batch, { ...l, rowCached: 0, colCached: 0 }),
   });
   const byK = new Map([
     [1, runsForms(runsLayout1)],
@@ -630,7 +636,7 @@ async function kernelBench(
       mx: storageBuffer(
         device,
         `bench.${o.op}.mx`,
-        Float32Array.from({ length: data.length + forms.layout.cached * o.k }, (_, i) => data[i] ?? 0),
+        Float32Array.from({ length: data.length + (o.transpose ? forms.layout.colCached : forms.layout.rowCached) * o.k }, (_, i) => data[i] ?? 0),
       ),
       out: device.createBuffer({ label: `bench.${o.op}.out`, size: Math.max(4, o.outLength * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC }),
       operand: denseTensor(data, o.shape),
@@ -979,7 +985,7 @@ async function main(): Promise<BenchResults> {
     targetMs: TARGET_MS,
     only: ONLY,
     layoutOptions: LAYOUT_OPTIONS,
-    prices: RUNS_PRICES,
+    prices: LAYOUT_OPTIONS.sides === 'one' ? RUNS_PRICES_S8 : RUNS_PRICES,
     ...results,
     encodings,
     endToEnd: endToEnds,

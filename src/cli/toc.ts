@@ -397,8 +397,9 @@ export interface BatchCacheDecision {
   batch: number;
   rows: number;
   nnz: number;
-  /** Codes the cost rule caches at k, and the terms per output column that leaves (nnz when none). */
-  cachedCodes: number;
+  /** Codes the cost rule caches at k for A·M (row side) and Aᵀ·M (column side), and the mean terms per output column of the two (nnz when none). */
+  cachedRow: number;
+  cachedCol: number;
   terms: number;
   /** Predicted runs / CSR time at k (runsCost, A·M + Aᵀ·M). */
   predicted: number;
@@ -456,7 +457,8 @@ async function inspectDataset(dir: string, sample?: number, k = DEFAULT_RUNS_K):
           batch: decisions.filter((d) => d.record === record.file).length,
           rows: logical.rows,
           nnz: l.model.nnz,
-          cachedCodes: l.cached,
+          cachedRow: l.rowCached,
+          cachedCol: l.colCached,
           terms: l.model.terms,
           predicted: l.cost.ratio,
         });
@@ -547,7 +549,7 @@ async function inspect(argv: string[]): Promise<number> {
   console.log('  cached codes; predicted = runsCost runs / CSR time, A·M + Aᵀ·M, SwiftShader prices; the chooser minimises it):');
   console.log(
     `  ${'batch rows'.padStart(10)}  ${'column order'.padEnd(12)} ${'batches'.padStart(7)} ${'nnz / |D|'.padStart(9)} ${'caching'.padStart(7)} ` +
-      `${'cached'.padStart(7)} ${'T / nnz'.padStart(8)} ${'predicted'.padStart(9)}`,
+      `${'cached A·M / Aᵀ·M'.padStart(15)} ${'T / nnz'.padStart(8)} ${'predicted'.padStart(9)}`,
   );
   for (const c of e.candidates) {
     const mark = c === e.chosen ? '  <- chosen' : '';
@@ -558,7 +560,7 @@ async function inspect(argv: string[]): Promise<number> {
       String(c.batches).padStart(7),
       perCode.padStart(9),
       String(c.batchesCaching).padStart(7),
-      int(c.cachedCodes).padStart(7),
+      `${int(c.cachedRow)} / ${int(c.cachedCol)}`.padStart(15),
       c.workRatio.toFixed(3).padStart(8),
       c.costRatio.toFixed(3).padStart(9),
     ];
@@ -566,7 +568,7 @@ async function inspect(argv: string[]): Promise<number> {
   }
   const d = s.cacheDecisions;
   console.log(`  cost rule at k = ${d.k}, first ${d.batches.length} train batches as stored:`);
-  const head = ['record'.padEnd(20), 'batch'.padStart(5), 'rows'.padStart(6), 'nnz'.padStart(8), 'cached'.padStart(7), 'T / nnz'.padStart(8)];
+  const head = ['record'.padEnd(20), 'batch'.padStart(5), 'rows'.padStart(6), 'nnz'.padStart(8), 'cached A·M / Aᵀ·M'.padStart(15), 'T / nnz'.padStart(8)];
   console.log(`  ${[...head, 'predicted'.padStart(9)].join(' ')}`);
   for (const b of d.batches) {
     const cells = [
@@ -574,7 +576,7 @@ async function inspect(argv: string[]): Promise<number> {
       String(b.batch).padStart(5),
       int(b.rows).padStart(6),
       int(b.nnz).padStart(8),
-      int(b.cachedCodes).padStart(7),
+      `${int(b.cachedRow)} / ${int(b.cachedCol)}`.padStart(15),
       (b.nnz ? b.terms / b.nnz : 1).toFixed(3).padStart(8),
       b.predicted.toFixed(3).padStart(9),
     ];

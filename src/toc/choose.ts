@@ -139,9 +139,10 @@ export interface EncodingCandidate {
   terms: number;
   /** terms / nnz: modelled TOC work over CSR work (1 = no saving). */
   workRatio: number;
-  /** Batches that cache any code at k, and the codes they cache in all. */
+  /** Batches that cache any code at k (on either side), and the codes they cache in all for A·M (row side) and for Aᵀ·M (column side). */
   batchesCaching: number;
-  cachedCodes: number;
+  cachedRow: number;
+  cachedCol: number;
   /** Predicted runs time over CSR's at k (runsCost, A·M + Aᵀ·M, summed over the batches): what the chooser minimises. */
   costRatio: number;
 }
@@ -165,7 +166,8 @@ export function compareEncodings(
       let codes = 0;
       let terms = 0;
       let batchesCaching = 0;
-      let cachedCodes = 0;
+      let cachedRow = 0;
+      let cachedCol = 0;
       let runs = 0;
       let csr = 0;
       for (let b = 0; b < batches; b++) {
@@ -174,8 +176,9 @@ export function compareEncodings(
         nnz += layout.model.nnz;
         codes += logical.codes.length;
         terms += layout.model.terms;
-        if (layout.cached > 0) batchesCaching++;
-        cachedCodes += layout.cached;
+        if (layout.rowCached + layout.colCached > 0) batchesCaching++;
+        cachedRow += layout.rowCached;
+        cachedCol += layout.colCached;
         runs += layout.cost.times + layout.cost.transposeTimes;
         csr += layout.cost.csrTimes + layout.cost.csrTransposeTimes;
       }
@@ -189,7 +192,8 @@ export function compareEncodings(
         terms,
         workRatio: nnz ? terms / nnz : 1,
         batchesCaching,
-        cachedCodes,
+        cachedRow,
+        cachedCol,
         costRatio: csr > 0 ? runs / csr : 1,
       });
     }

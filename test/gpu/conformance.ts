@@ -118,7 +118,9 @@ async function run(): Promise<CaseResult[]> {
     // Which paths of the runs kernels this case exercises (the spec checks all of them are covered).
     results.push({
       name: c.name,
-      op: `layout cached=${runsLayout.cached > 0} idx${runsLayout.indexBits} wide=${runsLayout.wideItems} unit=${runsLayout.unitValues}`,
+      op:
+        `layout cached=${runsLayout.rowCached > 0 && runsLayout.colCached > 0} idx${runsLayout.indexBits} ` +
+        `wide=${runsLayout.wideItems} unit=${runsLayout.unitValues}`,
       impl: 'toc-runs',
       maxRelError: 0,
       deterministic: true,

@@ -36,6 +36,8 @@ export function quadApplies(k: number, ms: Strides, rs: Strides, m: GPUBuffer, o
 interface Side {
   /** Rows of M, so H or G start at X row mRows. */
   mRows: number;
+  /** Codes this side caches: rows of H or G after M's (each side has its own set). */
+  cached: number;
   outRows: number;
   bounds: GPUBuffer;
   items: GPUBuffer;
@@ -47,7 +49,9 @@ interface Side {
 export class TocRunsGpuBatch {
   readonly rows: number;
   readonly cols: number;
-  readonly cached: number;
+  /** Codes cached for A·M (rows of H) and for Aᵀ·M (rows of G). */
+  readonly rowCached: number;
+  readonly colCached: number;
   readonly model: RunsWorkModel;
   /** Bytes uploaded: a one-time cost per batch. */
   readonly uploadBytes: number;
@@ -66,7 +70,8 @@ export class TocRunsGpuBatch {
   ) {
     this.rows = layout.rows;
     this.cols = layout.cols;
-    this.cached = layout.cached;
+    this.rowCached = layout.rowCached;
+    this.colCached = layout.colCached;
     this.model = layout.model;
     const arrays = {
       values: layout.values,
@@ -107,7 +112,7 @@ export class TocRunsGpuBatch {
     return this.ext?.size ?? 0;
   }
 
-  /** X: floats for M's rows and |S| more, grown as needed (16 bytes at least: the quad forms bind it as a vec4 array). */
+  /** X: floats for M's rows and the side's |S| more, grown as needed (16 bytes at least: the quad forms bind it as a vec4 array). */
   private extFor(floats: number): GPUBuffer {
     const size = Math.max(16, floats * 4);
     if (!this.ext || this.ext.size < size) {
@@ -132,7 +137,7 @@ export class TocRunsGpuBatch {
   private product(encoder: GPUCommandEncoder, side: Side, m: GPUBuffer, k: number, out: GPUBuffer, ms: Strides, rs: Strides): void {
     const b = this.buffers;
     // X is a buffer of our own when something is cached (H or G follow M's rows) or M is not row-major (gather reads rows).
-    const needExt = this.cached > 0 || ms.col !== 1;
+    const needExt = side.cached > 0 || ms.col !== 1;
     const xRow = needExt ? k : ms.row;
     const quad = this.quad && k % 4 === 0 && k > 0 && xRow % 4 === 0 && rs.col === 1 && rs.row % 4 === 0 && out.size >= 16 && (needExt || m.size >= 16);
     // The quad forms bind X, R and the filling X as vec4 arrays (bindings 12, 10, 11) and run k / 4 invocations per item.
@@ -140,7 +145,7 @@ export class TocRunsGpuBatch {
     let x = m;
     let pass: GPUComputePassEncoder;
     if (needExt) {
-      x = this.extFor((side.mRows + this.cached) * k);
+      x = this.extFor((side.mRows + side.cached) * k);
       // A row-major M without gaps goes in as it is, with a copy; any other is re-laid out by load_m.
       const copy = ms.col === 1 && ms.row === k && (m.usage & GPUBufferUsage.COPY_SRC) !== 0;
       if (copy && side.mRows > 0) encoder.copyBufferToBuffer(m, 0, x, 0, side.mRows * k * 4);
@@ -148,13 +153,13 @@ export class TocRunsGpuBatch {
       if (!copy && side.mRows > 0) {
         dispatch(this.device, pass, this.programs.load_m, { 0: this.params(side.mRows, k, 0, k, ms, rs), 2: m, 3: x }, side.mRows, k);
       }
-      if (this.cached > 0) {
-        const params = this.params(this.cached, k, side.mRows, k, ms, rs);
+      if (side.cached > 0) {
+        const params = this.params(side.cached, k, side.mRows, k, ms, rs);
         const bindings =
           side.fill === 'run_sums'
             ? { 0: params, 1: b.values!, [extAt]: x, 5: b.runOffsets!, 6: b.runItems! }
             : { 0: params, [extAt]: x, 7: b.occurrenceOffsets!, 8: b.occurrenceRows! };
-        dispatch(this.device, pass, programs[side.fill], bindings, this.cached, width);
+        dispatch(this.device, pass, programs[side.fill], bindings, side.cached, width);
       }
     } else {
       pass = encoder.beginComputePass({ label: side.label });
@@ -168,6 +173,7 @@ export class TocRunsGpuBatch {
   times(encoder: GPUCommandEncoder, m: GPUBuffer, k: number, out: GPUBuffer, mStrides: Strides = rowMajor(k), outStrides: Strides = rowMajor(k)): void {
     const side: Side = {
       mRows: this.cols,
+      cached: this.rowCached,
       outRows: this.rows,
       bounds: this.buffers.rowBounds!,
       items: this.buffers.rowItems!,
@@ -189,6 +195,7 @@ export class TocRunsGpuBatch {
     const b = this.buffers;
     const side: Side = {
       mRows: this.rows,
+      cached: this.colCached,
       outRows: this.cols,
       bounds: b.colBounds!,
       items: b.colItems!,

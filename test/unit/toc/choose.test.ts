@@ -53,7 +53,7 @@ describe('encoding choice', () => {
     expect(c.map((x) => x.nnz)).toEqual([2000, 2000]); // 400 rows each of 2, 1 and 2 pairs
     expect(c.map((x) => x.k)).toEqual([64, 64]);
     // At 100 rows a code saves too few terms to pay for the fill at k = 64; at 1200 rows it does.
-    expect(c[0]!.cachedCodes).toBe(0);
+    expect([c[0]!.cachedRow, c[0]!.cachedCol]).toEqual([0, 0]);
     expect([c[0]!.workRatio, c[0]!.costRatio]).toEqual([1, 1]);
     expect(c[1]!.batchesCaching).toBe(1);
     expect(c[1]!.workRatio).toBeLessThan(1);
@@ -76,7 +76,8 @@ describe('encoding choice', () => {
       terms: 1,
       workRatio: 1,
       batchesCaching: 1,
-      cachedCodes: 1,
+      cachedRow: 1,
+      cachedCol: 1,
       costRatio,
     });
     expect(chooseEncoding([cand(250, 'source', 0.9), cand(250, 'frequency', 0.85), cand(1000, 'source', 0.82)])).toMatchObject({

@@ -1,15 +1,25 @@
 // The resolved-runs GPU layout: a CPU mirror of shaders/toc_runs.wgsl evaluated on
 // it must give A*M and A^T*M of the dense matrix, and the work model must hold.
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { encodeDense, encodePairs, toBatch, type ColumnValuePair } from '../../../src/toc/index.js';
+import { concatRows, frequencyOrder, permuteColumns, sliceRows, sparseFromLogical } from '../../../src/toc/choose.js';
+import { readTocRecord, validateTocManifest } from '../../../src/toc/dataset.js';
+import { encodeDense, encodePairs, encodeSparse, toBatch, type ColumnValuePair } from '../../../src/toc/index.js';
 import {
   MIN_SAVED_SHARE,
+  boundsSpan,
+  laneRows,
+  laneSpan,
   pricesFor,
+  RUNS_PRICES_S8,
   runsCost,
   tocRunsLayout,
   worthCaching,
   type CacheRule,
   type RunsLayoutOptions,
+  type RunsSideModel,
   type TocRunsLayout,
 } from '../../../src/toc/gpu-runs.js';
 import { mnistLike, randomMatrix, randomVector, rng, type RandomMatrixSpec } from './generators.js';
@@ -19,6 +29,8 @@ const index = (l: TocRunsLayout, list: Uint32Array, i: number): number => (l.ind
 const item = (l: TocRunsLayout, items: Uint32Array, i: number): [number, number] =>
   l.wideItems ? [items[2 * i]!, items[2 * i + 1]!] : [items[i]! >>> l.pairBits, items[i]! & ((1 << l.pairBits) - 1)];
 const value = (l: TocRunsLayout, p: number): number => l.values[p]!;
+/** A side's cached set, by its counts (the spans differ between sides even for the same set). */
+const setOf = (s: RunsSideModel) => [s.inlineCodes, s.inlinePairs, s.cachedCodes, s.cachedRunPairs, s.cachedUses, s.terms];
 
 /** What run_sums (or occurrence_sums) and gather compute, on X = [M; H or G] (row-major, k columns). */
 function gatherX(l: TocRunsLayout, x: Float64Array, k: number, outRows: number, bounds: Uint32Array, items: Uint32Array): Float64Array {
@@ -38,9 +50,9 @@ function gatherX(l: TocRunsLayout, x: Float64Array, k: number, outRows: number, 
 
 /** What run_sums + gather compute: R = A * M (M cols x k, row-major). */
 function mirrorTimes(l: TocRunsLayout, m: ArrayLike<number>, k: number): Float64Array {
-  const x = new Float64Array((l.cols + l.cached) * k);
+  const x = new Float64Array((l.cols + l.rowCached) * k);
   x.set(Array.from(m));
-  for (let q = 0; q < l.cached; q++) {
+  for (let q = 0; q < l.rowCached; q++) {
     for (let j = 0; j < k; j++) {
       let sum = 0;
       for (let t = l.runOffsets[q]!; t < l.runOffsets[q + 1]!; t++) {
@@ -54,23 +66,26 @@ function mirrorTimes(l: TocRunsLayout, m: ArrayLike<number>, k: number): Float64
   // A row's items read M's rows (inline pairs) or H's (cached codes, with the unit pair).
   for (let t = 0; t < l.rowBounds[l.rows]!; t++) {
     const [hi, p] = item(l, l.rowItems, t);
-    if (hi >= l.cols) expect(p).toBe(l.unitPair);
-    else expect(p).toBeLessThan(l.pairCount);
+    if (hi >= l.cols) {
+      expect(p).toBe(l.unitPair);
+      expect(hi).toBeLessThan(l.cols + l.rowCached);
+    } else expect(p).toBeLessThan(l.pairCount);
   }
   return gatherX(l, x, k, l.rows, l.rowBounds, l.rowItems);
 }
 
 /** What occurrence_sums + gather compute: R = A^T * M (M rows x k, row-major). */
 function mirrorTransposeTimes(l: TocRunsLayout, m: ArrayLike<number>, k: number): Float64Array {
-  const x = new Float64Array((l.rows + l.cached) * k);
+  const x = new Float64Array((l.rows + l.colCached) * k);
   x.set(Array.from(m));
-  for (let q = 0; q < l.cached; q++) {
+  for (let q = 0; q < l.colCached; q++) {
     for (let j = 0; j < k; j++) {
       let sum = 0;
       for (let t = l.occurrenceOffsets[q]!; t < l.occurrenceOffsets[q + 1]!; t++) sum += x[index(l, l.occurrenceRows, t) * k + j]!;
       x[(l.rows + q) * k + j] = sum;
     }
   }
+  for (let t = 0; t < l.colBounds[l.cols]!; t++) expect(item(l, l.colItems, t)[0]).toBeLessThan(l.rows + l.colCached);
   return gatherX(l, x, k, l.cols, l.colBounds, l.colItems);
 }
 
@@ -116,9 +131,15 @@ describe('resolved-runs layout (tocRunsLayout)', () => {
         const data = randomMatrix(rng(spec.rows + spec.cols), spec, 'f32');
         const l = tocRunsLayout(toBatch(encodeDense(data, spec.rows, spec.cols)), options);
         checkProducts(l, data, spec.cols);
-        if (options.cache !== 'all') expect(l.model.terms).toBeLessThanOrEqual(l.model.nnz);
-        expect(l.model.inlinePairs + l.model.cachedUses + l.model.cachedRunPairs).toBe(l.model.terms);
-        if (options.cache === 'none') expect(l.cached).toBe(0);
+        for (const side of [l.model.row, l.model.col]) {
+          if (options.cache !== 'all') expect(side.terms).toBeLessThanOrEqual(l.model.nnz);
+          expect(side.inlinePairs + side.cachedUses + side.cachedRunPairs).toBe(side.terms);
+        }
+        expect(l.model.terms).toBe((l.model.row.terms + l.model.col.terms) / 2);
+        expect([l.model.row.cachedCodes, l.model.col.cachedCodes]).toEqual([l.rowCached, l.colCached]);
+        if (options.cache === 'none') expect([l.rowCached, l.colCached]).toEqual([0, 0]);
+        // Rules other than the cost rule cache one set for both sides.
+        if (options.cache) expect(setOf(l.model.row)).toEqual(setOf(l.model.col));
       });
     }
   }
@@ -127,9 +148,9 @@ describe('resolved-runs layout (tocRunsLayout)', () => {
     const data = randomMatrix(rng(11), { rows: 60, cols: 50, density: 0.5, distinctValues: 1e6 }, 'f32');
     const batch = toBatch(encodeDense(data, 60, 50));
     const l = tocRunsLayout(batch, { cache: 'all' });
-    expect(l.cached).toBe(new Set(batch.codes).size);
-    expect(l.model.cachedUses).toBe(batch.codes.length);
-    expect(l.model.inlinePairs).toBe(0);
+    expect([l.rowCached, l.colCached]).toEqual([new Set(batch.codes).size, new Set(batch.codes).size]);
+    expect(l.model.row.cachedUses).toBe(batch.codes.length);
+    expect(l.model.col.inlinePairs).toBe(0);
     expect(l.model.terms).toBeGreaterThan(l.model.nnz);
   });
 
@@ -138,7 +159,7 @@ describe('resolved-runs layout (tocRunsLayout)', () => {
     const l = tocRunsLayout(toBatch(encodeDense(data, 250, 784)));
     checkProducts(l, data, 9);
     expect(l.indexBits).toBe(16);
-    expect(l.cached).toBeGreaterThan(0);
+    expect(l.rowCached + l.colCached).toBeGreaterThan(0);
     expect(l.model.terms).toBeLessThan(l.model.nnz);
   });
 
@@ -157,7 +178,8 @@ describe('resolved-runs layout (tocRunsLayout)', () => {
     const l = tocRunsLayout(toBatch(logical), { cache: 'terms' });
     const full = Array.from(logical.codes).filter((_, i) => i >= 5);
     expect(new Set(full).size).toBe(1);
-    expect(l.model.cachedRunPairs).toBe(3);
+    expect(l.model.row.cachedRunPairs).toBe(3);
+    expect(l.model.col.cachedRunPairs).toBe(3);
     expect(l.model.terms).toBeLessThan(l.model.nnz);
     const dense = new Float32Array(60);
     for (let r = 0; r < 10; r++) for (const [c, v] of row) dense[r * 6 + c] = v;
@@ -167,7 +189,7 @@ describe('resolved-runs layout (tocRunsLayout)', () => {
   it('no reuse: every code inline, exactly the non-zeros as terms', () => {
     const rows = Array.from({ length: 30 }, (_, r): ColumnValuePair[] => [[r, r + 1]]);
     const l = tocRunsLayout(toBatch(encodePairs(rows, 30, 'f32')));
-    expect(l.cached).toBe(0);
+    expect([l.rowCached, l.colCached]).toEqual([0, 0]);
     expect(l.model.terms).toBe(l.model.nnz);
   });
 
@@ -209,9 +231,9 @@ describe('resolved-runs layout (tocRunsLayout)', () => {
     expect(saved).toBeGreaterThan(0);
     expect(saved).toBeLessThan(MIN_SAVED_SHARE * any.model.nnz);
     const chosen = tocRunsLayout(batch, { cache: 'terms' });
-    expect(chosen.cached).toBe(0);
+    expect(chosen.rowCached).toBe(0);
     expect(chosen.model.terms).toBe(chosen.model.nnz);
-    expect(tocRunsLayout(batch, { cache: 'terms', minSavedShare: saved / any.model.nnz }).cached).toBe(any.cached);
+    expect(tocRunsLayout(batch, { cache: 'terms', minSavedShare: saved / any.model.nnz }).rowCached).toBe(any.rowCached);
   });
 
   it('worthCaching: only strict savings', () => {
@@ -236,16 +258,24 @@ describe('the cost rule (runsCost, RunsLayoutOptions.k)', () => {
   }
   const costOf = (l: TocRunsLayout) => l.cost.times + l.cost.transposeTimes;
 
-  it('k = 1 caches nothing on a batch where k = 64 caches; the quad k pays the fixed price, one column does not', () => {
+  it('k = 1 caches nothing for A·v on a batch where k = 64 caches; the quad k pays the fixed price, one column does not', () => {
     const batch = reuseBatch();
     const wide = tocRunsLayout(batch, { k: 64 });
     const narrow = tocRunsLayout(batch, { k: 1 });
-    expect(wide.cached).toBeGreaterThan(0);
+    expect(wide.rowCached).toBeGreaterThan(0);
+    expect(wide.colCached).toBeGreaterThan(0);
     expect(wide.cost.ratio).toBeLessThan(1);
-    expect(narrow.cached).toBe(0);
-    expect(narrow.model.terms).toBe(narrow.model.nnz);
-    expect(narrow.cost.ratio).toBe(1);
+    // At k = 1 the row side's fill costs more than the terms it saves; the column side's long columns (lanes wait for the
+    // longest) may still pay, by its own prices.
+    expect(narrow.rowCached).toBe(0);
+    expect(narrow.model.row.terms).toBe(narrow.model.nnz);
+    expect(narrow.cost.times).toBe(narrow.cost.csrTimes);
+    expect(narrow.cost.ratio).toBeLessThanOrEqual(1);
     expect([wide.k, narrow.k]).toEqual([64, 1]);
+    // Session 8's one-set rule and prices (no lanes): nothing at k = 1 on either side.
+    const s8 = tocRunsLayout(batch, { k: 1, sides: 'one', prices: pricesFor(1, RUNS_PRICES_S8) });
+    expect([s8.rowCached, s8.colCached]).toEqual([0, 0]);
+    expect(s8.cost.ratio).toBe(1);
   });
 
   it('a batch with no reuse caches nothing at any k', () => {
@@ -256,7 +286,7 @@ describe('the cost rule (runsCost, RunsLayoutOptions.k)', () => {
     const batch = toBatch(encodePairs(rows, 150, 'f32'));
     for (const k of [1, 2, 8, 64, 256]) {
       const l = tocRunsLayout(batch, { k });
-      expect(l.cached).toBe(0);
+      expect([l.rowCached, l.colCached]).toEqual([0, 0]);
       expect(l.cost.ratio).toBe(1);
     }
   });
@@ -272,21 +302,162 @@ describe('the cost rule (runsCost, RunsLayoutOptions.k)', () => {
     }
   });
 
-  it('runsCost: nothing cached costs what CSR costs; the fill adds its dispatch, invocations and terms', () => {
-    const model = { rows: 100, cols: 40, nnz: 1000, inlinePairs: 1000, cachedCodes: 0, cachedRunPairs: 0, cachedUses: 0 };
+  it('runsCost: nothing cached costs what CSR costs; the fill adds its dispatch, invocations and terms, each side at its prices', () => {
+    const none = { cachedCodes: 0, gatherSpan: 1000, fillSpan: 0, csrSpan: 1000 };
+    const model = { rows: 100, cols: 40, row: none, col: none };
     for (const k of [1, 64]) {
       const c = runsCost(model, k);
       expect(c.times).toBe(c.csrTimes);
       expect(c.transposeTimes).toBe(c.csrTransposeTimes);
       expect(c.ratio).toBe(1);
     }
-    // One code of 4 pairs used 50 times, cached: the gather sums 800 + 50 terms, its run's fill 4, one invocation more.
+    // One code of 4 pairs used 50 times, cached: A·M gathers 800 + 50 items and fills 4, Aᵀ·M gathers 800 + 4 and fills 50.
     const p = { base: 1, dispatch: 10, invocation: 0.5, term: 0.25, copy: 0.001 };
-    const cached = runsCost({ ...model, inlinePairs: 800, cachedCodes: 1, cachedRunPairs: 4, cachedUses: 50 }, 1, p);
+    const q = { base: 2, dispatch: 20, invocation: 0.1, term: 0.75, copy: 0.002 };
+    const row = { cachedCodes: 1, gatherSpan: 850, fillSpan: 4, csrSpan: 1000 };
+    const col = { cachedCodes: 1, gatherSpan: 804, fillSpan: 50, csrSpan: 1000 };
+    const cached = runsCost({ ...model, row, col }, 1, { row: p, col: q });
     expect(cached.times).toBeCloseTo(p.dispatch + p.copy * 40 + p.invocation * (100 + 1) + p.term * (800 + 50 + 4) + p.base, 9);
-    expect(cached.transposeTimes).toBeCloseTo(p.dispatch + p.copy * 100 + p.invocation * (40 + 1) + p.term * (800 + 4 + 50) + p.base, 9);
+    expect(cached.transposeTimes).toBeCloseTo(q.dispatch + q.copy * 100 + q.invocation * (40 + 1) + q.term * (800 + 4 + 50) + q.base, 9);
     expect(cached.csrTimes).toBeCloseTo(p.base + p.invocation * 100 + p.term * 1000, 9);
+    expect(cached.csrTransposeTimes).toBeCloseTo(q.base + q.invocation * 40 + q.term * 1000, 9);
+    // Each side is priced on its own counts: the column side caching alone leaves A·M at CSR's price.
+    const colOnly = runsCost({ ...model, col }, 1, { row: p, col: q });
+    expect(colOnly.times).toBe(colOnly.csrTimes);
+    expect(colOnly.transposeTimes).toBe(cached.transposeTimes);
     // k = 64 takes the quad prices and 16 invocations per output row (4 columns each).
-    expect(runsCost(model, 64).csrTimes).toBeCloseTo(pricesFor(64).base + 16 * (pricesFor(64).invocation * 100 + pricesFor(64).term * 1000), 9);
+    const quad = pricesFor(64);
+    expect(runsCost(model, 64).csrTimes).toBeCloseTo(quad.row.base + 16 * (quad.row.invocation * 100 + quad.row.term * 1000), 9);
+    expect(runsCost(model, 64).csrTransposeTimes).toBeCloseTo(quad.col.base + 16 * (quad.col.invocation * 40 + quad.col.term * 1000), 9);
+  });
+
+  it("lane spans: a group of lockstep lists costs its longest; scalar forms group output rows, quad forms a row's quads", () => {
+    const bounds = [0, 1, 9, 10, 11, 12];
+    expect(boundsSpan(bounds, 1)).toBe(12);
+    expect(boundsSpan(bounds, 2)).toBe(2 * 8 + 2 * 1 + 2 * 1);
+    expect(boundsSpan(bounds, 4)).toBe(4 * 8 + 4 * 1);
+    expect(laneSpan(3, (i) => [5, 0, 2][i]!, 8)).toBe(40);
+    expect([laneRows(1, 8), laneRows(2, 8), laneRows(4, 8), laneRows(8, 8), laneRows(64, 8), laneRows(1)]).toEqual([8, 8, 8, 4, 1, 1]);
+    // The layout's spans are those of its own lists: at lanes 1 the plain counts.
+    const spec = { rows: 300, cols: 40, density: 0.2, distinctValues: 3, repeatRows: 0.5 };
+    const batch = toBatch(encodeDense(randomMatrix(rng(4), spec, 'f32'), spec.rows, spec.cols));
+    const plain = tocRunsLayout(batch, { k: 1, prices: RUNS_PRICES_S8.scalar });
+    expect(plain.model.row.gatherSpan).toBe(plain.model.row.inlinePairs + plain.model.row.cachedUses);
+    expect(plain.model.col.fillSpan).toBe(plain.model.col.cachedUses);
+    expect([plain.model.row.csrSpan, plain.model.col.csrSpan]).toEqual([plain.model.nnz, plain.model.nnz]);
+    const lanes = { ...RUNS_PRICES_S8.scalar.row, lanes: 8 };
+    const padded = tocRunsLayout(batch, { k: 1, prices: { row: lanes, col: lanes } });
+    expect(padded.model.row.gatherSpan).toBe(boundsSpan(padded.rowBounds, 8));
+    expect(padded.model.col.gatherSpan).toBe(boundsSpan(padded.colBounds, 8));
+    expect(padded.model.row.csrSpan).toBe(boundsSpan(tocRunsLayout(batch, { cache: 'none' }).rowBounds, 8));
+    expect(padded.model.col.csrSpan).toBe(boundsSpan(tocRunsLayout(batch, { cache: 'none' }).colBounds, 8));
+  });
+});
+
+describe('a cached set per side (RunsLayoutOptions.sides, session 10)', () => {
+  /** 600 rows of 6 pairs with small integer values: 12 patterns of the first 4 pairs, each used by 50 rows, then 2 pairs of their own. */
+  function reuse() {
+    const rows = Array.from({ length: 600 }, (_, r): ColumnValuePair[] => [
+      [0, 1 + (r % 12)],
+      [1, 2],
+      [2, 1 + (r % 3)],
+      [3, 3],
+      [4 + (r % 50), 1 + (r % 5)],
+      [60 + (r % 40), 2],
+    ]);
+    const dense = new Float32Array(600 * 100);
+    rows.forEach((pairs, r) => {
+      for (const [c, v] of pairs) dense[r * 100 + c] = v;
+    });
+    return { batch: toBatch(encodePairs(rows, 100, 'f32')), dense, rows: 600, cols: 100 };
+  }
+  const base = { base: 20, dispatch: 25, invocation: 0.01, copy: 0.001 };
+  // Terms cheap on A's rows, dear on its columns (as fitted on SwiftShader at k = 1, in kind): only the column side pays for its fill.
+  const asymmetric = { row: { ...base, term: 0.001 }, col: { ...base, term: 0.05 } };
+  const costOf = (l: TocRunsLayout) => l.cost.times + l.cost.transposeTimes;
+
+  /** Integer M (values below 8): every sum is exact in float64 and in any order, so products must equal the dense ones exactly. */
+  function exactProducts(l: TocRunsLayout, dense: Float32Array, k: number): void {
+    const random = rng(k);
+    const int = (n: number) => Float64Array.from({ length: n }, () => Math.floor(random() * 8) - 3);
+    const right = { rows: l.cols, cols: k, data: int(l.cols * k) };
+    expect(Array.from(mirrorTimes(l, right.data, k))).toEqual(Array.from(denseTimes({ rows: l.rows, cols: l.cols, data: dense }, right).data));
+    const left = { rows: l.rows, cols: k, data: int(l.rows * k) };
+    const at = { rows: l.cols, cols: l.rows, data: transpose(l.rows, l.cols, dense) };
+    expect(Array.from(mirrorTransposeTimes(l, left.data, k))).toEqual(Array.from(denseTimes(at, left).data));
+  }
+
+  it('sides pay apart: the row side caches nothing while the column side caches, and both products equal the dense ones exactly', () => {
+    const { batch, dense } = reuse();
+    for (const k of [1, 3]) {
+      const l = tocRunsLayout(batch, { k, prices: asymmetric });
+      expect(l.rowCached).toBe(0);
+      expect(l.colCached).toBeGreaterThan(0);
+      expect(l.model.row.terms).toBe(l.model.nnz);
+      expect(l.model.col.terms).toBeLessThan(l.model.nnz);
+      // The row side is plain CSR work: no unit-pair items, no runs; the column side reads G's rows after M's.
+      expect(l.runOffsets).toEqual(new Uint32Array([0]));
+      expect(l.runItems.length).toBe(0);
+      expect(l.rowItems.length).toBe(l.model.nnz * (l.wideItems ? 2 : 1));
+      expect(l.occurrenceOffsets[l.colCached]).toBe(l.model.col.cachedUses);
+      exactProducts(l, dense, k);
+      expect(l.cost.times).toBe(l.cost.csrTimes);
+      expect(l.cost.transposeTimes).toBeLessThan(l.cost.csrTransposeTimes);
+      // One set for both sides caches the same codes on both, and is predicted dearer.
+      const one = tocRunsLayout(batch, { k, prices: asymmetric, sides: 'one' });
+      expect(one.rowCached).toBe(one.colCached);
+      expect(setOf(one.model.row)).toEqual(setOf(one.model.col));
+      exactProducts(one, dense, k);
+      expect(costOf(l)).toBeLessThan(costOf(one));
+    }
+    // Mirrored prices: the row side caches, the column side does not.
+    const mirrored = tocRunsLayout(batch, { k: 1, prices: { row: asymmetric.col, col: asymmetric.row } });
+    expect(mirrored.rowCached).toBeGreaterThan(0);
+    expect(mirrored.colCached).toBe(0);
+    expect(mirrored.occurrenceOffsets).toEqual(new Uint32Array([0]));
+    expect(mirrored.colItems.length).toBe(mirrored.model.nnz * (mirrored.wideItems ? 2 : 1));
+    exactProducts(mirrored, dense, 1);
+  });
+
+  it("each side's set costs no more (by the model) than one set for both, every code, the terms rule's or none, at every k", () => {
+    const { batch } = reuse();
+    const spec = { rows: 500, cols: 60, density: 0.2, distinctValues: 3, repeatRows: 0.5 };
+    const random = toBatch(encodeDense(randomMatrix(rng(8), spec, 'f32'), spec.rows, spec.cols));
+    for (const b of [batch, random]) {
+      for (const k of [1, 2, 4, 16, 64]) {
+        for (const prices of [pricesFor(k), asymmetric, { row: asymmetric.col, col: asymmetric.row }]) {
+          const each = tocRunsLayout(b, { k, prices });
+          for (const other of [
+            tocRunsLayout(b, { k, prices, sides: 'one' }),
+            ...(['terms', 'all', 'none'] as CacheRule[]).map((cache) => tocRunsLayout(b, { k, prices, cache, minSavedShare: 0 })),
+          ]) {
+            expect(each.cost.times).toBeLessThanOrEqual(other.cost.times + 1e-9);
+            expect(each.cost.transposeTimes).toBeLessThanOrEqual(other.cost.transposeTimes + 1e-9);
+          }
+        }
+      }
+    }
+  });
+
+  it('birdstrikes 2000 (bundled, frequency order) at k = 1, fitted prices: A·v stays uncached, v·A caches; products exact', () => {
+    const base = join(dirname(fileURLToPath(import.meta.url)), '../../../public/datasets/birdstrikes-toc');
+    const manifest = validateTocManifest(JSON.parse(readFileSync(join(base, 'manifest.json'), 'utf8')), 'birdstrikes-toc');
+    const entry = manifest.splits.train.records[0]!;
+    const frames = readTocRecord(new Uint8Array(readFileSync(join(base, entry.file))), entry, { classes: manifest.classes.length, columns: manifest.columns });
+    const table = concatRows(frames.map((f) => sparseFromLogical(f.logical)));
+    const rows = sliceRows(permuteColumns(table, frequencyOrder(table)), 0, 2000);
+    const batch = toBatch(encodeSparse(rows));
+    const l = tocRunsLayout(batch, { k: 1 });
+    expect(l.rowCached).toBe(0);
+    expect(l.colCached).toBeGreaterThan(500);
+    expect(l.cost.times).toBe(l.cost.csrTimes);
+    expect(l.cost.transposeTimes).toBeLessThan(l.cost.csrTransposeTimes);
+    // Session 8's rule (one set, its prices) cached the same codes on both sides: 913 of them.
+    const one = tocRunsLayout(batch, { k: 1, sides: 'one', prices: pricesFor(1, RUNS_PRICES_S8) });
+    expect([one.rowCached, one.colCached]).toEqual([913, 913]);
+    const dense = new Float32Array(rows.rows * rows.cols);
+    for (let r = 0; r < rows.rows; r++) for (let t = rows.rowPtr[r]!; t < rows.rowPtr[r + 1]!; t++) dense[r * rows.cols + rows.colIndex[t]!] = rows.values[t]!;
+    exactProducts(l, dense, 1);
+    exactProducts(one, dense, 1);
   });
 });
