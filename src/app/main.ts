@@ -2,7 +2,7 @@
 // time. Every value a person enters (field or URL parameter) is checked where it
 // is entered, and a run starts only when all of them are good. A run's events
 // reach the screen only while that run is the current one.
-// URL parameters: dataset, manifest, model, batch, group, echo, lr, evalEvery, seed, cache, shuffle, echoMode, autoEcho, readers, autostart (README).
+// URL parameters: dataset, manifest, model, batch, group, echo, lr, evalEvery, evalMode, seed, cache, shuffle, echoMode, autoEcho, readers, autostart (README).
 import './style.css';
 import * as tf from '@tensorflow/tfjs';
 import { adapterDescription, webgpuBackend } from '../gpu/backend.js';
@@ -40,6 +40,7 @@ import {
   checkShuffleBuffer,
   checkSweep,
   checkEvalEvery,
+  checkEvalMode,
   checkImageSize,
   checkLearningRate,
   checkManifestUrl,
@@ -63,6 +64,7 @@ const ui = {
   batchSize: $<HTMLInputElement>('batch-size'),
   learningRate: $<HTMLInputElement>('learning-rate'),
   evalEvery: $<HTMLInputElement>('eval-every'),
+  evalMode: $<HTMLSelectElement>('eval-mode'),
   cacheLimit: $<HTMLInputElement>('cache-limit'),
   readers: $<HTMLInputElement>('readers'),
   echoAuto: $<HTMLInputElement>('echo-auto'),
@@ -167,7 +169,7 @@ let manifestProbe: { url: string; result: DatasetProbe } | undefined;
 /** Errors in the URL the page was opened with, shown above the page until the person fixes the control. */
 const paramErrors = new Map<string, string>();
 /** Parameters that name something (no field holds their bad value): they block Start while they stand. */
-const NAMING_PARAMS = new Set(['dataset', 'model', 'manifest', 'group', 'seed', 'echoMode', 'size']);
+const NAMING_PARAMS = new Set(['dataset', 'model', 'manifest', 'group', 'seed', 'echoMode', 'evalMode', 'size']);
 
 function showParamErrors(): void {
   ui.paramError.hidden = paramErrors.size === 0;
@@ -263,6 +265,8 @@ let backend = 'none';
 let adapter = '';
 let gpuError: string | undefined;
 let info: DatasetInfo | undefined;
+/** The latest test accuracy shown (the accuracy tile also counts deferred evaluations still pending). */
+let shownAccuracy = '–';
 let fidelityTouched = false;
 
 function log(message: string, kind: 'info' | 'warning' | 'error' = 'info'): void {
@@ -300,7 +304,7 @@ function refreshControls(): void {
   ui.stop.disabled = !live || state === 'stopping';
   // What a run is built from cannot change under it; fidelity and echo stay live.
   // The learning rate stays live like fidelity and echo.
-  for (const el of [ui.dataset, ui.manifestUrl, ui.model, ui.evalEvery, ui.readers, ui.cacheLimit, ui.cacheClear]) el.disabled = busy;
+  for (const el of [ui.dataset, ui.manifestUrl, ui.model, ui.evalEvery, ui.evalMode, ui.readers, ui.cacheLimit, ui.cacheClear]) el.disabled = busy;
   ui.batchSize.disabled = busy || ui.batchSize.dataset.fixed === 'true';
 }
 
@@ -319,6 +323,8 @@ function resetView(): void {
   ui.log.replaceChildren();
   ui.m.step.textContent = '0';
   ui.m.loss.textContent = ui.m.acc.textContent = ui.m.speed.textContent = ui.m.wait.textContent = '–';
+  shownAccuracy = '–';
+  ui.m.acc.title = '';
   ui.m.bytes.textContent = '0 B';
   ui.m.cache.textContent = ui.m.epoch.textContent = '–';
   ui.confusion.replaceChildren();
@@ -411,6 +417,7 @@ function readConfig(): LabSession['config'] | undefined {
     fidelity: fidelityTouched ? Number(ui.fidelity.value) : Infinity,
     echoFactor: value(checkEchoFactor(ui.echo.value)),
     evalEvery: value(checkEvalEvery(ui.evalEvery.value)),
+    evalMode: value(checkEvalMode(ui.evalMode.value)),
     cacheLimitBytes: value(checkCacheLimit(ui.cacheLimit.value)) * 2 ** 20,
     echoMode: value(checkEchoMode(ui.echoMode.value)),
     shuffleBuffer: value(checkShuffleBuffer(ui.shuffleBuffer.value)),
@@ -458,6 +465,8 @@ function configFrom(cp: Checkpoint): LabSession['config'] {
     fidelity: k.fidelity,
     echoFactor: k.echoFactor,
     evalEvery: cp.config.evalEvery,
+    // Not part of a checkpoint: a continued run evaluates as the page says now.
+    evalMode: ui.evalMode.value === 'deferred' ? 'deferred' : 'live',
     seed: cp.config.seed,
     cacheLimitBytes: cp.config.cacheLimitBytes,
     resume: cp,
@@ -580,7 +589,8 @@ function listenerFor(current: () => LabSession): SessionListener {
     },
     eval(m) {
       if (!shown()) return;
-      ui.m.acc.textContent = `${(100 * m.accuracy).toFixed(1)}%`;
+      shownAccuracy = `${(100 * m.accuracy).toFixed(1)}%`;
+      ui.m.acc.textContent = shownAccuracy;
       charts.acc.push(m.step, m.accuracy);
       runsPanel.eval(m);
       if (info) {
@@ -603,6 +613,12 @@ function listenerFor(current: () => LabSession): SessionListener {
       for (const c of Object.values(charts)) c.mark(step, 'continued');
     },
     checkpoint: (step, error) => shown() && resumePanel.saved(step, error),
+    pendingEvals(n) {
+      if (!shown()) return;
+      // Deferred evaluation: the accuracy so far (none until the run stops) and the saved steps still to evaluate.
+      ui.m.acc.textContent = n === 0 ? shownAccuracy : shownAccuracy === '–' ? `${n} pending` : `${shownAccuracy} · ${n} pending`;
+      ui.m.acc.title = n === 0 ? '' : `deferred evaluation: the weights of ${n} steps are kept and evaluated when the run stops`;
+    },
     fetch() {
       if (!shown()) return;
       const t = current().fetchTotals;
@@ -849,6 +865,12 @@ async function applyParams(): Promise<void> {
     if (r.ok) ui.echoMode.value = r.value;
     else paramErrors.set('echoMode', `URL parameter echoMode=${echoMode}: ${r.reason}`);
   }
+  const evalMode = params.get('evalMode');
+  if (evalMode !== null) {
+    const r = checkEvalMode(evalMode);
+    if (r.ok) ui.evalMode.value = r.value;
+    else paramErrors.set('evalMode', `URL parameter evalMode=${evalMode}: ${r.reason}`);
+  }
   if (params.has('autoEcho')) {
     ui.echoAuto.checked = true;
     ui.echo.readOnly = true;
@@ -994,13 +1016,15 @@ function writeUrl(): void {
   put('readers', fields.readers, String(DEFAULT_READERS));
   if (fidelityTouched) next.set('group', ui.fidelity.value);
   if (ui.echoMode.value !== 'examples') next.set('echoMode', ui.echoMode.value);
+  if (ui.evalMode.value !== 'live') next.set('evalMode', ui.evalMode.value);
   if (ui.echoAuto.checked) next.set('autoEcho', '');
   for (const k of ['seed', 'size', 'autostart']) if (params.has(k)) next.set(k, params.get(k)!);
   const query = next.toString().replace(/=(&|$)/g, '$1'); // flags without "="
   if (query !== location.search.slice(1)) history.replaceState(null, '', `${location.pathname}${query ? `?${query}` : ''}`);
 }
 
-for (const el of [ui.dataset, ui.model, ui.echoMode, ui.echoAuto, ui.fidelity]) el.addEventListener('change', writeUrl);
+for (const el of [ui.dataset, ui.model, ui.echoMode, ui.evalMode, ui.echoAuto, ui.fidelity]) el.addEventListener('change', writeUrl);
+ui.evalMode.addEventListener('change', () => clearParamError('evalMode'));
 for (const f of Object.values(fields)) f.input.addEventListener('input', writeUrl);
 
 // One reader per spare core (the page thread and the GPU driver need one), up to 4; a URL parameter may say otherwise.

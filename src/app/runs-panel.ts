@@ -267,8 +267,9 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     },
     eval(m) {
       if (!live) return;
-      const last = live.steps.at(-1);
-      live.evals.push([m.step, last?.[1] ?? 0, m.accuracy, m.loss, last?.[3] ?? 0, last?.[4] ?? 0]);
+      // The evaluated step's own point (a deferred evaluation comes after the run): its time, bytes and fresh examples.
+      const at = live.steps.findLast((p) => p[0] <= m.step);
+      live.evals.push([m.step, m.time, m.accuracy, m.loss, at?.[3] ?? 0, at?.[4] ?? 0]);
       void save(live);
       scheduleDraw();
     },

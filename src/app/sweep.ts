@@ -38,9 +38,11 @@ export async function runSweep(plan: SweepPlan, hooks: SweepHooks, cancelled: ()
  * A sweep run is done once it has trained its steps and the last evaluation due
  * by then has reported (a stop would cut it off, and the table would miss the
  * run's final accuracy); a run without a test split stops one interval later.
+ * A deferred run evaluates when it is stopped: it is done once it has trained its steps.
  */
 function finished(run: LabSession, steps: number): boolean {
   const step = run.steps.last()?.step ?? 0;
+  if (run.config.evalMode === 'deferred') return step >= steps;
   const every = run.config.evalEvery;
   const due = Math.floor(steps / every) * every;
   return step >= steps && ((run.evals.last()?.step ?? 0) >= due || step >= steps + every);

@@ -3,6 +3,7 @@
 // beside the field; a run never starts with a value that failed.
 
 import { ECHO_MODES, type EchoMode } from '../pipeline/api.js';
+import { EVAL_MODES, type EvalMode } from '../train/trainer.js';
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; reason: string };
 
@@ -68,6 +69,12 @@ export function checkEchoMode(text: string): Checked<EchoMode> {
   return (ECHO_MODES as readonly string[]).includes(text) ? ok(text as EchoMode) : bad(`echo mode must be one of ${ECHO_MODES.join(', ')}, not "${text}"`);
 }
 
+export function checkEvalMode(text: string): Checked<EvalMode> {
+  return (EVAL_MODES as readonly string[]).includes(text)
+    ? ok(text as EvalMode)
+    : bad(`evaluation mode must be one of ${EVAL_MODES.join(', ')}, not "${text}"`);
+}
+
 export function checkScanGroup(text: string, groups: number = LIMITS.scanGroup.max): Checked<number> {
   return integerIn(text, 'scan group', { min: 1, max: groups });
 }
@@ -99,6 +106,7 @@ const URL_PARAMS = [
   'echo',
   'lr',
   'evalEvery',
+  'evalMode',
   'seed',
   'cache',
   'shuffle',

@@ -12,7 +12,7 @@ import { EchoAdvisor, type EchoReading } from './echo-advisor.js';
 import type { ModelSpec } from './models/registry.js';
 import { RingBuffer } from './ring-buffer.js';
 import { RunStateMachine, type RunState } from './run-state.js';
-import { Trainer, type EvalMetrics, type ModelState, type RunStart, type StepMetrics } from './trainer.js';
+import { Trainer, type EvalMetrics, type EvalMode, type ModelState, type RunStart, type StepMetrics } from './trainer.js';
 
 export interface SessionConfig {
   /** Absolute URL of the dataset's manifest (or PCR_index.pb). */
@@ -24,6 +24,11 @@ export interface SessionConfig {
   fidelity: number;
   echoFactor: number;
   evalEvery: number;
+  /**
+   * live (default): evaluate every evalEvery steps as the run goes. deferred: keep the weights at those steps and evaluate
+   * them when the run ends or is stopped (Stop then waits for them), each reported with its own step and time.
+   */
+  evalMode?: EvalMode;
   seed: number;
   /** Loss readbacks in flight (see TrainConfig); the benchmark compares 0 with the default. */
   readbackDepth?: number;
@@ -64,6 +69,8 @@ export interface SessionListener {
   restored?(history: Checkpoint['history']): void;
   /** A checkpoint was written (or could not be). */
   checkpoint?(step: number, error?: string): void;
+  /** Deferred evaluation: how many saved steps wait to be evaluated (told as one is saved or evaluated). */
+  pendingEvals?(count: number): void;
 }
 
 /** Starts one pipeline worker; the page passes startPipelineWorker, tests a fake. */
@@ -87,6 +94,8 @@ const DEFAULT_CHECKPOINT_EVERY = 50;
 const STOP_CHECKPOINT_WAIT_MS = 3000;
 /** How long stop() waits for the run to wind down before it tears the workers down regardless. */
 const STOP_GRACE_MS = 5_000;
+/** After a stop, deferred evaluations go on as long as each comes within this (a wedged device still ends the stop). */
+const DEFERRED_EVAL_WAIT_MS = 30_000;
 
 export class LabSession {
   readonly steps = new RingBuffer<StepMetrics>(HISTORY.steps);
@@ -100,6 +109,12 @@ export class LabSession {
 
   private readonly machine: RunStateMachine;
   private readonly abort = new AbortController();
+  /** Ends deferred evaluation after a stop: only a stop that is forced (the evaluations stalled) aborts it. */
+  private readonly evalAbort = new AbortController();
+  /** Evaluations reported so far: a stop waiting for deferred evaluation sees them progress. */
+  private evalsReported = 0;
+  /** True while the snapshots of a deferred run are evaluated after a stop. */
+  private evaluatingDeferred = false;
   /** Live controls: what the person chose last, applied as soon as the pipeline is open. */
   private readonly controls: { fidelity: number; echoFactor: number; echoMode: EchoMode; shuffleBuffer: number; autoEcho: boolean; learningRate: number };
   private trainer: Trainer | undefined;
@@ -197,19 +212,24 @@ export class LabSession {
       return;
     }
     const checkpoint = this.checkpointBeforeStop(); // decides from the state the run was in
-    this.machine.to('stopping');
+    const pending = this.trainer?.pendingEvaluations ?? 0;
+    this.machine.to('stopping', pending ? 'then evaluating the saved steps (deferred evaluation)' : undefined);
     await checkpoint;
     if (!this.machine.isFinal) {
       this.abort.abort();
       this.openGate();
       for (const w of this.workers) void w.api.cancel().catch(() => undefined);
     }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const grace = new Promise<void>((r) => (timer = setTimeout(r, STOP_GRACE_MS)));
-    await Promise.race([this.finished, grace]);
-    clearTimeout(timer);
+    let ended = await settlesWithin(this.finished, STOP_GRACE_MS);
+    // A deferred run evaluates its snapshots after the stop: the wait goes on while evaluations keep coming.
+    while (!ended && this.evaluatingDeferred) {
+      const before = this.evalsReported;
+      ended = await settlesWithin(this.finished, DEFERRED_EVAL_WAIT_MS);
+      if (this.evalsReported === before) break;
+    }
     if (!this.machine.isFinal) {
-      // The run did not wind down in time (a wedged worker): end it regardless.
+      // The run did not wind down in time (a wedged worker or device): end it regardless.
+      this.evalAbort.abort();
       this.terminateWorkers();
       this.machine.to('stopped', 'forced after a wait');
     }
@@ -319,7 +339,13 @@ export class LabSession {
       );
       this.info = info;
       this.listener.info(info);
-      trainer = new Trainer(info, { model: c.model, learningRate: this.controls.learningRate, evalEvery: c.evalEvery, readbackDepth: c.readbackDepth });
+      trainer = new Trainer(info, {
+        model: c.model,
+        learningRate: this.controls.learningRate,
+        evalEvery: c.evalEvery,
+        readbackDepth: c.readbackDepth,
+        evalMode: c.evalMode ?? 'live',
+      });
       this.trainer = trainer;
 
       // The test split is read once, at full fidelity, in order, then its worker goes.
@@ -371,11 +397,8 @@ export class LabSession {
             this.listener.step(m);
             this.adviseEcho(m);
           },
-          eval: (m) => {
-            if (this.machine.isFinal) return;
-            this.evals.push({ ...m, mistakes: [] }); // the latest evaluation's images are shown, not kept for every one
-            this.listener.eval(m);
-          },
+          eval: (m) => this.onEval(m),
+          pending: (n) => this.listener.pendingEvals?.(n),
         },
         from,
         c.initialModel !== undefined,
@@ -388,11 +411,32 @@ export class LabSession {
         this.machine.to('failed', message);
       }
     } finally {
+      // A deferred run that was stopped evaluates its snapshots now (a failed one does not).
+      if (trainer?.pendingEvaluations && this.state === 'stopping') await this.evaluateDeferred(trainer);
       if (trainer && trainer.position.step > 0) this.finalModel = await captureBounded(trainer);
       for (const answer of this.modelRequests.splice(0)) answer(this.finalModel);
       trainer?.dispose();
       this.terminateWorkers();
       if (signal.aborted && !this.machine.isFinal) this.machine.to('stopped');
+    }
+  }
+
+  private onEval(m: EvalMetrics): void {
+    if (this.machine.isFinal) return;
+    this.evalsReported++;
+    this.evals.push({ ...m, mistakes: [] }); // the latest evaluation's images are shown, not kept for every one
+    this.listener.eval(m);
+  }
+
+  /** Evaluates a stopped deferred run's snapshots, each reported with its step and time; a failure is a warning. */
+  private async evaluateDeferred(trainer: Trainer): Promise<void> {
+    this.evaluatingDeferred = true;
+    try {
+      await trainer.evaluatePending(this.evalAbort.signal, { eval: (m) => this.onEval(m), pending: (n) => this.listener.pendingEvals?.(n) });
+    } catch (err) {
+      if (!this.evalAbort.signal.aborted) this.onWarning(`the deferred evaluations failed: ${(err as Error).message}`);
+    } finally {
+      this.evaluatingDeferred = false;
     }
   }
 
@@ -594,6 +638,19 @@ export class LabSession {
     for (const w of this.workers) w.terminate();
     this.workers = [];
   }
+}
+
+/** Resolves true if `p` settles within `ms`, false otherwise. */
+async function settlesWithin(p: Promise<unknown> | undefined, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((r) => (timer = setTimeout(() => r(false), ms)));
+  const settled = Promise.resolve(p).then(
+    () => true as const,
+    () => true as const,
+  );
+  const result = await Promise.race([settled, late]);
+  clearTimeout(timer);
+  return result;
 }
 
 /** A run id that sorts by time: the start time in base 36 and a random tail. */

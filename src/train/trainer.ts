@@ -7,6 +7,13 @@
 // read back asynchronously and reported in order, with at most `readbackDepth`
 // readbacks in flight (which also keeps the CPU from running far ahead of the
 // GPU). Evaluation sums its metrics on the GPU and reads them back once.
+//
+// Evaluation is live (the default: the loop evaluates at every evalEvery-th
+// step, and the run waits for it) or deferred: the loop keeps a copy of the
+// weights at that step (tf.clone shares the tensor until the next update
+// replaces it, so a snapshot costs no copy on the GPU) with the step's trainer
+// clock, and the snapshots are evaluated when the run ends or is stopped
+// (evaluatePending). Each evaluation reports the step and time it belongs to.
 import * as tf from '@tensorflow/tfjs';
 import type { Batch, DatasetInfo, PipelineStats } from '../pipeline/api.js';
 import { hash32 } from '../shared/random.js';
@@ -20,7 +27,12 @@ export interface TrainConfig {
   evalEvery: number;
   /** Loss readbacks allowed in flight; 0 reads each step's loss before the next (the old, stalling way). */
   readbackDepth?: number;
+  /** Evaluate as the run goes (live, the default) or keep snapshots of the weights and evaluate them when it ends (deferred). */
+  evalMode?: EvalMode;
 }
+
+export const EVAL_MODES = ['live', 'deferred'] as const;
+export type EvalMode = (typeof EVAL_MODES)[number];
 
 const DEFAULT_READBACK_DEPTH = 2;
 
@@ -68,6 +80,10 @@ export interface RunStart {
 
 export interface EvalMetrics {
   step: number;
+  /** The trainer clock at that step (StepMetrics.time): with deferred evaluation the evaluation itself comes later. */
+  time: number;
+  /** True when the weights were evaluated after the run (deferred evaluation), from a snapshot taken at the step. */
+  deferred?: boolean;
   accuracy: number;
   loss: number;
   examples: number;
@@ -102,12 +118,21 @@ export interface TrainerHooks {
   phase(phase: 'training' | 'evaluating'): void;
   step(m: StepMetrics): void;
   eval(m: EvalMetrics): void;
+  /** Deferred evaluation: snapshots waiting to be evaluated, told when one is taken or evaluated. */
+  pending?(count: number): void;
   /** Asked after every step: whether to capture the model now (a checkpoint); the loop waits only for the copy on the GPU. */
   checkpointDue?(step: number): boolean;
   checkpoint?(state: Promise<ModelState>, at: RunStart): void;
 }
 
 const SPEED_WINDOW = 8;
+
+/** The model's weights at a step, kept for a deferred evaluation: clones of Model.variables(), in order. */
+interface Snapshot {
+  step: number;
+  time: number;
+  weights: tf.Tensor[];
+}
 
 export class Trainer {
   private model: Model | undefined;
@@ -120,6 +145,8 @@ export class Trainer {
   private disposed = false;
   /** Steps trained and running time, as of the last step: where a checkpoint taken between steps stands. */
   position: RunStart = { step: 0, time: 0 };
+  /** Deferred evaluation: the snapshots not evaluated yet, in step order. */
+  private snapshots: Snapshot[] = [];
 
   constructor(
     private readonly info: DatasetInfo,
@@ -177,7 +204,7 @@ export class Trainer {
     let active = from.time; // seconds of running time, pauses excluded
     let step = from.step;
     this.position = { ...from };
-    if (evaluateFirst && this.hasTestSet) await this.evaluateAndReport(step, hooks);
+    if (evaluateFirst && this.hasTestSet) await this.evaluationDue(step, active, hooks);
 
     for (;;) {
       await hooks.gate();
@@ -231,13 +258,57 @@ export class Trainer {
       inFlight.push(reported);
       this.lastReport = reported;
 
-      if (this.hasTestSet && step % this.config.evalEvery === 0) await this.evaluateAndReport(step, hooks);
+      if (this.hasTestSet && step % this.config.evalEvery === 0) await this.evaluationDue(step, active, hooks);
       // After the evaluation (which changes no weights), so the checkpoint's history has it.
       if (hooks.checkpointDue?.(step)) hooks.checkpoint?.((await this.capture())(), { step, time: active });
     }
     await abortable(reported, signal);
-    if (this.hasTestSet && step > from.step && step % this.config.evalEvery !== 0) await this.evaluateAndReport(step, hooks);
+    if (this.hasTestSet && step > from.step && step % this.config.evalEvery !== 0) await this.evaluationDue(step, active, hooks);
+    if (this.snapshots.length) {
+      hooks.phase('evaluating');
+      await this.evaluatePending(signal, hooks);
+      if (!signal.aborted) hooks.phase('training');
+    }
     return 'ended';
+  }
+
+  /** Deferred evaluation: snapshots taken and not evaluated yet. */
+  get pendingEvaluations(): number {
+    return this.snapshots.length;
+  }
+
+  /** An evaluation is due at `step`: live, evaluate now; deferred, keep the weights for later. */
+  private async evaluationDue(step: number, time: number, hooks: TrainerHooks): Promise<void> {
+    if (this.config.evalMode !== 'deferred') return this.evaluateAndReport(step, time, hooks);
+    const weights = tf.tidy(() => this.model!.variables().map((v) => tf.clone(v)));
+    this.snapshots.push({ step, time, weights });
+    hooks.pending?.(this.snapshots.length);
+  }
+
+  /**
+   * Evaluates the snapshots of a deferred run, oldest first, each reported with
+   * its own step and time; then the model has its current weights back. Call it
+   * between steps or after the run (the session does so after a stop). Stops at
+   * `signal`; every snapshot is disposed either way.
+   */
+  async evaluatePending(signal: AbortSignal, hooks: Pick<TrainerHooks, 'eval' | 'pending'>): Promise<void> {
+    const variables = this.model!.variables();
+    const current = tf.tidy(() => variables.map((v) => tf.clone(v)));
+    try {
+      while (this.snapshots.length && !signal.aborted) {
+        const snap = this.snapshots[0]!;
+        tf.tidy(() => variables.forEach((v, i) => v.assign(snap.weights[i]!)));
+        const m = await this.evaluate(snap.step, signal);
+        this.snapshots.shift();
+        tf.dispose(snap.weights);
+        if (signal.aborted) break;
+        hooks.eval({ ...m, time: snap.time, deferred: true });
+        hooks.pending?.(this.snapshots.length);
+      }
+    } finally {
+      tf.tidy(() => variables.forEach((v, i) => v.assign(current[i]!)));
+      tf.dispose(current);
+    }
   }
 
   /** The latest step's report (losses are read back a few steps late). */
@@ -248,11 +319,11 @@ export class Trainer {
     return this.lastReport.catch(() => undefined);
   }
 
-  private async evaluateAndReport(step: number, hooks: TrainerHooks): Promise<void> {
+  private async evaluateAndReport(step: number, time: number, hooks: TrainerHooks): Promise<void> {
     hooks.phase('evaluating');
     const m = await this.evaluate(step, hooks.signal);
     if (hooks.signal.aborted) return;
-    hooks.eval(m);
+    hooks.eval({ ...m, time });
     hooks.phase('training');
   }
 
@@ -261,7 +332,7 @@ export class Trainer {
    * the GPU and read back once; and the first test batch's predictions, for a
    * few misclassified images.
    */
-  async evaluate(step: number, signal: AbortSignal): Promise<EvalMetrics> {
+  async evaluate(step: number, signal: AbortSignal): Promise<Omit<EvalMetrics, 'time'>> {
     const model = this.model!;
     const classes = this.info.classes.length;
     // [loss * examples, then the confusion matrix row by row]; accuracy is its trace.
@@ -365,6 +436,8 @@ export class Trainer {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    for (const snap of this.snapshots) tf.dispose(snap.weights);
+    this.snapshots = [];
     for (const input of this.testSet) input.dispose();
     this.testSet = [];
     this.model?.dispose();

@@ -156,6 +156,7 @@ const paramCases: [string, RegExp][] = [
   ['readers=0', /URL parameter readers=0: readers must be a whole number from 1 to 16/],
   ['size=4', /URL parameter size=4: image size must be a side or width x height \(like 32 or 64x48\), each 8 to 1024 pixels/],
   ['echoMode=twice', /URL parameter echoMode=twice: echo mode must be one of examples, examples-after-augment, batches/],
+  ['evalMode=later', /URL parameter evalMode=later: evaluation mode must be one of live, deferred/],
   ['dataset=nope', /URL parameter dataset=nope names no dataset/],
   ['model=nope', /URL parameter model=nope names no model/],
   ['model=logreg', /URL parameter model=logreg: .* reads tabular data, the chosen dataset is image/],
@@ -180,6 +181,29 @@ test('size= sets the model input of an image dataset: decoded to it, trained at 
   expect(s.dataset?.inputShape).toEqual([16, 16, 1]);
   expect(new URL(page.url()).searchParams.get('size')).toBe('16');
   await page.evaluate(() => window.__lab!.stop());
+});
+
+test('evalMode=deferred: no evaluation while training, the accuracy tile counts the saved steps; Stop evaluates them at their steps and frees them', async ({
+  page,
+}) => {
+  await page.goto('/?model=tiny-cnn&batch=32&evalEvery=10&evalMode=deferred');
+  await expect(page.locator('#backend')).toContainText('webgpu');
+  await expect(page.locator('#eval-mode')).toHaveValue('deferred');
+  const before = await page.evaluate(() => window.__lab!.memory());
+  await page.evaluate(() => window.__lab!.start());
+  const s = await waitFor(page, '25 steps', (x) => x.steps.length >= 25);
+  expect(s.evals).toEqual([]);
+  await expect(page.locator('#m-acc')).toContainText('pending');
+  await page.evaluate(() => window.__lab!.stop());
+  const done = await snapshot(page);
+  expect(done.state).toBe('stopped');
+  const last = done.steps.at(-1)!.step;
+  expect(done.evals.map((e) => e.step)).toEqual(Array.from({ length: Math.floor(last / 10) }, (_, i) => 10 * (i + 1)));
+  // Each evaluation carries its own step's training time, not the time it was done.
+  for (const e of done.evals) expect(e.time).toBe(done.steps.find((m) => m.step === e.step)!.time);
+  expect(done.evals.every((e) => e.deferred && e.accuracy > 0)).toBe(true);
+  await expect(page.locator('#m-acc')).toHaveText(/^\d+\.\d%$/);
+  await expect.poll(() => page.evaluate(() => window.__lab!.memory())).toEqual(before);
 });
 
 test('lists only datasets that exist; the others show the command that builds them', async ({ page }) => {

@@ -6,15 +6,15 @@ import { checkSweep } from '../../../src/app/validate.js';
 import type { LabSession } from '../../../src/train/session.js';
 
 /** A run that takes a step every few ms until stopped: only what the sweep reads of a session. */
-function fakeRun(log: string[], label: string) {
+function fakeRun(log: string[], label: string, deferred = false) {
   let step = 0;
   let ended = false;
   const timer = setInterval(() => step++, 2);
-  // It evaluates every 4 steps, and the evaluation reports as the step does.
+  // It evaluates every 4 steps, and the evaluation reports as the step does; a deferred run (evaluated at its stop) every 1000.
   const run = {
-    config: { evalEvery: 4 },
+    config: deferred ? { evalEvery: 1000, evalMode: 'deferred' } : { evalEvery: 4 },
     steps: { last: () => ({ step }) },
-    evals: { last: () => ({ step: step - (step % 4) }) },
+    evals: { last: () => (deferred ? undefined : { step: step - (step % 4) }) },
     get ended() {
       return ended;
     },
@@ -29,14 +29,14 @@ function fakeRun(log: string[], label: string) {
   };
 }
 
-function hooks(log: string[], refuseAt = -1): SweepHooks {
+function hooks(log: string[], refuseAt = -1, deferred = false): SweepHooks {
   let current: ReturnType<typeof fakeRun> | undefined;
   let n = 0;
   return {
     apply: (kind, value) => log.push(`${kind} ${value}`),
     async start() {
       if (n++ === refuseAt) return undefined;
-      current = fakeRun(log, String(n));
+      current = fakeRun(log, String(n), deferred);
       return current.run;
     },
     async stop() {
@@ -61,6 +61,14 @@ describe('sweeps', () => {
     expect(await runSweep({ kind: 'echo', values: [1, 2], steps: 5 }, hooks(log), () => false)).toBe('done');
     expect(log.map((l) => l.replace(/ at \d+/, ''))).toEqual(['echo 1', 'stop 1', 'echo 2', 'stop 2']);
     for (const l of log.filter((x) => x.startsWith('stop'))) expect(Number(l.split(' at ')[1])).toBeGreaterThanOrEqual(5);
+  });
+
+  it('a deferred run (evaluated when stopped) is stopped once it has trained its steps, not an interval later', async () => {
+    const log: string[] = [];
+    expect(await runSweep({ kind: 'echo', values: [1], steps: 5 }, hooks(log, -1, true), () => false)).toBe('done');
+    const stoppedAt = Number(log.find((l) => l.startsWith('stop'))!.split(' at ')[1]);
+    expect(stoppedAt).toBeGreaterThanOrEqual(5);
+    expect(stoppedAt).toBeLessThan(1000);
   });
 
   it('Stop sweep stops the run under way and starts no other; a run the page refuses ends the sweep', async () => {

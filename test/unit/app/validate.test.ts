@@ -9,6 +9,7 @@ import {
   checkManifestUrl,
   checkScanGroup,
   checkSeed,
+  checkEvalMode,
   unknownParams,
 } from '../../../src/app/validate.js';
 
@@ -41,6 +42,12 @@ describe('field checks', () => {
     expect(checkSeed('x').ok).toBe(false);
     expect(checkScanGroup('3', 6)).toEqual({ ok: true, value: 3 });
     expect(reason(checkScanGroup('99', 6))).toBe('scan group must be a whole number from 1 to 6, not "99"');
+  });
+
+  it('evaluation mode: live or deferred', () => {
+    expect(checkEvalMode('live')).toEqual({ ok: true, value: 'live' });
+    expect(checkEvalMode('deferred')).toEqual({ ok: true, value: 'deferred' });
+    expect(reason(checkEvalMode('later'))).toBe('evaluation mode must be one of live, deferred, not "later"');
   });
 
   it('image size: a side or width x height, 8 to 1024 pixels each', () => {

@@ -9,7 +9,8 @@ import type { Checkpoint } from '../../../src/train/checkpoint.js';
 import { mlp } from '../../../src/train/models/mlp.js';
 import { TRANSITIONS, type RunState } from '../../../src/train/run-state.js';
 import { LabSession, type SessionConfig, type SessionListener } from '../../../src/train/session.js';
-import type { EvalMetrics, StepMetrics } from '../../../src/train/trainer.js';
+import { freshOptimizerState } from '../../../src/train/model-file.js';
+import type { EvalMetrics, ModelState, StepMetrics } from '../../../src/train/trainer.js';
 import { fakePipelines, type FakeBehaviour } from './fake-pipeline.js';
 
 beforeAll(async () => {
@@ -444,5 +445,76 @@ describe('checkpoints and exact resume', () => {
     expect(paused.model.weights.length).toBeGreaterThan(0);
     await s.stop();
     await done;
+  });
+});
+
+describe('deferred evaluation (evalMode deferred)', () => {
+  /** Weights of a briefly trained model, so both runs of a comparison start from the same ones (a new model's are random). */
+  async function startingWeights(): Promise<ModelState> {
+    const { s, rec } = session();
+    const done = s.start();
+    await until('3 steps', () => rec.steps.length >= 3);
+    await s.stop();
+    await done;
+    return freshOptimizerState((await s.captureModel())!.weights);
+  }
+
+  it('evaluates the same weights live evaluation does: the same accuracies, losses and confusion at the same steps, with their times', async () => {
+    const initialModel = await startingWeights();
+    const train = (name: string): FakeBehaviour => (name === 'pipeline-train' ? { batches: 23 } : {});
+    const runs = [];
+    for (const evalMode of ['live', 'deferred'] as const) {
+      const r = session(train, { initialModel, evalEvery: 5, evalMode });
+      const stepsAtFirstEval: number[] = [];
+      const listener = r.rec.listener;
+      const eval0 = listener.eval;
+      listener.eval = (m) => {
+        stepsAtFirstEval.push(r.rec.steps.length);
+        eval0(m);
+      };
+      await r.s.start();
+      expect(r.s.state).toBe('stopped');
+      runs.push({ ...r, evalMode, stepsAtFirstEval, model: await r.s.captureModel() });
+    }
+    const [live, deferred] = runs as [(typeof runs)[0], (typeof runs)[0]];
+    // Same start, same batches, the CPU backend: the same training either way.
+    expect(deferred.rec.steps.map((m) => m.loss)).toEqual(live.rec.steps.map((m) => m.loss));
+    const steps = [0, 5, 10, 15, 20, 23]; // before the first step (a loaded model), every 5, and where the stream ended
+    expect(live.rec.evals.map((e) => e.step)).toEqual(steps);
+    expect(deferred.rec.evals.map((e) => e.step)).toEqual(steps);
+    const seen = (e: EvalMetrics) => ({ step: e.step, accuracy: e.accuracy, loss: e.loss, confusion: e.confusion, examples: e.examples });
+    expect(deferred.rec.evals.map(seen)).toEqual(live.rec.evals.map(seen));
+    // The weights changed between evaluations (the comparison would pass vacuously otherwise).
+    expect(new Set(live.rec.evals.map((e) => e.loss)).size).toBe(steps.length);
+    // Deferred: none during training, each marked and reported with its own step's trainer clock.
+    expect(deferred.stepsAtFirstEval[0]).toBe(23);
+    expect(live.stepsAtFirstEval[1]).toBeLessThan(23);
+    expect(deferred.rec.evals.every((e) => e.deferred)).toBe(true);
+    expect(live.rec.evals.some((e) => e.deferred)).toBe(false);
+    const timeAt = (r: typeof live, step: number) => (step === 0 ? 0 : r.rec.steps.find((m) => m.step === step)!.time);
+    for (const r of runs) for (const e of r.rec.evals) expect(e.time).toBe(timeAt(r, e.step));
+    // The model is left with its trained weights, not the last snapshot's.
+    expect(deferred.model!.weights).toEqual(live.model!.weights);
+  });
+
+  it('a stopped run evaluates its snapshots during Stop, each once, and disposes them: no tensors leak', async () => {
+    const before = tf.memory().numTensors;
+    const pending: number[] = [];
+    const { s, rec } = session(undefined, { evalEvery: 4, evalMode: 'deferred' });
+    const done = s.start();
+    rec.listener.pendingEvals = (n) => pending.push(n);
+    await until('13 steps', () => rec.steps.length >= 13);
+    expect(rec.evals).toHaveLength(0);
+    expect(pending.slice(0, 3)).toEqual([1, 2, 3]);
+    await s.stop();
+    await done;
+    expect(s.state).toBe('stopped');
+    expect(rec.states.find((x) => x.state === 'stopping')!.detail).toMatch(/deferred evaluation/);
+    const last = rec.steps.at(-1)!.step;
+    const due = Array.from({ length: Math.floor(last / 4) }, (_, i) => 4 * (i + 1));
+    expect(rec.evals.map((e) => e.step)).toEqual(due);
+    expect(pending.at(-1)).toBe(0);
+    await sleep(100); // abandoned readbacks dispose their tensors when they land
+    expect(tf.memory().numTensors).toBe(before);
   });
 });
