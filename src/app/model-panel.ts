@@ -3,6 +3,7 @@
 // download, which loads back from files. A loaded model starts a run: it is
 // evaluated on the test split before its first step, then trains on.
 import * as tf from '@tensorflow/tfjs';
+import { webgpuBackend } from '../gpu/backend.js';
 import { fromArtifacts, toArtifacts, type ModelFileMeta } from '../train/model-file.js';
 import type { LabSession } from '../train/session.js';
 import type { ModelState } from '../train/trainer.js';
@@ -89,6 +90,7 @@ export function setupModelPanel(
     const url = el.saved.value;
     if (!url) return;
     try {
+      await webgpuBackend(); // a click straight after a reload: the weights become tensors on the lab's backend, once it is up
       const a = await tf.io.getLoadHandlers(url)[0]!.load!();
       const { meta, weights } = fromArtifacts(a, url.slice(PREFIX.length));
       say(`loaded ${url.slice(PREFIX.length)}: evaluating, then training on`);
@@ -107,6 +109,7 @@ export function setupModelPanel(
       return;
     }
     try {
+      await webgpuBackend();
       const { meta, weights } = fromArtifacts(await tf.io.browserFiles([json, ...bins]).load!(), json.name);
       say(`loaded ${json.name}: evaluating, then training on`);
       startFrom(meta, weights);
