@@ -65,15 +65,14 @@ export function checkImageSize(text: string): Checked<{ width: number; height: n
   return ok({ width, height });
 }
 
-export function checkEchoMode(text: string): Checked<EchoMode> {
-  return (ECHO_MODES as readonly string[]).includes(text) ? ok(text as EchoMode) : bad(`echo mode must be one of ${ECHO_MODES.join(', ')}, not "${text}"`);
-}
+/** A value from a fixed list (a select's options, or its URL parameter). */
+const oneOf =
+  <T extends string>(values: readonly T[], what: string) =>
+  (text: string): Checked<T> =>
+    (values as readonly string[]).includes(text) ? ok(text as T) : bad(`${what} must be one of ${values.join(', ')}, not "${text}"`);
 
-export function checkEvalMode(text: string): Checked<EvalMode> {
-  return (EVAL_MODES as readonly string[]).includes(text)
-    ? ok(text as EvalMode)
-    : bad(`evaluation mode must be one of ${EVAL_MODES.join(', ')}, not "${text}"`);
-}
+export const checkEchoMode = oneOf<EchoMode>(ECHO_MODES, 'echo mode');
+export const checkEvalMode = oneOf<EvalMode>(EVAL_MODES, 'evaluation mode');
 
 export function checkScanGroup(text: string, groups: number = LIMITS.scanGroup.max): Checked<number> {
   return integerIn(text, 'scan group', { min: 1, max: groups });
