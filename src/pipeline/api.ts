@@ -152,6 +152,11 @@ export interface PipelineStats {
   recordsFetched: number;
   /** Examples read from records (images decoded, table rows validated). */
   examplesRead: number;
+  /**
+   * Examples read again to continue a resumed run: the records of examples its snapshot held, or of examples replayed
+   * past it. The run before the reload read and counted them, so they are not in examplesRead (their bytes are in bytesFetched).
+   */
+  examplesReread: number;
   /** Examples left out because their bytes were bad. */
   examplesDropped: number;
   /** Copies made by data echoing (an echoed batch counts its examples). */

@@ -24,6 +24,7 @@ export const emptyStats = (): PipelineStats => ({
   bytesFetched: 0,
   recordsFetched: 0,
   examplesRead: 0,
+  examplesReread: 0,
   examplesDropped: 0,
   examplesEmitted: 0,
   examplesEchoed: 0,
@@ -275,10 +276,15 @@ export abstract class BasePipeline<M> {
    * and the trainer does not then wait for the next epoch's first record. A
    * record that fails yields nothing; a whole epoch that yields nothing ends the
    * stream with an error. `read` gets the record, its position in the stream
-   * (counted across epochs: the tape's key) and its index in `records`. A
+   * (counted across epochs: the tape's key) and its index in `records`; `size`
+   * says how many examples an item is, for the tape's count of examples read. A
    * restored stream starts at its snapshot's record, past the items already taken.
    */
-  protected async *readEpochs<R, T>(records: R[], read: (record: R, position: number, index: number) => Promise<T[]>): AsyncGenerator<T> {
+  protected async *readEpochs<R, T>(
+    records: R[],
+    read: (record: R, position: number, index: number) => Promise<T[]>,
+    size: (item: T) => number,
+  ): AsyncGenerator<T> {
     const { count, rank } = this.options.partition ?? { count: 1, rank: 0 };
     // Never more than an epoch ahead: a split of fewer records than slots would otherwise hold a record twice.
     const perEpoch = Math.ceil((records.length - rank) / count);
@@ -316,7 +322,10 @@ export abstract class BasePipeline<M> {
       const items = await turn.reading;
       if (this.abort.signal.aborted) return;
       this.passing = { record: consumed, taken: 0 };
-      this.tape.consumed(consumed++);
+      this.tape.consumed(
+        consumed++,
+        items.reduce((n, item) => n + size(item), 0),
+      );
       fill();
       for (const item of items) {
         produced++;

@@ -165,7 +165,11 @@ export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipe
     this.firstIds = startsOf(records.map((r) => r.images));
     this.fidelity = this.tape.channel('fidelity', () => this.options.fidelity);
     if (this.startFrom) this.held = this.revive(this.startFrom.held as WrittenHeld);
-    const examples = this.readEpochs(records, (r, position, index) => this.readRecord(r, position, index));
+    const examples = this.readEpochs(
+      records,
+      (r, position, index) => this.readRecord(r, position, index),
+      () => 1,
+    );
     return imageBatches(examples, { shape: this.manifest.image, ...this.stageControls(), held: this.held });
   }
 
@@ -218,14 +222,14 @@ export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipe
   /** A replayed record, read once for all of its examples that are trained on. */
   private decodeAgain(record: R, position: number, level: number): Promise<DecodedRecord | undefined> {
     return this.readAgain(position, async () => {
-      const d = await this.decodeRecord(record, level);
+      const d = await this.decodeRecord(record, level, 'again');
       if (!d) this.warn(`record ${record.file}: could not be read again to continue the run; its examples are left out`);
       return d;
     });
   }
 
-  /** Fetches a record up to scan group `level` and decodes every image. Never throws for bad data. */
-  private async decodeRecord(record: R, level: number): Promise<DecodedRecord | undefined> {
+  /** Fetches a record up to scan group `level` and decodes every image (`again`: for a resumed run, see examplesReread). Never throws for bad data. */
+  private async decodeRecord(record: R, level: number, again?: 'again'): Promise<DecodedRecord | undefined> {
     const loaded = await this.fetchRecord(record, level);
     if (!loaded) return undefined;
     const { prefix, group } = loaded;
@@ -260,7 +264,7 @@ export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipe
     if (warned > IMAGE_WARNINGS_PER_RECORD) this.warn(`record ${record.file}: ${warned - IMAGE_WARNINGS_PER_RECORD} more images left out`);
     this.stats.decodeMs += performance.now() - start;
     const examples = decoded.filter((c) => c !== undefined);
-    this.stats.examplesRead += examples.length;
+    this.stats[again ? 'examplesReread' : 'examplesRead'] += examples.length;
     this.latest = sampleOf(examples, shape, group) ?? this.latest;
     return decoded;
   }

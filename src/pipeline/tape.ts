@@ -25,6 +25,11 @@ export interface TapeState {
   channels: Record<string, { reads: number; changes: [read: number, value: ControlValue][] }>;
   /** Records consumed so far (positions 0 .. records - 1 of the stream across epochs). */
   records: number;
+  /**
+   * The fresh examples those records yielded (PipelineStats.examplesRead for them alone, not for records read ahead),
+   * across resumes: a continued run's count goes on from here. Tapes saved before it have none.
+   */
+  examples?: number;
   /** Records at those positions that did not yield every example: the kept examples' indices in the record, or null when the record was skipped. */
   outcomes: [position: number, kept: number[] | null][];
   /** The latest stream snapshots, oldest first (tapes saved before they existed have none: their resumes work out every batch). */
@@ -64,6 +69,7 @@ export class ControlTape {
   private readonly channels = new Map<string, Channel>();
   private readonly outcomes = new Map<number, number[] | null>();
   private records = 0;
+  private examples: number;
   private readonly snapshots: StreamSnapshot[];
 
   /**
@@ -76,6 +82,7 @@ export class ControlTape {
   ) {
     for (const [position, kept] of replay?.outcomes ?? []) this.outcomes.set(position, kept);
     this.snapshots = from ? [from] : [];
+    this.examples = replay?.examples ?? 0;
   }
 
   /** Records at positions below this were read by the taped run: a resumed pipeline need not read them to know what they held. */
@@ -134,8 +141,10 @@ export class ControlTape {
     this.outcomes.set(position, kept);
   }
 
-  /** The record at `position` has been consumed (in stream order). */
-  consumed(position: number): void {
+  /** The record at `position` has been consumed (in stream order), with `examples` examples in it. */
+  consumed(position: number, examples: number): void {
+    // A replayed record's examples were counted by the taped run (and are promises to read it again here).
+    if (position >= this.replayRecords) this.examples += examples;
     this.records = Math.max(this.records, position + 1);
   }
 
@@ -143,7 +152,8 @@ export class ControlTape {
     const channels: TapeState['channels'] = {};
     for (const [name, ch] of this.channels) channels[name] = { reads: ch.reads, changes: ch.changes.map(([n, v]) => [n, v]) };
     const outcomes = [...this.outcomes].filter(([p]) => p < this.records).map(([p, kept]): [number, number[] | null] => [p, kept && [...kept]]);
-    return { channels, records: this.records, outcomes, snapshots: [...this.snapshots] };
+    const examples = this.replay && this.replay.examples === undefined ? {} : { examples: this.examples }; // unknown stays unknown
+    return { channels, records: this.records, ...examples, outcomes, snapshots: [...this.snapshots] };
   }
 }
 
@@ -155,6 +165,7 @@ export function validateTape(tape: unknown): TapeState {
     t !== null &&
     Number.isInteger(t.records) &&
     t.records >= 0 &&
+    (t.examples === undefined || (Number.isInteger(t.examples) && t.examples >= 0)) &&
     typeof t.channels === 'object' &&
     Array.isArray(t.outcomes) &&
     Object.values(t.channels).every((c) => Number.isInteger(c.reads) && Array.isArray(c.changes)) &&

@@ -87,7 +87,11 @@ export class TocPipeline extends BasePipeline<TocManifest> {
     const records = this.split().records;
     this.firstRows = startsOf(records.map(tocRecordRows));
     if (this.startFrom) this.held = this.revive(this.startFrom.held as TocHeld<TocRef>);
-    const batches = this.readEpochs(records, (r, position, index) => this.readRecord(r, position, index));
+    const batches = this.readEpochs(
+      records,
+      (r, position, index) => this.readRecord(r, position, index),
+      (item) => item.size,
+    );
     // Batch echoing: the mini-batch is the unit the TOC format compresses. Batches
     // leave the worker as transferables (detached once sent), so echoed copies get arrays of their own.
     const echoed = echo(
@@ -157,11 +161,11 @@ export class TocPipeline extends BasePipeline<TocManifest> {
 
   /** A replayed record, read once for all of its batches that are trained on. */
   private parseAgain(entry: TocRecordEntry, position: number, index: number): Promise<ParsedRecord | undefined> {
-    return this.readAgain(position, () => this.parseRecord(entry, index));
+    return this.readAgain(position, () => this.parseRecord(entry, index, 'again'));
   }
 
-  /** Fetches record `index` of the split and cuts it into batches; undefined when it cannot be read. */
-  private async parseRecord(entry: TocRecordEntry, index: number): Promise<ParsedRecord | undefined> {
+  /** Fetches record `index` of the split and cuts it into batches (`again`: for a resumed run, see examplesReread); undefined when it cannot be read. */
+  private async parseRecord(entry: TocRecordEntry, index: number, again?: 'again'): Promise<ParsedRecord | undefined> {
     const end = tocRecordBytes(entry);
     let bytes: Uint8Array;
     try {
@@ -197,7 +201,7 @@ export class TocPipeline extends BasePipeline<TocManifest> {
       }
     });
     this.stats.decodeMs += performance.now() - start;
-    this.stats.examplesRead += out.reduce((n, b) => n + (b?.size ?? 0), 0);
+    this.stats[again ? 'examplesReread' : 'examplesRead'] += out.reduce((n, b) => n + (b?.size ?? 0), 0);
     return out;
   }
 }

@@ -6,7 +6,7 @@
 // storage/runs.ts keeps them in IndexedDB.
 import type { EchoMode } from '../pipeline/api.js';
 import { validateTape, type TapeState } from '../pipeline/tape.js';
-import type { ModelState } from './trainer.js';
+import type { ModelState, PendingEvaluation } from './trainer.js';
 
 /** 2: tapes keep stream snapshots, and the image stages no longer read the shuffle buffer once when they are built (see fromVersion1). */
 export const CHECKPOINT_VERSION = 2;
@@ -36,7 +36,10 @@ export interface Checkpoint {
   /** Steps trained and seconds of training time. */
   step: number;
   time: number;
-  /** Bytes the run had fetched and fresh examples it had read, so the counts go on from there. */
+  /**
+   * Bytes the run had fetched and fresh examples it had read, so the counts go on from there (examples: those of the records
+   * the readers had consumed, TapeState.examples, where the tapes count them; the records read ahead are counted when read again).
+   */
   bytesFetched: number;
   examplesRead: number;
   /** One tape per reader, by rank. */
@@ -65,7 +68,9 @@ export function validateCheckpoint(value: unknown): Checkpoint {
             ? `${c.tapes?.length} tapes for ${c.config?.readers} readers`
             : !(Array.isArray(c.model?.weights) && c.model.weights.every((w) => w.data instanceof Float32Array))
               ? 'model weights missing'
-              : undefined;
+              : !(c.model.pending === undefined || (Array.isArray(c.model.pending) && c.model.pending.every(validPending)))
+                ? 'a pending evaluation is malformed'
+                : undefined;
   if (problem) throw new Error(`the saved run cannot be continued: ${problem}`);
   try {
     c.tapes.forEach(validateTape);
@@ -74,6 +79,10 @@ export function validateCheckpoint(value: unknown): Checkpoint {
   }
   return c;
 }
+
+/** A deferred evaluation kept in a checkpoint: its step and clock, and a copy of the weights. */
+const validPending = (p: PendingEvaluation) =>
+  Number.isInteger(p?.step) && Number.isFinite(p.time) && Array.isArray(p.weights) && p.weights.every((w) => w.data instanceof Float32Array);
 
 /**
  * A version-1 checkpoint as version 2: its image tapes counted one read of the shuffle buffer when the stages were built,

@@ -506,8 +506,11 @@ export class LabSession {
     const history = this.historyUpTo(at.step);
     const last = this.steps.last();
     const bytesFetched = last?.bytesFetched ?? this.carried.bytes;
-    const examplesRead = last?.pipeline.examplesRead ?? this.carried.examples;
     const write = async () => {
+      const taped = await tapes;
+      // The examples of the records each reader had consumed: those read ahead are read again, and counted, when the run goes on.
+      const consumed = taped.every((t) => t.examples !== undefined) ? taped.reduce((n, t) => n + t.examples!, 0) : undefined;
+      const examplesRead = consumed ?? last?.pipeline.examplesRead ?? this.carried.examples;
       const checkpoint: Checkpoint = {
         version: CHECKPOINT_VERSION,
         runId: this.runId,
@@ -528,7 +531,7 @@ export class LabSession {
         time: at.time,
         bytesFetched,
         examplesRead,
-        tapes: await tapes,
+        tapes: taped,
         model: await state,
         history,
       };

@@ -70,6 +70,15 @@ export interface ModelState {
   betaPowers: [number, number];
   /** First moments, then second moments, one per variable, as Adam keeps them. */
   moments: { shape: number[]; data: Float32Array }[];
+  /** Deferred evaluation: the weights kept at evaluation steps and not evaluated yet, oldest first (left out when none). */
+  pending?: PendingEvaluation[];
+}
+
+/** A deferred evaluation still to be made: the weights at `step`, with the trainer clock then. */
+export interface PendingEvaluation {
+  step: number;
+  time: number;
+  weights: ModelState['weights'];
 }
 
 /** Where a continued run starts: its step count and running time so far. */
@@ -132,6 +141,8 @@ interface Snapshot {
   step: number;
   time: number;
   weights: tf.Tensor[];
+  /** Read back for the first checkpoint taken while it waits, and kept for the later ones (the weights never change). */
+  saved?: Promise<PendingEvaluation>;
 }
 
 export class Trainer {
@@ -204,6 +215,7 @@ export class Trainer {
     let active = from.time; // seconds of running time, pauses excluded
     let step = from.step;
     this.position = { ...from };
+    if (this.snapshots.length) hooks.pending?.(this.snapshots.length); // restored from a checkpoint
     if (evaluateFirst && this.hasTestSet) await this.evaluationDue(step, active, hooks);
 
     for (;;) {
@@ -300,6 +312,7 @@ export class Trainer {
         tf.tidy(() => variables.forEach((v, i) => v.assign(snap.weights[i]!)));
         const m = await this.evaluate(snap.step, signal);
         this.snapshots.shift();
+        await snap.saved?.catch(() => undefined); // a checkpoint may still be reading these weights
         tf.dispose(snap.weights);
         if (signal.aborted) break;
         hooks.eval({ ...m, time: snap.time, deferred: true });
@@ -396,12 +409,15 @@ export class Trainer {
     const iterationsCopy = iterations!.tensor; // a new scalar each call (saveIterations): ours to dispose
     const powers = tf.tidy(() => tf.stack(adamPowers(optimizer)));
     const variableCount = copies.length - moments.length;
+    for (const snap of this.snapshots) snap.saved ??= readArrays(snap.weights).then((weights) => ({ step: snap.step, time: snap.time, weights }));
+    const pending = this.snapshots.map((snap) => snap.saved!);
     const read = async (): Promise<ModelState> => {
       try {
-        const arrays = await Promise.all(copies.map(async (t) => ({ shape: t.shape, data: (await t.data()) as Float32Array })));
+        const arrays = await readArrays(copies);
         const [iters] = await iterationsCopy.data();
         const [p1, p2] = await powers.data();
-        return { weights: arrays.slice(0, variableCount), iterations: iters!, betaPowers: [p1!, p2!], moments: arrays.slice(variableCount) };
+        const state: ModelState = { weights: arrays.slice(0, variableCount), iterations: iters!, betaPowers: [p1!, p2!], moments: arrays.slice(variableCount) };
+        return pending.length ? { ...state, pending: await Promise.all(pending) } : state;
       } finally {
         tf.dispose([...copies, iterationsCopy, powers]);
       }
@@ -412,10 +428,12 @@ export class Trainer {
   /** Puts a saved state into the new model and optimiser; throws if it does not fit this model. */
   private async restore(state: ModelState): Promise<void> {
     const variables = this.model!.variables();
+    const fitsModel = (weights: ModelState['weights']) =>
+      weights.length === variables.length && weights.every((w, i) => w.shape.join() === variables[i]!.shape.join());
     const fits =
-      state.weights.length === variables.length &&
-      state.weights.every((w, i) => w.shape.join() === variables[i]!.shape.join()) &&
-      (state.moments.length === 0 || state.moments.length === 2 * variables.length);
+      fitsModel(state.weights) &&
+      (state.moments.length === 0 || state.moments.length === 2 * variables.length) &&
+      (state.pending ?? []).every((p) => fitsModel(p.weights));
     if (!fits) {
       const shapes = (list: { shape: number[] }[]) => list.map((v) => `[${v.shape}]`).join(' ');
       throw new Error(`the saved model does not fit ${this.config.model.label}: saved ${shapes(state.weights)}, model ${shapes(variables)}`);
@@ -431,6 +449,13 @@ export class Trainer {
       beta1Power.assign(tf.scalar(state.betaPowers[0]));
       beta2Power.assign(tf.scalar(state.betaPowers[1]));
     });
+    // A deferred run's evaluations still to make: they are made when the continued run ends or stops.
+    this.snapshots = (state.pending ?? []).map((p) => ({
+      step: p.step,
+      time: p.time,
+      weights: p.weights.map((w) => tf.tensor(w.data, w.shape)),
+      saved: Promise.resolve(p),
+    }));
   }
 
   dispose(): void {
@@ -456,3 +481,7 @@ function adamPowers(optimizer: tf.Optimizer): [tf.Variable, tf.Variable] {
 function readScalars(t: tf.Tensor): Promise<Float32Array> {
   return (t.data() as Promise<Float32Array>).finally(() => t.dispose());
 }
+
+/** Tensors' values as plain arrays, with their shapes. */
+const readArrays = (tensors: tf.Tensor[]): Promise<ModelState['weights']> =>
+  Promise.all(tensors.map(async (t) => ({ shape: t.shape, data: (await t.data()) as Float32Array })));

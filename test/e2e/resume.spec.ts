@@ -40,6 +40,7 @@ test('a paused run, reloaded and continued, goes on with the same batches and lo
   await waitFor(page, 'the run carried on', (s) => (s.steps.at(-1)?.step ?? 0) >= saved + AFTER);
   const carriedOn = await stepsFrom(page, saved, saved + AFTER);
   expect(carriedOn).toHaveLength(AFTER);
+  const carriedOnRead = (await snapshot(page)).pipeline!.examplesRead;
 
   // A reload mid-run, as after a crash (a Stop would save a checkpoint of its own): the paused step's run is offered, and continued.
   await page.reload();
@@ -50,6 +51,10 @@ test('a paused run, reloaded and continued, goes on with the same batches and lo
   // From the snapshots: the readers worked out the batches after them, not the run's whole stream.
   const workedOut = resumed.pipeline!.batchesWorkedOut;
   expect(workedOut).toBeLessThan(saved - 64);
+  // Fresh examples read ("epochs read") go on from the saved count as if the run had carried on: the records read again to
+  // revive what the snapshots held are not fresh. The slack is what the readers happened to have read ahead (2 x 4 records of 256).
+  expect(resumed.pipeline!.examplesReread).toBeGreaterThan(0);
+  expect(Math.abs(resumed.pipeline!.examplesRead - carriedOnRead)).toBeLessThanOrEqual(2 * 4 * 256);
   expect(Number(await page.locator('#fidelity').inputValue())).toBe(2); // the controls show the saved run's settings
   const continued = await stepsFrom(page, saved, saved + AFTER);
   // The same examples in the same order...

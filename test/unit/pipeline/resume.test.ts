@@ -84,7 +84,20 @@ async function resumeMatches(
     resumed.push(fingerprint(batch!));
   }
   b.close();
-  return { expected: seen.slice(at), resumed, readBySnapshot, readByResumed: b.stats.examplesRead, workedOut: b.stats.batchesWorkedOut, tape: tape! };
+  const { examplesRead: readByResumed, examplesReread: rereadByResumed, recordsFetched: fetchedByResumed, batchesWorkedOut: workedOut } = b.stats;
+  const { records: recordsByResumed, examples: examplesByResumed } = b.tapeState();
+  return {
+    expected: seen.slice(at),
+    resumed,
+    readBySnapshot,
+    readByResumed,
+    rereadByResumed,
+    fetchedByResumed,
+    recordsByResumed,
+    examplesByResumed,
+    workedOut,
+    tape: tape!,
+  };
 }
 
 describe('exact resume', () => {
@@ -116,7 +129,15 @@ describe('exact resume', () => {
     expect(r.resumed.map((b) => b.ids)).toEqual(r.expected.map((b) => b.ids));
     expect(r.resumed).toEqual(r.expected);
     // The batches before the resume point were worked out, not decoded again: far fewer images decoded than the run had.
-    expect(r.readByResumed).toBeLessThan(r.readBySnapshot);
+    expect(r.readByResumed + r.rereadByResumed).toBeLessThan(r.readBySnapshot);
+    // Records the run before had read are read again only for the examples still to be trained on, and those reads are not
+    // fresh examples (the lab's "epochs read" would count them twice): examplesRead counts only records past the tape.
+    expect(r.rereadByResumed).toBeGreaterThan(0);
+    expect(r.readByResumed + r.rereadByResumed).toBe(20 * r.fetchedByResumed);
+    expect(r.readByResumed).toBeLessThanOrEqual(20 * (r.recordsByResumed - r.tape.records + options.requestsInFlight!));
+    // The tapes count the examples of the records consumed (20 each), across the resume: what a checkpoint carries on from.
+    expect(r.tape.examples).toBe(20 * r.tape.records);
+    expect(r.examplesByResumed).toBe(20 * r.recordsByResumed);
   });
 
   it('without the tape (the controls as they are now, from the start) the stream differs: the tape is what makes it exact', async () => {
@@ -188,6 +209,8 @@ describe('exact resume', () => {
     const changes = { 3: (p: Pipe) => p.setEchoFactor(2.5), 9: (p: Pipe) => p.setShuffleBuffer(500) };
     const r = await resumeMatches(make, options, changes, 14, 30);
     expect(r.resumed).toEqual(r.expected);
+    // Rows read again to continue are not fresh rows (see the image test).
+    expect(r.rereadByResumed).toBeGreaterThan(0);
     for (const at of [7, 14, 22]) {
       const s = await resumeMatches(make, { ...options, snapshotEvery: 3 }, changesBefore(changes, at), at, 30);
       expect(s.resumed, `resumed at batch ${at}`).toEqual(s.expected);

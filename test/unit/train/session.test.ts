@@ -497,6 +497,35 @@ describe('deferred evaluation (evalMode deferred)', () => {
     expect(deferred.model!.weights).toEqual(live.model!.weights);
   });
 
+  it('a checkpoint keeps the evaluations still to make: a deferred run continued after a reload makes them, as the run would have', async () => {
+    const saved: Checkpoint[] = [];
+    const over = { evalEvery: 5, evalMode: 'deferred' as const, checkpointEvery: 10 };
+    const a = session(undefined, { ...over, saveCheckpoint: async (c) => void saved.push(structuredClone(c)) });
+    const aDone = a.s.start();
+    await until('32 steps', () => (a.rec.steps.at(-1)?.step ?? 0) >= 32);
+    await a.s.stop();
+    await aDone;
+    const at20 = saved.find((c) => c.step === 20)!;
+    expect(at20.model.pending?.map((p) => p.step)).toEqual([5, 10, 15, 20]);
+    expect(at20.history.evals).toEqual([]); // none made yet: without the pending weights they would be lost
+    const before = tf.memory().numTensors;
+    const pending: number[] = [];
+    const b = session(undefined, { ...over, resume: at20 });
+    b.rec.listener.pendingEvals = (n) => pending.push(n);
+    const bDone = b.s.start();
+    await until('32 steps', () => (b.rec.steps.at(-1)?.step ?? 0) >= 32);
+    await b.s.stop();
+    await bDone;
+    expect(pending[0]).toBe(4); // the page shows them pending from the start
+    // The same weights evaluated: the same figures; those saved keep their trainer clock (the later steps' is this run's own).
+    const seen = (e: EvalMetrics) => ({ step: e.step, accuracy: e.accuracy, loss: e.loss, ...(e.step <= 20 ? { time: e.time } : {}) });
+    const common = (r: typeof a) => r.rec.evals.filter((e) => e.step <= 30).map(seen);
+    expect(common(b).map((e) => e.step)).toEqual([5, 10, 15, 20, 25, 30]);
+    expect(common(b)).toEqual(common(a));
+    await sleep(100);
+    expect(tf.memory().numTensors).toBeLessThanOrEqual(before);
+  });
+
   it('a stopped run evaluates its snapshots during Stop, each once, and disposes them: no tensors leak', async () => {
     const before = tf.memory().numTensors;
     const pending: number[] = [];
