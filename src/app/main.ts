@@ -577,9 +577,11 @@ function listenerFor(current: () => LabSession): SessionListener {
       // Fresh examples read over the split's size: the pipeline reads a few records ahead of training.
       if (info) ui.m.epoch.textContent = (m.pipeline.examplesRead / info.examples).toFixed(2);
       const p = m.pipeline;
+      // A continued run reads some records again to rebuild where it stood: said, not counted as fresh.
+      const reread = p.examplesReread ? ` · ${p.examplesReread.toLocaleString('en-US')} read again to continue` : '';
       ui.echoCounters.textContent =
         `${p.examplesRead.toLocaleString('en-US')} fresh examples read · ${p.examplesEchoed.toLocaleString('en-US')} echoed copies · ` +
-        `${m.step.toLocaleString('en-US')} SGD steps · ${p.duplicatesInBatches.toLocaleString('en-US')} repeats within a batch`;
+        `${m.step.toLocaleString('en-US')} SGD steps · ${p.duplicatesInBatches.toLocaleString('en-US')} repeats within a batch${reread}`;
       charts.loss.push(m.step, m.loss);
       charts.speed.push(m.step, m.examplesPerSecond);
       charts.bytes.push(m.step, m.bytesFetched / 1024 ** 2);

@@ -55,6 +55,7 @@ test('a paused run, reloaded and continued, goes on with the same batches and lo
   // revive what the snapshots held are not fresh. The slack is what the readers happened to have read ahead (2 x 4 records of 256).
   expect(resumed.pipeline!.examplesReread).toBeGreaterThan(0);
   expect(Math.abs(resumed.pipeline!.examplesRead - carriedOnRead)).toBeLessThanOrEqual(2 * 4 * 256);
+  await expect(page.locator('#echo-counters')).toContainText('read again to continue');
   expect(Number(await page.locator('#fidelity').inputValue())).toBe(2); // the controls show the saved run's settings
   const continued = await stepsFrom(page, saved, saved + AFTER);
   // The same examples in the same order...
