@@ -9,6 +9,9 @@ test('two runs at different scan groups are recorded, overlaid, and get a time-t
   test.setTimeout(240_000);
   await page.goto('/?model=tiny-cnn&batch=32&evalEvery=5');
   await expect(page.locator('#backend')).toContainText('webgpu');
+  // Before any evaluation the test split's panel says what will come, rather than show empty boxes.
+  await expect(page.locator('#test-split-hint')).toBeVisible();
+  await expect(page.locator('.confusion-wrap')).toBeHidden();
   for (const group of ['6', '2']) {
     await page.locator('#fidelity').fill(group);
     await page.locator('#start').click();
@@ -21,6 +24,7 @@ test('two runs at different scan groups are recorded, overlaid, and get a time-t
   expect(last.confusion.reduce((a, b) => a + b, 0)).toBe(1024);
   expect(last.examples).toBe(1024);
   await expect(page.locator('#confusion tr')).toHaveCount(11); // a header and a row per class
+  await expect(page.locator('#test-split-hint')).toBeHidden();
   const shownCells = await page.locator('#confusion td:not(.class-accuracy)').allTextContents();
   expect(shownCells.map(Number).reduce((a, b) => a + b, 0)).toBe(1024);
   const mistakes = await page.locator('#mistakes figure').count();
