@@ -18,7 +18,7 @@
 // one item's trip count and index loads instead of diverging over items of
 // different lengths.
 // Loops load their end bound once (as csr.wgsl): SwiftShader re-reads it per term otherwise.
-// A side that caches nothing has *plain* items (PLAIN, session 11): an item is its row of X alone and its value
+// A side that caches nothing can have *plain* items (PLAIN, session 11; by default in unit batches): an item is its row of X alone and its value
 // item_values[t] lies beside it, so gather is CSR's loop load for load (no unpacking, no value load that waits on it).
 // (Session 6 tried M and H / G as two bindings with no copy of M: slower overall, measured; docs/toc.md.)
 

@@ -42,6 +42,7 @@ import {
   tocRunsLayout,
   type CacheRule,
   type RunsCost,
+  type PlainSides,
   type RunsLayoutOptions,
   type RunsWorkModel,
   type TocRunsLayout,
@@ -68,8 +69,12 @@ export type Impl = (typeof IMPLS)[number];
  */
 export type SparseImpl = Exclude<Impl, 'dense' | 'runsGather'>;
 /** The first layers the per-epoch runs compare. */
-/** runsPacked: runs on session 10's layout (plainSides: false: packed items on a side with nothing cached too), session 11's A/B. */
-export const E2E_IMPLS = ['runs', 'runsPacked', 'csr', 'dense'] as const;
+/** runsPacked: runs on session 10's layout (plainSides 'none': packed items on a side with nothing cached too), session 11's A/B. */
+/**
+ * skip: the first layer left out (a zero product with a zero gradient: everything else of the step, Adam on W
+ * included), the floor under which no first layer can take an epoch; its loss and weights are not the others'.
+ */
+export const E2E_IMPLS = ['runs', 'runsPacked', 'csr', 'dense', 'skip'] as const;
 export type E2eImpl = (typeof E2E_IMPLS)[number];
 
 /** Shape and TOC structure of one batch. */
@@ -234,12 +239,14 @@ const LAYOUT_OPTIONS: RunsLayoutOptions = {
   ...(query.get('sides') === 'one' ? { sides: 'one' as const } : {}),
   ...(query.has('minSavedShare') ? { minSavedShare: Number(query.get('minSavedShare')) } : {}),
   ...(query.has('minSavedPerCode') ? { minSavedPerCode: Number(query.get('minSavedPerCode')) } : {}),
+  // plain=unit|all|none: which sides with nothing cached are plain (the reports of session 11 ran 'all').
+  ...(query.has('plain') ? { plainSides: query.get('plain') as PlainSides } : {}),
 };
 /** The runs layout for products with k output columns, as the lab builds it for a model with that first-layer width. */
 const layoutFor = (batch: TocBatch, k: number, extra: RunsLayoutOptions = {}): TocRunsLayout =>
   tocRunsLayout(batch, { ...LAYOUT_OPTIONS, k, ...(LAYOUT_OPTIONS.sides === 'one' ? { prices: pricesFor(k, RUNS_PRICES_S8) } : {}), ...extra });
 /** Session 10's layout: packed items on every side (the A/B of session 11's plain sides). */
-const PACKED: RunsLayoutOptions = { plainSides: false };
+const PACKED: RunsLayoutOptions = { plainSides: 'none' };
 const E2E_MODELS = (query.get('e2e') ?? 'logreg,mlp').split(',').filter((m): m is 'logreg' | 'mlp' => m === 'logreg' || m === 'mlp');
 // Enough epochs that the per-epoch ratios have a spread (epoch 1 compiles pipelines and is left out).
 const EPOCHS = Math.max(2, Math.round(option('epochs', 8)));
@@ -875,6 +882,9 @@ async function endToEnd(
     uploadMs[impl] = performance.now() - t;
     return x;
   };
+  // The floor: a kept zero tensor as the product (cloned, no upload per step) and a zero gradient for W.
+  const zeros = tf.zeros([E2E_ROWS, units]) as tf.Tensor2D;
+  const skipLayer = tf.customGrad((w) => ({ value: zeros.clone(), gradFunc: () => tf.zerosLike(w as tf.Tensor) })) as (w: tf.Tensor2D) => tf.Tensor2D;
   const runs = await upload('runs', () => built.map(({ batch }, i) => new TocRunsGpuBatch(device, batch, runsLayouts[i])));
   const runsPacked = await upload('runsPacked', () => built.map(({ batch }) => new TocRunsGpuBatch(device, batch, layoutFor(batch, units, PACKED))));
   const csr = await upload('csr', () => chunks.map((s) => new CsrGpuBatch(device, s)));
@@ -899,6 +909,7 @@ async function endToEnd(
     trainer(device, 'runsPacked', (i, w) => tocMatMul(runsPacked[i]!, w), labels, start, cols, units, sum(runsPacked.map((t) => t.uploadBytes)), classes),
     trainer(device, 'csr', (i, w) => tocMatMul(csr[i]!, w), labels, start, cols, units, sum(csr.map((c) => c.uploadBytes)), classes),
     trainer(device, 'dense', (i, w) => tf.matMul(dense[i]!, w), labels, start, cols, units, batches * E2E_ROWS * cols * 4, classes),
+    trainer(device, 'skip', (_, w) => skipLayer(w), labels, start, cols, units, 0, classes),
   ];
   // Epoch by epoch, each in turn (the order rotating), so they share the state of the machine.
   for (let e = 0; e < EPOCHS; e++) {
@@ -915,7 +926,7 @@ async function endToEnd(
   const denseWeights = trained.find((t) => t.name === 'dense')!.weights;
   const runsOut: TrainingRun[] = trained.map(({ weights, ...run }) => ({ ...run, weightError: maxRelError(weights, denseWeights, weights.length) }));
   for (const x of [...runs, ...runsPacked, ...csr]) x.destroy();
-  tf.dispose([...dense, ...labels]);
+  tf.dispose([...dense, ...labels, zeros]);
   return {
     model,
     units,

@@ -109,10 +109,11 @@ async function run(): Promise<CaseResult[]> {
     const sparse: SparseRows = c.data ? sparseFromDense(c.data, c.rows, c.cols) : sparseFromPairs(c.pairs!, c.cols, 'f32');
     const batch = toBatch(logical);
     // The terms rule with any saving caching (minSavedShare 0), whatever the default cost rule picks, so the cached paths stay covered.
-    const runsLayout = tocRunsLayout(batch, { cache: 'terms', minSavedShare: 0 });
-    // Session 10's layout (packed items on a side that caches nothing too), which keeps the two-word items covered: the
-    // default lays a side with nothing cached out plain (session 11), and the batch that needs wide items caches nothing.
-    const packedLayout = tocRunsLayout(batch, { cache: 'terms', minSavedShare: 0, plainSides: false });
+    // Plain sides in every batch ('all', session 11: the default 'unit' only in unit batches), so plain items with values
+    // beside them are covered; and packed items everywhere ('none', session 10), which keeps the two-word items covered
+    // (the batch that needs them caches nothing, so its sides are plain in the first layout).
+    const runsLayout = tocRunsLayout(batch, { cache: 'terms', minSavedShare: 0, plainSides: 'all' });
+    const packedLayout = tocRunsLayout(batch, { cache: 'terms', minSavedShare: 0, plainSides: 'none' });
     const impls = {
       toc: new TocGpuBatch(device, batch),
       'toc-runs': new TocRunsGpuBatch(device, batch, runsLayout),

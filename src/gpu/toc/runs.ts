@@ -93,6 +93,11 @@ export class TocRunsGpuBatch {
       rowValues: layout.rowValues,
       colValues: layout.colValues,
     };
+    // Value loads asked for (unit: false) on a unit batch: its plain sides store no values, so give them ones to load.
+    if (layout.unitValues && options.unit === false) {
+      if (layout.rowPlain) arrays.rowValues = new Float32Array(layout.rowBounds[layout.rows]!).fill(1);
+      if (layout.colPlain) arrays.colValues = new Float32Array(layout.colBounds[layout.cols]!).fill(1);
+    }
     this.buffers = Object.fromEntries(Object.entries(arrays).map(([name, data]) => [name, storageBuffer(device, `TocRunsGpuBatch.${name}`, data)]));
     this.uploadBytes = runsLayoutBytes(layout);
     // The layout's index widths and unit values are pipeline constants: a handful of pipelines in all.

@@ -206,8 +206,8 @@ describe('resolved-runs layout (tocRunsLayout)', () => {
     const n = 70_000;
     const rows = Array.from({ length: n }, (_, r): ColumnValuePair[] => [[r, (r % 7) + 1]]);
     const batch = toBatch(encodePairs(rows, n, 'f32'));
-    // Packed items (session 10's layout) take two words; plain sides (the default: nothing is cached here) one word and a value.
-    for (const l of [tocRunsLayout(batch, { plainSides: false }), tocRunsLayout(batch)]) {
+    // Packed items take two words (the default: the values are not all 1); plain sides ('all': nothing is cached here) one word and a value.
+    for (const l of [tocRunsLayout(batch), tocRunsLayout(batch, { plainSides: 'all' })]) {
       expect(l.indexBits).toBe(32);
       expect(l.wideItems).toBe(true);
       expect(l.colItems.length).toBe(n * (l.colPlain ? 1 : 2));
@@ -375,8 +375,11 @@ describe('plain sides (RunsLayoutOptions.plainSides, session 11)', () => {
       it(`${name}, ${JSON.stringify(options)}: a side with nothing cached is plain (hi alone, its value beside it), a cached side packed`, () => {
         const data = randomMatrix(rng(spec.rows + spec.cols), spec, 'f32');
         const batch = toBatch(encodeDense(data, spec.rows, spec.cols));
-        const plain = tocRunsLayout(batch, options);
-        const packed = tocRunsLayout(batch, { ...options, plainSides: false });
+        const plain = tocRunsLayout(batch, { ...options, plainSides: 'all' });
+        const packed = tocRunsLayout(batch, { ...options, plainSides: 'none' });
+        // The default ('unit') is one of the two: plain sides only when every value is 1.
+        const byDefault = tocRunsLayout(batch, options);
+        expect([byDefault.rowItems, byDefault.colItems]).toEqual(plain.unitValues ? [plain.rowItems, plain.colItems] : [packed.rowItems, packed.colItems]);
         expect([plain.rowCached, plain.colCached]).toEqual([packed.rowCached, packed.colCached]);
         expect([packed.rowPlain, packed.colPlain]).toEqual([false, false]);
         expect([packed.rowValues.length, packed.colValues.length]).toEqual([0, 0]);
@@ -408,12 +411,19 @@ describe('plain sides (RunsLayoutOptions.plainSides, session 11)', () => {
     }
   }
 
-  it('unit values store no values beside plain items; the products still hold', () => {
+  it('by default unit batches are plain where nothing is cached, with no values stored and the bytes of packed items', () => {
     const oneHot = randomMatrix(rng(3), { rows: 50, cols: 20, density: 0.2, distinctValues: 3 }, 'f32').map((x) => (x === 0 ? 0 : 1));
-    const l = tocRunsLayout(toBatch(encodeDense(oneHot, 50, 20)), { cache: 'none' });
+    const batch = toBatch(encodeDense(oneHot, 50, 20));
+    const l = tocRunsLayout(batch, { cache: 'none' });
     expect([l.unitValues, l.rowPlain, l.colPlain]).toEqual([true, true, true]);
     expect([l.rowValues.length, l.colValues.length]).toEqual([0, 0]);
+    expect(runsLayoutBytes(l)).toBe(runsLayoutBytes(tocRunsLayout(batch, { cache: 'none', plainSides: 'none' })));
     checkProducts(l, oneHot, 4);
+    // One value other than 1: packed by default, plain only when asked ('all').
+    const other = Float32Array.from(oneHot);
+    other[other.indexOf(1)] = 0.5;
+    const b2 = toBatch(encodeDense(other, 50, 20));
+    expect([tocRunsLayout(b2, { cache: 'none' }).rowPlain, tocRunsLayout(b2, { cache: 'none', plainSides: 'all' }).rowPlain]).toEqual([false, true]);
   });
 });
 
