@@ -5,7 +5,8 @@
 // for window.__bench, prints the tables and writes bench/results/toc-kernels.md.
 // Usage: flock /tmp/bytelab-bench.lock npx tsx bench/toc-kernels.ts [--trials N] [--epochs N (default 8)] [--target MS]
 //        [--only NAME,..] [--e2e logreg,mlp|none] [--out FILE] [--cache cost|terms|all|none] [--min-saved-share F]
-//        [--min-saved-per-code N] [--no-fashion]
+//        [--min-saved-per-code N] [--no-fashion] [--e2e-data flights|birdstrikes] [--e2e-rows N] [--e2e-order frequency|source]
+//        [--plain unit|all|none]
 // (default caching rule: the lab's, the cost rule at each product's k; the share and per-code knobs imply --cache terms)
 // (the lock keeps benches on this shared machine from running at the same time; the report records the load average).
 // Real Fashion-MNIST: the bench builds public/data/fashion-mnist-toc (npm run data:toc:fashion) when it is missing,
@@ -40,6 +41,10 @@ const { values } = parseArgs({
     e2e: { type: 'string' },
     out: { type: 'string' },
     'no-fashion': { type: 'boolean' },
+    'e2e-data': { type: 'string' },
+    'e2e-rows': { type: 'string' },
+    'e2e-order': { type: 'string' },
+    plain: { type: 'string' },
   },
 });
 
@@ -93,7 +98,13 @@ function median(xs: number[]): number {
 
 // ---------------------------------------------------------------- report
 
-const IMPL_LABEL: Record<E2eImpl, string> = { runs: 'TOC runs', csr: 'CSR', dense: 'dense' };
+const IMPL_LABEL: Record<E2eImpl, string> = {
+  runs: 'TOC runs',
+  runsPacked: 'TOC runs, packed items (session 10)',
+  csr: 'CSR',
+  dense: 'dense',
+  skip: 'skipped',
+};
 
 /** The 1, 5 and 15 minute load averages, at the start and at the end of the bench. */
 const LOAD_AT_START = os.loadavg();
@@ -346,7 +357,8 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
         md,
         // biome-ignore format: one header row reads best on one line
         ['batch', 'op', 'k', '|S|', 'runs', 'CSR', 'runs basic', 'CSR basic', 'tree', 'dense', 'runs / CSR (rounds)', 'predicted', 'T / nnz',
-          'runs basic / CSR basic (rounds)', 'runs GPU / wall', 'gather only', 'gather only / CSR (rounds)', 'fill / runs (rounds)'],
+          'runs basic / CSR basic (rounds)', 'runs GPU / wall', 'gather only', 'gather only / CSR (rounds)', 'fill / runs (rounds)', 'runs packed',
+          'runs packed / CSR (rounds)', 'runs / runs packed (rounds)'],
         r.kernels.map((k) => {
           const g = k.gpu!;
           const t = k.gpuTrials!;
@@ -369,9 +381,12 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
             ms(g.runsGather),
             spread(t.runsGather, t.csr),
             shareSpread(t.runs, t.runsGather),
+            ms(g.runsPacked),
+            spread(t.runsPacked, t.csr),
+            spread(t.runs, t.runsPacked),
           ];
         }),
-        ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+        ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
       ),
     );
     para(
@@ -381,31 +396,44 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
       "after M's, so no copy of M into X and no run_sums / occurrence_sums dispatch; timed in the same rounds. fill / runs = (runs − gather",
       'only) / runs per round: the share of a runs product spent filling X = [M; H or G]. Where nothing is cached the two are the same',
       'product (fill ≈ 0 up to noise).',
+      "**runs packed**: runs on session 10's layout (`plainSides: 'none'`): a side that caches nothing keeps packed items (hi << pairBits",
+      '| pair, the value loaded by pair); runs lays such a side out plain (hi alone, the value beside it). On a cached side the two are the',
+      'same product. Timed in the same rounds.',
     );
   }
 
+  const meanCached = (e: (typeof r.endToEnd)[number], side: 'row' | 'col') => (e.models.reduce((n, m) => n + m[side].cachedCodes, 0) / e.batches).toFixed(1);
   for (const e of r.endToEnd) {
     const what = e.model === 'mlp' ? `an MLP (${e.units} ReLU units, then ${e.classes} classes)` : 'logistic regression';
-    lines.push(`## Per epoch: ${what} on ${e.batches} batches of real flights (${int(e.rows)} rows × ${e.cols} columns, ${e.columnOrder} column order)`, '');
+    lines.push(
+      `## Per epoch: ${what} on ${e.batches} batches of real ${e.dataset} ` +
+        `(${int(e.rows)} rows × ${e.cols} columns, ${e.batchRows}-row batches, ${e.columnOrder} column order)`,
+      '',
+    );
     para(
-      `Softmax over ${e.classes} classes (delay > 15 min or not; ${(100 * e.positiveRate).toFixed(1)}% delayed), Adam, lr ${e.learningRate}, 250-row batches,`,
+      e.dataset === 'flights'
+        ? `Softmax over ${e.classes} classes (delay > 15 min or not; ${(100 * e.positiveRate).toFixed(1)}% delayed), Adam, lr ${e.learningRate}, ` +
+            `${e.batchRows}-row batches,`
+        : `Softmax over ${e.classes} classes (the manifest's), Adam, lr ${e.learningRate}, ${e.batchRows}-row batches,`,
       `the same starting weights and batch order for all; the first layer X·W (k = ${e.units} output columns) is tocMatMul on TocRunsGpuBatch, on`,
       `CsrGpuBatch (both with their kernel choices on), or tf.matMul on a dense tensor uploaded once per batch. ${e.epochs} epochs each, taking`,
       `turns epoch by epoch; ms/epoch is the median of epochs 2..${e.epochs} (epoch 1 compiles pipelines and is shown apart). One loss read-back`,
-      `per epoch. Column order: frequency, as in sessions 4-6, so per-epoch figures compare across sessions (the same matrix for all). The`,
-      `runs layouts are built for k = ${e.units}, as the lab's pipeline builds them for this model (PipelineOptions.tocColumns).`,
+      `per epoch. Column order: ${e.columnOrder} (the same matrix for all; sessions 4-10 ran flights, 250 rows, frequency). The runs layouts are`,
+      `built for k = ${e.units}, as the lab's pipeline builds them for this model (PipelineOptions.tocColumns); cached codes per batch (mean),`,
+      `A·M / Aᵀ·M side: ${meanCached(e, 'row')} / ${meanCached(e, 'col')}.`,
     );
     const csr = e.runs.find((x) => x.name === 'csr')!;
     const dense = e.runs.find((x) => x.name === 'dense')!;
+    const skip = e.runs.find((x) => x.name === 'skip');
     const perEpoch = (x: (typeof e.runs)[number]) => median(x.epochMs.slice(1));
     lines.push(
       ...table(
         md,
         // biome-ignore format: one header row reads best on one line
         ['first layer', 'ms / epoch', 'epoch 1', 'vs CSR per epoch (min / median / max)', 'vs dense per epoch (min / median / max)',
-          'final loss', 'GPU bytes per batch (mean)', 'all batches', 'weights vs dense'],
+          'final loss', 'GPU bytes per batch (mean)', 'all batches', 'weights vs dense', 'first layer share of the epoch (min / median / max)'],
         e.runs.map((x) => [
-          x.name === 'dense' ? 'tf.matMul, dense' : `tocMatMul, ${IMPL_LABEL[x.name]}`,
+          x.name === 'dense' ? 'tf.matMul, dense' : x.name === 'skip' ? 'none (floor: zero product, zero gradient)' : `tocMatMul, ${IMPL_LABEL[x.name]}`,
           ms(perEpoch(x)),
           ms(x.epochMs[0]!),
           spread(x.epochMs.slice(1), csr.epochMs.slice(1)),
@@ -413,9 +441,10 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
           x.losses[x.losses.length - 1]!.toFixed(6),
           bytes(x.gpuBytes / e.batches),
           bytes(x.gpuBytes),
-          x.name === 'dense' ? '—' : err(x.weightError),
+          x.name === 'dense' || x.name === 'skip' ? '—' : err(x.weightError),
+          skip && x !== skip ? shareSpread(x.epochMs.slice(1), skip.epochMs.slice(1)) : '—',
         ]),
-        ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+        ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
       ),
     );
     const terms = e.models.reduce((n, m) => n + m.terms, 0);
@@ -430,6 +459,9 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
         `${int(e.models.reduce((n, m) => n + m.row.cachedCodes, 0))} codes, column side ${int(e.models.reduce((n, m) => n + m.col.cachedCodes, 0))}).`,
       `One-time CPU: encodeSparse ${ms(e.encodeMs)} ms, readTocRecord ${ms(e.readRecordMs)} ms (${int(e.recordBytes)} record bytes),`,
       `runs layout ${ms(e.runsLayoutMs)} ms; uploads: runs ${ms(e.uploadMs.runs)} ms, CSR ${ms(e.uploadMs.csr)} ms, dense ${ms(e.uploadMs.dense)} ms.`,
+      '**none (floor)**: the same model and steps with the first layer skipped (a kept zero tensor as its product, a zero gradient for W;',
+      'Adam still updates W): what every other part of the step costs. First layer share = (this − floor) / this, epoch by epoch: the most',
+      'a faster first layer could take off that epoch.',
     );
   }
   return lines.join('\n');
@@ -467,6 +499,20 @@ async function main(): Promise<void> {
     if (v !== undefined) query.set(name, String(v));
   }
   if (values.only) query.set('only', values.only);
+  if (values['e2e-data'] !== undefined) {
+    if (!['flights', 'birdstrikes'].includes(values['e2e-data'])) throw new Error(`--e2e-data must be flights or birdstrikes, got "${values['e2e-data']}"`);
+    query.set('e2eData', values['e2e-data']);
+  }
+  const e2eRows = positive(values['e2e-rows'], 'e2e-rows');
+  if (e2eRows !== undefined) query.set('e2eRows', String(e2eRows));
+  if (values.plain !== undefined) {
+    if (!['unit', 'all', 'none'].includes(values.plain)) throw new Error(`--plain must be unit, all or none, got "${values.plain}"`);
+    query.set('plain', values.plain);
+  }
+  if (values['e2e-order'] !== undefined) {
+    if (!['frequency', 'source'].includes(values['e2e-order'])) throw new Error(`--e2e-order must be frequency or source, got "${values['e2e-order']}"`);
+    query.set('e2eOrder', values['e2e-order']);
+  }
   if (values.e2e) query.set('e2e', values.e2e);
   if (values.cache !== undefined) {
     if (!['cost', 'terms', 'all', 'none'].includes(values.cache)) throw new Error(`--cache must be cost, terms, all or none, got "${values.cache}"`);

@@ -18,6 +18,8 @@
 // one item's trip count and index loads instead of diverging over items of
 // different lengths.
 // Loops load their end bound once (as csr.wgsl): SwiftShader re-reads it per term otherwise.
+// A side that caches nothing can have *plain* items (PLAIN, session 11; by default in unit batches): an item is its row of X alone and its value
+// item_values[t] lies beside it, so gather is CSR's loop load for load (no unpacking, no value load that waits on it).
 // (Session 6 tried M and H / G as two bindings with no copy of M: slower overall, measured; docs/toc.md.)
 
 struct Params {
@@ -36,6 +38,7 @@ override IDX16: bool = true;   // occurrence lists hold two u16 per word (low ha
 override PAIR_BITS: u32 = 16u; // items: hi << PAIR_BITS | pair
 override WIDE: bool = false;   // items: two words each instead
 override UNIT: bool = false;   // every value is 1.0 (one-hot tables): no value loads
+override PLAIN: bool = false;  // items are hi alone; item t's value is item_values[t] (gather of a side with nothing cached)
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> values: array<f32>;      // pair values, then 1.0 (the unit pair)
@@ -51,6 +54,7 @@ override UNIT: bool = false;   // every value is 1.0 (one-hot tables): no value 
 @group(0) @binding(10) var<storage, read_write> out4: array<vec4<f32>>;
 @group(0) @binding(11) var<storage, read_write> ext4: array<vec4<f32>>;
 @group(0) @binding(12) var<storage, read> x4: array<vec4<f32>>;
+@group(0) @binding(13) var<storage, read> item_values: array<f32>; // PLAIN: each item's value (rowValues or colValues)
 
 fn list_at(i: u32) -> u32 {
   if (IDX16) {
@@ -61,7 +65,11 @@ fn list_at(i: u32) -> u32 {
 
 // Item i as (hi, pair): hi is the row of X the term reads, so that read waits on
 // one load, as in CSR, and the value load (if any) runs beside it.
+// With PLAIN the second half is the item's own index, which scaled() reads item_values at.
 fn item_at(i: u32) -> vec2<u32> {
+  if (PLAIN) {
+    return vec2<u32>(items[i], i);
+  }
   if (WIDE) {
     return vec2<u32>(items[2u * i], items[2u * i + 1u]);
   }
@@ -74,12 +82,18 @@ fn scaled(p: u32, a: f32) -> f32 {
   if (UNIT) {
     return a;
   }
+  if (PLAIN) {
+    return item_values[p] * a;
+  }
   return values[p] * a;
 }
 
 fn scaled4(p: u32, a: vec4<f32>) -> vec4<f32> {
   if (UNIT) {
     return a;
+  }
+  if (PLAIN) {
+    return item_values[p] * a;
   }
   return values[p] * a;
 }

@@ -42,6 +42,7 @@ import {
   tocRunsLayout,
   type CacheRule,
   type RunsCost,
+  type PlainSides,
   type RunsLayoutOptions,
   type RunsWorkModel,
   type TocRunsLayout,
@@ -58,7 +59,7 @@ export type OpName = 'A*v' | 'v*A' | 'A*M' | 'AT*M';
  * (quad entry points where k allows, no value loads for unit values), the same two "basic" (one output column per
  * invocation, values loaded: both choices off), TOC tree passes (TocGpuBatch), tf.matMul on dense.
  */
-export const IMPLS = ['runs', 'runsGather', 'csr', 'runsBasic', 'csrBasic', 'tree', 'dense'] as const;
+export const IMPLS = ['runs', 'runsPacked', 'runsGather', 'csr', 'runsBasic', 'csrBasic', 'tree', 'dense'] as const;
 export type Impl = (typeof IMPLS)[number];
 /**
  * runsGather: a diagnostic, not a product. The runs kernels' last step alone (the gather over the same items, k and
@@ -68,7 +69,12 @@ export type Impl = (typeof IMPLS)[number];
  */
 export type SparseImpl = Exclude<Impl, 'dense' | 'runsGather'>;
 /** The first layers the per-epoch runs compare. */
-export const E2E_IMPLS = ['runs', 'csr', 'dense'] as const;
+/** runsPacked: runs on session 10's layout (plainSides 'none': packed items on a side with nothing cached too), session 11's A/B. */
+/**
+ * skip: the first layer left out (a zero product with a zero gradient: everything else of the step, Adam on W
+ * included), the floor under which no first layer can take an epoch; its loss and weights are not the others'.
+ */
+export const E2E_IMPLS = ['runs', 'runsPacked', 'csr', 'dense', 'skip'] as const;
 export type E2eImpl = (typeof E2E_IMPLS)[number];
 
 /** Shape and TOC structure of one batch. */
@@ -152,6 +158,9 @@ export interface TrainingRun {
 
 export interface EndToEnd {
   model: 'logreg' | 'mlp';
+  /** The bundled dataset whose first record it trains on, and the rows per batch. */
+  dataset: string;
+  batchRows: number;
   /** Units of the first layer (the classes for logistic regression, the hidden units of the MLP): k of its products. */
   units: number;
   columnOrder: ColumnOrder;
@@ -230,10 +239,14 @@ const LAYOUT_OPTIONS: RunsLayoutOptions = {
   ...(query.get('sides') === 'one' ? { sides: 'one' as const } : {}),
   ...(query.has('minSavedShare') ? { minSavedShare: Number(query.get('minSavedShare')) } : {}),
   ...(query.has('minSavedPerCode') ? { minSavedPerCode: Number(query.get('minSavedPerCode')) } : {}),
+  // plain=unit|all|none: which sides with nothing cached are plain (the reports of session 11 ran 'all').
+  ...(query.has('plain') ? { plainSides: query.get('plain') as PlainSides } : {}),
 };
 /** The runs layout for products with k output columns, as the lab builds it for a model with that first-layer width. */
-const layoutFor = (batch: TocBatch, k: number): TocRunsLayout =>
-  tocRunsLayout(batch, { ...LAYOUT_OPTIONS, k, ...(LAYOUT_OPTIONS.sides === 'one' ? { prices: pricesFor(k, RUNS_PRICES_S8) } : {}) });
+const layoutFor = (batch: TocBatch, k: number, extra: RunsLayoutOptions = {}): TocRunsLayout =>
+  tocRunsLayout(batch, { ...LAYOUT_OPTIONS, k, ...(LAYOUT_OPTIONS.sides === 'one' ? { prices: pricesFor(k, RUNS_PRICES_S8) } : {}), ...extra });
+/** Session 10's layout: packed items on every side (the A/B of session 11's plain sides). */
+const PACKED: RunsLayoutOptions = { plainSides: 'none' };
 const E2E_MODELS = (query.get('e2e') ?? 'logreg,mlp').split(',').filter((m): m is 'logreg' | 'mlp' => m === 'logreg' || m === 'mlp');
 // Enough epochs that the per-epoch ratios have a spread (epoch 1 compiles pipelines and is left out).
 const EPOCHS = Math.max(2, Math.round(option('epochs', 8)));
@@ -244,7 +257,16 @@ const CPU_RUNS = 5;
 const UPLOAD_RUNS = 5;
 const ROWS = 250;
 const K = 64;
-const E2E_BATCHES = 40;
+/**
+ * Per-epoch data (session 11): e2eData=flights|birdstrikes (the first record of the bundled dataset), e2eRows=N rows per
+ * batch (default 250), e2eOrder=frequency|source; batches: 40 of 250 rows (10,000 rows, sessions 4-10's epoch), or as many
+ * whole batches of e2eRows as that many rows hold (flights 2000: 5), or as the record holds when it has fewer.
+ */
+const E2E_DATA = query.get('e2eData') === 'birdstrikes' ? 'birdstrikes' : 'flights';
+const E2E_ROWS = Math.round(option('e2eRows', 250));
+const E2E_ORDER: ColumnOrder = query.get('e2eOrder') === 'source' ? 'source' : 'frequency';
+const E2E_EPOCH_ROWS = 10_000;
+/** Classes of the flights label (delay > 15 min or not); birdstrikes takes its manifest's. */
 const CLASSES = 2;
 const LEARNING_RATE = 0.01;
 /** Agreement required of TOC and CSR with the dense result before anything is timed. */
@@ -597,7 +619,9 @@ async function kernelBench(
   const runsForms = (l: TocRunsLayout) => ({
     layout: l,
     runs: new TocRunsGpuBatch(device, batch, l),
+    runsPacked: new TocRunsGpuBatch(device, batch, layoutFor(batch, l.k, PACKED)),
     runsBasic: new TocRunsGpuBatch(device, batch, l, basic),
+    // The packed items of a cached side, gathered as if nothing were cached (a plain side is already its own gather).
     runsGather: new TocRunsGpuBatch(device, batch, { ...l, rowCached: 0, colCached: 0 }),
   });
   const byK = new Map([
@@ -647,7 +671,14 @@ async function kernelBench(
   log(`${s.name}: checking TOC (runs, tree) and CSR against tf.matMul`);
   const checks: CheckResult[] = [];
   for (const p of prepared) {
-    const sparseImpls: Record<SparseImpl, GpuMatrix> = { runs: p.forms.runs, csr, runsBasic: p.forms.runsBasic, csrBasic, tree: toc };
+    const sparseImpls: Record<SparseImpl, GpuMatrix> = {
+      runs: p.forms.runs,
+      runsPacked: p.forms.runsPacked,
+      csr,
+      runsBasic: p.forms.runsBasic,
+      csrBasic,
+      tree: toc,
+    };
     const want = denseOp(p);
     const expected = await want.data();
     want.dispose();
@@ -686,6 +717,7 @@ async function kernelBench(
     };
     const runners: Record<Impl, Runner> = {
       runs: ours(p.forms.runs),
+      runsPacked: ours(p.forms.runsPacked),
       runsGather: (reps, spans) => {
         const encoder = device.createCommandEncoder({ label: `bench.${p.o.op}.gather` });
         spans?.mark(encoder, 0);
@@ -723,7 +755,7 @@ async function kernelBench(
     p.out.destroy();
     p.operand.dispose();
   }
-  for (const f of byK.values()) for (const x of [f.runs, f.runsBasic, f.runsGather]) x.destroy();
+  for (const f of byK.values()) for (const x of [f.runs, f.runsPacked, f.runsBasic, f.runsGather]) x.destroy();
   for (const x of [csr, csrBasic, toc]) x.destroy();
   dense.dispose();
   return { info, oneTime, checks, timings };
@@ -757,10 +789,11 @@ function trainer(
   cols: number,
   units: number,
   gpuBytes: number,
+  classes: number,
 ): Trainer {
   const vars = tf.tidy(() => {
     const v = [tf.variable(tf.tensor2d(start.w, [cols, units])), tf.variable(tf.zeros([units]))];
-    if (start.w2) v.push(tf.variable(tf.tensor2d(start.w2, [units, CLASSES])), tf.variable(tf.zeros([CLASSES])));
+    if (start.w2) v.push(tf.variable(tf.tensor2d(start.w2, [units, classes])), tf.variable(tf.zeros([classes])));
     return v;
   });
   const [w, b, w2, b2] = vars as [tf.Variable<tf.Rank.R2>, tf.Variable, tf.Variable<tf.Rank.R2>?, tf.Variable?];
@@ -804,20 +837,29 @@ function trainer(
  * Trains `model` on the batches of `table` (ROWS rows each) with the first layer on
  * each representation (E2E_IMPLS), taking turns epoch by epoch.
  */
-async function endToEnd(device: GPUDevice, model: 'logreg' | 'mlp', table: SparseRows, allLabels: Uint16Array, columnOrder: ColumnOrder): Promise<EndToEnd> {
+async function endToEnd(
+  device: GPUDevice,
+  model: 'logreg' | 'mlp',
+  table: SparseRows,
+  allLabels: Uint16Array,
+  columnOrder: ColumnOrder,
+  dataset: string,
+  classes: number,
+): Promise<EndToEnd> {
   const cols = table.cols;
-  const units = model === 'mlp' ? HIDDEN : CLASSES;
-  const chunks = Array.from({ length: E2E_BATCHES }, (_, i) => sliceRows(table, i * ROWS, (i + 1) * ROWS));
-  log(`end to end (${model}): encoding ${E2E_BATCHES} batches`);
+  const batches = Math.min(Math.floor(E2E_EPOCH_ROWS / E2E_ROWS), Math.floor(table.rows / E2E_ROWS));
+  const units = model === 'mlp' ? HIDDEN : classes;
+  const chunks = Array.from({ length: batches }, (_, i) => sliceRows(table, i * E2E_ROWS, (i + 1) * E2E_ROWS));
+  log(`end to end (${model}): encoding ${batches} batches`);
   let t0 = performance.now();
   const logicals = chunks.map((c) => encodeSparse(c));
   const encodeMs = performance.now() - t0;
-  const frames: TocFrame[] = logicals.map((logical, i) => ({ labels: allLabels.slice(i * ROWS, (i + 1) * ROWS), logical }));
+  const frames: TocFrame[] = logicals.map((logical, i) => ({ labels: allLabels.slice(i * E2E_ROWS, (i + 1) * E2E_ROWS), logical }));
   const { bytes, entries } = writeTocRecord(frames);
   const entry = { file: 'train-00000.tocr', batches: entries };
-  const readRecordMs = cpuMedian(3, () => readTocRecord(bytes, entry, { classes: CLASSES, columns: cols }));
+  const readRecordMs = cpuMedian(3, () => readTocRecord(bytes, entry, { classes: classes, columns: cols }));
   // Train on what the record gives back, as the lab's pipeline does.
-  const read = readTocRecord(bytes, entry, { classes: CLASSES, columns: cols });
+  const read = readTocRecord(bytes, entry, { classes: classes, columns: cols });
   t0 = performance.now();
   const built = read.map((f) => {
     const batch = toBatch(f.logical);
@@ -840,17 +882,21 @@ async function endToEnd(device: GPUDevice, model: 'logreg' | 'mlp', table: Spars
     uploadMs[impl] = performance.now() - t;
     return x;
   };
+  // The floor: a kept zero tensor as the product (cloned, no upload per step) and a zero gradient for W.
+  const zeros = tf.zeros([E2E_ROWS, units]) as tf.Tensor2D;
+  const skipLayer = tf.customGrad((w) => ({ value: zeros.clone(), gradFunc: () => tf.zerosLike(w as tf.Tensor) })) as (w: tf.Tensor2D) => tf.Tensor2D;
   const runs = await upload('runs', () => built.map(({ batch }, i) => new TocRunsGpuBatch(device, batch, runsLayouts[i])));
+  const runsPacked = await upload('runsPacked', () => built.map(({ batch }) => new TocRunsGpuBatch(device, batch, layoutFor(batch, units, PACKED))));
   const csr = await upload('csr', () => chunks.map((s) => new CsrGpuBatch(device, s)));
-  const dense = await upload('dense', () => denseData.map((d) => denseTensor(d, [ROWS, cols])));
+  const dense = await upload('dense', () => denseData.map((d) => denseTensor(d, [E2E_ROWS, cols])));
 
-  const labels = read.map((f) => tf.tidy(() => tf.oneHot(tf.tensor1d(Int32Array.from(f.labels), 'int32'), CLASSES).toFloat() as tf.Tensor2D));
+  const labels = read.map((f) => tf.tidy(() => tf.oneHot(tf.tensor1d(Int32Array.from(f.labels), 'int32'), classes).toFloat() as tf.Tensor2D));
   const random = rng(99);
   const glorot = (fanIn: number, fanOut: number) => {
     const limit = Math.sqrt(6 / (fanIn + fanOut));
     return Float32Array.from({ length: fanIn * fanOut }, () => (random() * 2 - 1) * limit);
   };
-  const start: StartWeights = { w: glorot(cols, units), w2: model === 'mlp' ? glorot(units, CLASSES) : undefined };
+  const start: StartWeights = { w: glorot(cols, units), w2: model === 'mlp' ? glorot(units, classes) : undefined };
 
   const tocInfo = built.map(({ batch, layout }, i) => {
     const { nnz, firstLayer, codes, nodes, levels, tocFileBytes } = batchInfo(`batch ${i}`, '', read[i]!.logical, batch, layout, runsLayouts[i]!);
@@ -859,9 +905,11 @@ async function endToEnd(device: GPUDevice, model: 'logreg' | 'mlp', table: Spars
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
   const tensorsBefore = tf.memory().numTensors;
   const trainers = [
-    trainer(device, 'runs', (i, w) => tocMatMul(runs[i]!, w), labels, start, cols, units, sum(runs.map((t) => t.uploadBytes))),
-    trainer(device, 'csr', (i, w) => tocMatMul(csr[i]!, w), labels, start, cols, units, sum(csr.map((c) => c.uploadBytes))),
-    trainer(device, 'dense', (i, w) => tf.matMul(dense[i]!, w), labels, start, cols, units, E2E_BATCHES * ROWS * cols * 4),
+    trainer(device, 'runs', (i, w) => tocMatMul(runs[i]!, w), labels, start, cols, units, sum(runs.map((t) => t.uploadBytes)), classes),
+    trainer(device, 'runsPacked', (i, w) => tocMatMul(runsPacked[i]!, w), labels, start, cols, units, sum(runsPacked.map((t) => t.uploadBytes)), classes),
+    trainer(device, 'csr', (i, w) => tocMatMul(csr[i]!, w), labels, start, cols, units, sum(csr.map((c) => c.uploadBytes)), classes),
+    trainer(device, 'dense', (i, w) => tf.matMul(dense[i]!, w), labels, start, cols, units, batches * E2E_ROWS * cols * 4, classes),
+    trainer(device, 'skip', (_, w) => skipLayer(w), labels, start, cols, units, 0, classes),
   ];
   // Epoch by epoch, each in turn (the order rotating), so they share the state of the machine.
   for (let e = 0; e < EPOCHS; e++) {
@@ -877,19 +925,21 @@ async function endToEnd(device: GPUDevice, model: 'logreg' | 'mlp', table: Spars
 
   const denseWeights = trained.find((t) => t.name === 'dense')!.weights;
   const runsOut: TrainingRun[] = trained.map(({ weights, ...run }) => ({ ...run, weightError: maxRelError(weights, denseWeights, weights.length) }));
-  for (const x of [...runs, ...csr]) x.destroy();
-  tf.dispose([...dense, ...labels]);
+  for (const x of [...runs, ...runsPacked, ...csr]) x.destroy();
+  tf.dispose([...dense, ...labels, zeros]);
   return {
     model,
     units,
     columnOrder,
-    batches: E2E_BATCHES,
-    rows: E2E_BATCHES * ROWS,
+    batches,
+    dataset,
+    batchRows: E2E_ROWS,
+    rows: batches * E2E_ROWS,
     cols,
-    classes: CLASSES,
+    classes: classes,
     epochs: EPOCHS,
     learningRate: LEARNING_RATE,
-    positiveRate: sum(Array.from(allLabels.subarray(0, E2E_BATCHES * ROWS))) / (E2E_BATCHES * ROWS),
+    positiveRate: sum(Array.from(allLabels.subarray(0, batches * E2E_ROWS))) / (batches * E2E_ROWS),
     toc: tocInfo,
     runsScratchBytes: sum(runs.map((t) => t.extBytes)),
     models: runsLayouts.map((l) => l.model),
@@ -969,9 +1019,10 @@ async function main(): Promise<BenchResults> {
   // Per epoch on real flights (the first record of the bundled flights-250k TOC dataset), 250-row batches in frequency
   // column order, as sessions 4-6 ran it, so per-epoch figures compare across sessions (every representation trains on
   // the same matrix).
-  const e2eTable = permuteColumns(flights.table, frequencyOrder(flights.table));
+  const e2eData = E2E_DATA === 'birdstrikes' ? birdstrikes : { ...flights, classes: CLASSES };
+  const e2eTable = E2E_ORDER === 'frequency' ? permuteColumns(e2eData.table, frequencyOrder(e2eData.table)) : e2eData.table;
   const endToEnds: EndToEnd[] = [];
-  for (const model of E2E_MODELS) endToEnds.push(await endToEnd(device, model, e2eTable, flights.labels, 'frequency'));
+  for (const model of E2E_MODELS) endToEnds.push(await endToEnd(device, model, e2eTable, e2eData.labels, E2E_ORDER, E2E_DATA, e2eData.classes));
   await settle(device);
   log('done');
   return {

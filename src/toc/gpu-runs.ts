@@ -83,10 +83,22 @@ export interface TocRunsLayout {
    * for each run of the column side's cached set holding c (X row rows + q is G[q]).
    */
   colBounds: Uint32Array;
-  /** Each item (here, in rowItems and runItems) is (hi << pairBits) | pair in one u32, or hi and pair in two when that needs more than 32 bits (wideItems). */
+  /**
+   * Each item (here, in rowItems and runItems) is (hi << pairBits) | pair in one u32, or hi and pair in two when that needs
+   * more than 32 bits (wideItems); but see rowPlain / colPlain.
+   */
   colItems: Uint32Array;
   pairBits: number;
   wideItems: boolean;
+  /**
+   * The side caches nothing and its items are plain (RunsLayoutOptions.plainSides): rowItems (colItems) hold hi alone, one
+   * u32 each, and item t's value is rowValues[t] (colValues[t]), empty when every value is 1. Session 11: the packed items'
+   * unpacking and the value load that waits on it cost 3-8% over CSR where nothing is cached (docs/toc.md).
+   */
+  rowPlain: boolean;
+  colPlain: boolean;
+  rowValues: Float32Array;
+  colValues: Float32Array;
   model: RunsWorkModel;
   /** The k the layout was made for, and what runsCost predicts of it there (whatever rule chose its cached codes). */
   k: number;
@@ -282,7 +294,17 @@ export interface RunsLayoutOptions {
    * (default 1: any saving, worthCaching). A bench knob.
    */
   minSavedPerCode?: number;
+  /**
+   * Which sides that cache nothing lay their items out plain (session 11): each item its row of M alone (no pair bits to
+   * unpack), its value beside it in rowValues / colValues, so the gather is CSR's loop load for load. 'unit' (default):
+   * only in batches whose values are all 1, where no value is stored and the bytes stay those of packed items. 'all': every
+   * batch; a batch with other values then uploads 4 more bytes per item of such a side (measured 3-5% faster products,
+   * more bytes than the time they save when a batch is uploaded for one step). 'none': session 10's packed items.
+   */
+  plainSides?: PlainSides;
 }
+
+export type PlainSides = 'unit' | 'all' | 'none';
 
 /** What the cost rule needs of a batch to price a cached set on either side, without building its layout. */
 interface CostContext {
@@ -541,32 +563,46 @@ export function tocRunsLayout(batch: TocBatch, options: RunsLayoutOptions = {}):
 
   const pairBits = bitsFor(pairCount + 1);
   const wideItems = pairBits + bitsFor(Math.max(rows, cols) + Math.max(rowSet.cached, colSet.cached)) > 32;
-  const pack = (out: Uint32Array, at: number, hi: number, p: number) => {
+  const unitValues = batch.firstLayerVal.subarray(0, pairCount).every((v) => v === 1);
+  const plainSides = options.plainSides ?? 'unit';
+  const plainOn = plainSides === 'all' || (plainSides === 'unit' && unitValues);
+  const rowPlain = plainOn && rowSet.cached === 0;
+  const colPlain = plainOn && colSet.cached === 0;
+  const packed = (out: Uint32Array, at: number, hi: number, p: number) => {
     if (wideItems) {
       out[2 * at] = hi;
       out[2 * at + 1] = p;
     } else out[at] = ((hi << pairBits) | p) >>> 0;
   };
-  const rowItems = new Uint32Array((wideItems ? 2 : 1) * rowHi.length);
-  for (let t = 0; t < rowHi.length; t++) pack(rowItems, t, rowHi[t]!, rowPair[t]!);
+  /** A plain side's item: hi alone, and its pair's value beside it (unless every value is 1). */
+  const plain = (vals: Float32Array) => (out: Uint32Array, at: number, hi: number, p: number) => {
+    out[at] = hi;
+    if (!unitValues) vals[at] = batch.firstLayerVal[p]!;
+  };
+  const rowValues = new Float32Array(rowPlain && !unitValues ? rowHi.length : 0);
+  const colValues = new Float32Array(colPlain && !unitValues ? colSet.inlinePairs : 0);
+  const rowPack = rowPlain ? plain(rowValues) : packed;
+  const colPack = colPlain ? plain(colValues) : packed;
+  const rowItems = new Uint32Array((wideItems && !rowPlain ? 2 : 1) * rowHi.length);
+  for (let t = 0; t < rowHi.length; t++) rowPack(rowItems, t, rowHi[t]!, rowPair[t]!);
   const runItems = new Uint32Array((wideItems ? 2 : 1) * runList.length);
-  for (let t = 0; t < runList.length; t++) pack(runItems, t, pairCol(runList[t]!), runList[t]!);
+  for (let t = 0; t < runList.length; t++) packed(runItems, t, pairCol(runList[t]!), runList[t]!);
   const colBounds = new Uint32Array(cols + 1);
   for (let c = 0; c < cols; c++) colBounds[c + 1] = colBounds[c]! + colCount[c]!;
   const colFill = colBounds.slice(0, cols);
-  const colItems = new Uint32Array((wideItems ? 2 : 1) * (colSet.inlinePairs + colSet.runPairs));
+  const colItems = new Uint32Array((wideItems && !colPlain ? 2 : 1) * (colSet.inlinePairs + colSet.runPairs));
   for (let r = 0; r < rows; r++) {
     for (let t = rowOffsets[r]!; t < rowOffsets[r + 1]!; t++) {
       const c = codes[t]!;
       if (colSet.slot[c]! >= 0) continue;
       expand(c, scratch, depth[c]!);
-      for (let i = 0; i < depth[c]!; i++) pack(colItems, colFill[pairCol(scratch[i]!)]!++, r, scratch[i]!);
+      for (let i = 0; i < depth[c]!; i++) colPack(colItems, colFill[pairCol(scratch[i]!)]!++, r, scratch[i]!);
     }
   }
   for (let q = 0; q < colSet.cached; q++) {
     const c = colCodeOf[q]!;
     expand(c, scratch, depth[c]!);
-    for (let i = 0; i < depth[c]!; i++) pack(colItems, colFill[pairCol(scratch[i]!)]!++, rows + q, scratch[i]!);
+    for (let i = 0; i < depth[c]!; i++) packed(colItems, colFill[pairCol(scratch[i]!)]!++, rows + q, scratch[i]!);
   }
 
   const values = new Float32Array(pairCount + 1);
@@ -595,7 +631,7 @@ export function tocRunsLayout(batch: TocBatch, options: RunsLayoutOptions = {}):
     rowCached: rowSet.cached,
     colCached: colSet.cached,
     indexBits,
-    unitValues: values.every((v) => v === 1),
+    unitValues,
     rowBounds,
     rowItems,
     runOffsets,
@@ -606,6 +642,10 @@ export function tocRunsLayout(batch: TocBatch, options: RunsLayoutOptions = {}):
     colItems,
     pairBits,
     wideItems,
+    rowPlain,
+    colPlain,
+    rowValues,
+    colValues,
     model,
     k,
     cost: runsCost({ rows, cols, row, col }, k, prices),
@@ -614,8 +654,6 @@ export function tocRunsLayout(batch: TocBatch, options: RunsLayoutOptions = {}):
 
 /** Bytes the layout uploads (what TocRunsGpuBatch puts in storage buffers). */
 export function runsLayoutBytes(l: TocRunsLayout): number {
-  return [l.values, l.rowBounds, l.rowItems, l.runOffsets, l.runItems, l.occurrenceOffsets, l.occurrenceRows, l.colBounds, l.colItems].reduce(
-    (n, a) => n + a.byteLength,
-    0,
-  );
+  const arrays = [l.values, l.rowBounds, l.rowItems, l.rowValues, l.runOffsets, l.runItems, l.occurrenceOffsets, l.occurrenceRows, l.colBounds, l.colItems];
+  return [...arrays, l.colValues].reduce((n, a) => n + a.byteLength, 0);
 }

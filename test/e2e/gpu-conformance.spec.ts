@@ -14,12 +14,13 @@ test('TOC and CSR kernels, and the TOC tfjs op with its gradient, agree with the
   const results = (await page.evaluate(() => window.__conformance!)) as CaseResult[];
   expect(errors).toEqual([]);
   expect(await page.evaluate(() => window.__gpuErrors)).toEqual([]);
-  // 10 matrices x (6 products x 3 implementations + a layout note); 9 of them small enough for the tfjs op
+  // 10 matrices x (6 products x 4 implementations + 2 layout notes); 9 of them small enough for the tfjs op
   // (2 results each: on the tree form with k = 7, on the runs form with k = 7 and k = 8).
-  expect(results.length).toBe(10 * (6 * 3 + 1) + 9 * 3 * 2);
+  expect(results.length).toBe(10 * (6 * 4 + 2) + 9 * 3 * 2);
   const layouts = results.filter((r) => r.op.startsWith('layout')).map((r) => r.op);
-  // The runs kernels' paths: cached codes, 16-bit and 32-bit indexes, two-word column items, unit values (no value loads).
-  for (const path of ['cached=true', 'idx16', 'idx32', 'wide=true', 'unit=true', 'unit=false'])
+  // The runs kernels' paths: cached codes, 16-bit and 32-bit indexes, two-word column items, unit values (no value loads),
+  // plain sides (session 11) with values beside the items and without (unit values).
+  for (const path of ['cached=true', 'idx16', 'idx32', 'wide=true', 'unit=true', 'unit=false', 'unit=true plain=true', 'unit=false plain=true'])
     expect(
       layouts.some((l) => l.includes(path)),
       path,
@@ -31,5 +32,5 @@ test('TOC and CSR kernels, and the TOC tfjs op with its gradient, agree with the
   expect(new Set(results.filter((r) => !r.op.startsWith('layout')).map((r) => r.op))).toEqual(
     new Set(['A*v', 'v*A', 'A*M', 'M*A', 'A*M k=8', 'AT*M k=8', 'tfjs A*W k=7', 'tfjs dL/dW k=7', 'tfjs A*W k=8', 'tfjs dL/dW k=8']),
   );
-  expect(new Set(results.map((r) => r.impl))).toEqual(new Set(['toc', 'toc-runs', 'csr', 'tfjs-op', 'tfjs-op-runs']));
+  expect(new Set(results.map((r) => r.impl))).toEqual(new Set(['toc', 'toc-runs', 'toc-runs-packed', 'csr', 'tfjs-op', 'tfjs-op-runs']));
 });

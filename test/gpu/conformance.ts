@@ -28,8 +28,8 @@ import { mnistLike, randomMatrix, rng } from '../unit/toc/generators.js';
 export interface CaseResult {
   name: string;
   op: string;
-  /** toc: tree kernels; toc-runs: resolved-runs kernels; tfjs-op(-runs): tocMatMul on either. */
-  impl: 'toc' | 'toc-runs' | 'csr' | 'tfjs-op' | 'tfjs-op-runs';
+  /** toc: tree kernels; toc-runs: resolved-runs kernels (toc-runs-packed: on session 10's packed items); tfjs-op(-runs): tocMatMul on either. */
+  impl: 'toc' | 'toc-runs' | 'toc-runs-packed' | 'csr' | 'tfjs-op' | 'tfjs-op-runs';
   /** max |gpu - cpu| / (1 + |cpu|) over all outputs */
   maxRelError: number;
   /** the same operation run twice gave identical bits */
@@ -109,23 +109,33 @@ async function run(): Promise<CaseResult[]> {
     const sparse: SparseRows = c.data ? sparseFromDense(c.data, c.rows, c.cols) : sparseFromPairs(c.pairs!, c.cols, 'f32');
     const batch = toBatch(logical);
     // The terms rule with any saving caching (minSavedShare 0), whatever the default cost rule picks, so the cached paths stay covered.
-    const runsLayout = tocRunsLayout(batch, { cache: 'terms', minSavedShare: 0 });
+    // Plain sides in every batch ('all', session 11: the default 'unit' only in unit batches), so plain items with values
+    // beside them are covered; and packed items everywhere ('none', session 10), which keeps the two-word items covered
+    // (the batch that needs them caches nothing, so its sides are plain in the first layout).
+    const runsLayout = tocRunsLayout(batch, { cache: 'terms', minSavedShare: 0, plainSides: 'all' });
+    const packedLayout = tocRunsLayout(batch, { cache: 'terms', minSavedShare: 0, plainSides: 'none' });
     const impls = {
       toc: new TocGpuBatch(device, batch),
       'toc-runs': new TocRunsGpuBatch(device, batch, runsLayout),
+      'toc-runs-packed': new TocRunsGpuBatch(device, batch, packedLayout),
       csr: new CsrGpuBatch(device, sparse),
     };
     // Which paths of the runs kernels this case exercises (the spec checks all of them are covered).
-    results.push({
-      name: c.name,
-      op:
-        `layout cached=${runsLayout.rowCached > 0 && runsLayout.colCached > 0} idx${runsLayout.indexBits} ` +
-        `wide=${runsLayout.wideItems} unit=${runsLayout.unitValues}`,
-      impl: 'toc-runs',
-      maxRelError: 0,
-      deterministic: true,
-      outputs: 0,
-    });
+    for (const [impl, l] of [
+      ['toc-runs', runsLayout],
+      ['toc-runs-packed', packedLayout],
+    ] as const) {
+      results.push({
+        name: c.name,
+        op:
+          `layout cached=${l.rowCached > 0 && l.colCached > 0} idx${l.indexBits} wide=${l.wideItems && !(l.rowPlain && l.colPlain)} ` +
+          `unit=${l.unitValues} plain=${l.rowPlain || l.colPlain}`,
+        impl,
+        maxRelError: 0,
+        deterministic: true,
+        outputs: 0,
+      });
+    }
     const k = 5;
     const p = 3;
     const v = vec(c.cols);
@@ -174,7 +184,7 @@ async function run(): Promise<CaseResult[]> {
       { op: 'AT*M k=8', m: mQuadT, k: q, n: c.cols * q, ref: transposed(quadT, q, c.cols), transpose: true, ms: rowMajor(q), rs: rowMajor(q) },
     ];
     for (const o of ops) {
-      for (const [impl, gpu] of Object.entries(impls) as ['toc' | 'toc-runs' | 'csr', GpuSparseMatrix][]) {
+      for (const [impl, gpu] of Object.entries(impls) as [keyof typeof impls, GpuSparseMatrix][]) {
         const m = storageBuffer(device, 'conformance.m', o.m);
         const outs = [0, 1].map(() =>
           device.createBuffer({ label: 'conformance.out', size: Math.max(4, o.n * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC }),

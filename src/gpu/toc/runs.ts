@@ -24,6 +24,8 @@ export interface KernelOptions {
   unit?: boolean;
 }
 
+type Programs = Record<EntryPoint, KernelProgram>;
+
 /**
  * Whether R = A * M (or A^T * M) can take the quad entry points: row-major M and R, k a multiple of 4, and
  * both buffers at least one vec4 long (a vec4 array binds 16 bytes at least; an empty product has less).
@@ -41,6 +43,11 @@ interface Side {
   outRows: number;
   bounds: GPUBuffer;
   items: GPUBuffer;
+  /** Each item's value when the side's items are plain (a 4-byte stand-in otherwise: the gather binds it either way). */
+  itemValues: GPUBuffer;
+  /** Scalar and quad programs of the side: compiled for plain items or packed ones. */
+  programs: Programs;
+  quadPrograms: Programs;
   fill: 'run_sums' | 'occurrence_sums';
   label: string;
 }
@@ -56,8 +63,8 @@ export class TocRunsGpuBatch {
   /** Bytes uploaded: a one-time cost per batch. */
   readonly uploadBytes: number;
   private readonly buffers: Record<string, GPUBuffer>;
-  private readonly programs: Record<EntryPoint, KernelProgram>;
-  private readonly quadPrograms: Record<EntryPoint, KernelProgram>;
+  private readonly rowSide: Side;
+  private readonly colSide: Side;
   private readonly quad: boolean;
   private ext: GPUBuffer | undefined;
   private readonly paramBuffers = new Map<string, GPUBuffer>();
@@ -83,28 +90,61 @@ export class TocRunsGpuBatch {
       occurrenceRows: layout.occurrenceRows,
       colBounds: layout.colBounds,
       colItems: layout.colItems,
+      rowValues: layout.rowValues,
+      colValues: layout.colValues,
     };
+    // Value loads asked for (unit: false) on a unit batch: its plain sides store no values, so give them ones to load.
+    if (layout.unitValues && options.unit === false) {
+      if (layout.rowPlain) arrays.rowValues = new Float32Array(layout.rowBounds[layout.rows]!).fill(1);
+      if (layout.colPlain) arrays.colValues = new Float32Array(layout.colBounds[layout.cols]!).fill(1);
+    }
     this.buffers = Object.fromEntries(Object.entries(arrays).map(([name, data]) => [name, storageBuffer(device, `TocRunsGpuBatch.${name}`, data)]));
     this.uploadBytes = runsLayoutBytes(layout);
     // The layout's index widths and unit values are pipeline constants: a handful of pipelines in all.
-    const constants = {
+    // A plain side (nothing cached) gathers with PLAIN on; its fill programs never run.
+    const constantsFor = (plain: boolean) => ({
       IDX16: layout.indexBits === 16 ? 1 : 0,
       PAIR_BITS: layout.wideItems ? 16 : layout.pairBits,
-      WIDE: layout.wideItems ? 1 : 0,
+      WIDE: layout.wideItems && !plain ? 1 : 0,
       UNIT: layout.unitValues && options.unit !== false ? 1 : 0,
-    };
-    const programs = (quad: boolean) =>
+      PLAIN: plain ? 1 : 0,
+    });
+    const programs = (quad: boolean, plain: boolean) =>
       Object.fromEntries(
         ENTRY_POINTS.map((entryPoint): [EntryPoint, KernelProgram] => {
           // load_m has no quad form: it runs only for strided M, which the quad forms do not take.
           const q = quad && entryPoint !== 'load_m';
           const name = q ? `${entryPoint}4` : entryPoint;
+          const constants = constantsFor(plain);
           return [entryPoint, { label: `TocRuns.${name}`, wgsl: tocRunsWgsl, entryPoint: name, workgroupSize: WG, layout: q ? 'flat' : 'grid', constants }];
         }),
-      ) as Record<EntryPoint, KernelProgram>;
-    this.programs = programs(false);
-    this.quadPrograms = programs(true);
+      ) as Programs;
     this.quad = options.quad !== false;
+    const b = this.buffers;
+    this.rowSide = {
+      mRows: this.cols,
+      cached: this.rowCached,
+      outRows: this.rows,
+      bounds: b.rowBounds!,
+      items: b.rowItems!,
+      itemValues: b.rowValues!,
+      programs: programs(false, layout.rowPlain),
+      quadPrograms: programs(true, layout.rowPlain),
+      fill: 'run_sums',
+      label: 'TocRuns.times',
+    };
+    this.colSide = {
+      mRows: this.rows,
+      cached: this.colCached,
+      outRows: this.cols,
+      bounds: b.colBounds!,
+      items: b.colItems!,
+      itemValues: b.colValues!,
+      programs: programs(false, layout.colPlain),
+      quadPrograms: programs(true, layout.colPlain),
+      fill: 'occurrence_sums',
+      label: 'TocRuns.transposeTimes',
+    };
   }
 
   /** Bytes of the X = [M; H or G] buffer the products have needed so far (0 when nothing needed it). */
@@ -141,7 +181,7 @@ export class TocRunsGpuBatch {
     const xRow = needExt ? k : ms.row;
     const quad = this.quad && k % 4 === 0 && k > 0 && xRow % 4 === 0 && rs.col === 1 && rs.row % 4 === 0 && out.size >= 16 && (needExt || m.size >= 16);
     // The quad forms bind X, R and the filling X as vec4 arrays (bindings 12, 10, 11) and run k / 4 invocations per item.
-    const [programs, width, xAt, outAt, extAt] = quad ? [this.quadPrograms, k / 4, 12, 10, 11] : [this.programs, k, 9, 4, 3];
+    const [programs, width, xAt, outAt, extAt] = quad ? [side.quadPrograms, k / 4, 12, 10, 11] : [side.programs, k, 9, 4, 3];
     let x = m;
     let pass: GPUComputePassEncoder;
     if (needExt) {
@@ -151,13 +191,13 @@ export class TocRunsGpuBatch {
       if (copy && side.mRows > 0) encoder.copyBufferToBuffer(m, 0, x, 0, side.mRows * k * 4);
       pass = encoder.beginComputePass({ label: side.label });
       if (!copy && side.mRows > 0) {
-        dispatch(this.device, pass, this.programs.load_m, { 0: this.params(side.mRows, k, 0, k, ms, rs), 2: m, 3: x }, side.mRows, k);
+        dispatch(this.device, pass, side.programs.load_m, { 0: this.params(side.mRows, k, 0, k, ms, rs), 2: m, 3: x }, side.mRows, k);
       }
       if (side.cached > 0) {
         const params = this.params(side.cached, k, side.mRows, k, ms, rs);
         const bindings =
           side.fill === 'run_sums'
-            ? { 0: params, 1: b.values!, [extAt]: x, 5: b.runOffsets!, 6: b.runItems! }
+            ? { 0: params, 1: b.values!, [extAt]: x, 5: b.runOffsets!, 6: b.runItems!, 13: side.itemValues }
             : { 0: params, [extAt]: x, 7: b.occurrenceOffsets!, 8: b.occurrenceRows! };
         dispatch(this.device, pass, programs[side.fill], bindings, side.cached, width);
       }
@@ -165,22 +205,14 @@ export class TocRunsGpuBatch {
       pass = encoder.beginComputePass({ label: side.label });
     }
     const params = this.params(side.outRows, k, side.mRows, xRow, ms, rs);
-    dispatch(this.device, pass, programs.gather, { 0: params, 1: b.values!, [xAt]: x, [outAt]: out, 5: side.bounds, 6: side.items }, side.outRows, width);
+    const bindings = { 0: params, 1: b.values!, [xAt]: x, [outAt]: out, 5: side.bounds, 6: side.items, 13: side.itemValues };
+    dispatch(this.device, pass, programs.gather, bindings, side.outRows, width);
     pass.end();
   }
 
   /** Records R = A * M: M is cols x k, R is rows x k. */
   times(encoder: GPUCommandEncoder, m: GPUBuffer, k: number, out: GPUBuffer, mStrides: Strides = rowMajor(k), outStrides: Strides = rowMajor(k)): void {
-    const side: Side = {
-      mRows: this.cols,
-      cached: this.rowCached,
-      outRows: this.rows,
-      bounds: this.buffers.rowBounds!,
-      items: this.buffers.rowItems!,
-      fill: 'run_sums',
-      label: 'TocRuns.times',
-    };
-    this.product(encoder, side, m, k, out, mStrides, outStrides);
+    this.product(encoder, this.rowSide, m, k, out, mStrides, outStrides);
   }
 
   /** Records R = A^T * M: M is rows x k, R is cols x k (v*A with k = 1, M*A through strides, the weight gradient). */
@@ -192,17 +224,7 @@ export class TocRunsGpuBatch {
     mStrides: Strides = rowMajor(k),
     outStrides: Strides = rowMajor(k),
   ): void {
-    const b = this.buffers;
-    const side: Side = {
-      mRows: this.rows,
-      cached: this.colCached,
-      outRows: this.cols,
-      bounds: b.colBounds!,
-      items: b.colItems!,
-      fill: 'occurrence_sums',
-      label: 'TocRuns.transposeTimes',
-    };
-    this.product(encoder, side, m, k, out, mStrides, outStrides);
+    this.product(encoder, this.colSide, m, k, out, mStrides, outStrides);
   }
 
   destroy(): void {

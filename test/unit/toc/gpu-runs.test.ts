@@ -15,6 +15,7 @@ import {
   pricesFor,
   RUNS_PRICES_S8,
   runsCost,
+  runsLayoutBytes,
   tocRunsLayout,
   worthCaching,
   type CacheRule,
@@ -26,8 +27,16 @@ import { mnistLike, randomMatrix, randomVector, rng, type RandomMatrixSpec } fro
 import { denseTimes, expectClose } from './helpers.js';
 
 const index = (l: TocRunsLayout, list: Uint32Array, i: number): number => (l.indexBits === 16 ? (list[i >>> 1]! >>> ((i & 1) * 16)) & 0xffff : list[i]!);
+/** Whether `items` are a plain side's (hi alone, the value in rowValues / colValues). */
+const plainOf = (l: TocRunsLayout, items: Uint32Array): boolean => (items === l.rowItems ? l.rowPlain : items === l.colItems && l.colPlain);
 const item = (l: TocRunsLayout, items: Uint32Array, i: number): [number, number] =>
-  l.wideItems ? [items[2 * i]!, items[2 * i + 1]!] : [items[i]! >>> l.pairBits, items[i]! & ((1 << l.pairBits) - 1)];
+  plainOf(l, items) ? [items[i]!, -1] : l.wideItems ? [items[2 * i]!, items[2 * i + 1]!] : [items[i]! >>> l.pairBits, items[i]! & ((1 << l.pairBits) - 1)];
+/** Item t's value: by its pair, or beside it on a plain side (1 when every value is 1, as the kernels skip the load). */
+const itemValue = (l: TocRunsLayout, items: Uint32Array, t: number, p: number): number => {
+  if (!plainOf(l, items)) return l.values[p]!;
+  if (l.unitValues) return 1;
+  return (items === l.rowItems ? l.rowValues : l.colValues)[t]!;
+};
 const value = (l: TocRunsLayout, p: number): number => l.values[p]!;
 /** A side's cached set, by its counts (the spans differ between sides even for the same set). */
 const setOf = (s: RunsSideModel) => [s.inlineCodes, s.inlinePairs, s.cachedCodes, s.cachedRunPairs, s.cachedUses, s.terms];
@@ -40,7 +49,7 @@ function gatherX(l: TocRunsLayout, x: Float64Array, k: number, outRows: number, 
       let sum = 0;
       for (let t = bounds[i]!; t < bounds[i + 1]!; t++) {
         const [hi, p] = item(l, items, t);
-        sum += value(l, p) * x[hi * k + j]!;
+        sum += itemValue(l, items, t, p) * x[hi * k + j]!;
       }
       out[i * k + j] = sum;
     }
@@ -69,7 +78,7 @@ function mirrorTimes(l: TocRunsLayout, m: ArrayLike<number>, k: number): Float64
     if (hi >= l.cols) {
       expect(p).toBe(l.unitPair);
       expect(hi).toBeLessThan(l.cols + l.rowCached);
-    } else expect(p).toBeLessThan(l.pairCount);
+    } else if (!l.rowPlain) expect(p).toBeLessThan(l.pairCount);
   }
   return gatherX(l, x, k, l.rows, l.rowBounds, l.rowItems);
 }
@@ -196,13 +205,17 @@ describe('resolved-runs layout (tocRunsLayout)', () => {
   it('large batch: 32-bit indexes and two-word column items when (row, pair) needs more than 32 bits', () => {
     const n = 70_000;
     const rows = Array.from({ length: n }, (_, r): ColumnValuePair[] => [[r, (r % 7) + 1]]);
-    const l = tocRunsLayout(toBatch(encodePairs(rows, n, 'f32')));
-    expect(l.indexBits).toBe(32);
-    expect(l.wideItems).toBe(true);
-    const m = randomVector(rng(2), n);
-    const got = mirrorTransposeTimes(l, m, 1);
-    for (const r of [0, 1, 65_537, n - 1]) expect(got[r]).toBeCloseTo(((r % 7) + 1) * m[r]!, 12);
-    expect(mirrorTimes(l, m, 1)[n - 1]).toBeCloseTo((((n - 1) % 7) + 1) * m[n - 1]!, 12);
+    const batch = toBatch(encodePairs(rows, n, 'f32'));
+    // Packed items take two words (the default: the values are not all 1); plain sides ('all': nothing is cached here) one word and a value.
+    for (const l of [tocRunsLayout(batch), tocRunsLayout(batch, { plainSides: 'all' })]) {
+      expect(l.indexBits).toBe(32);
+      expect(l.wideItems).toBe(true);
+      expect(l.colItems.length).toBe(n * (l.colPlain ? 1 : 2));
+      const m = randomVector(rng(2), n);
+      const got = mirrorTransposeTimes(l, m, 1);
+      for (const r of [0, 1, 65_537, n - 1]) expect(got[r]).toBeCloseTo(((r % 7) + 1) * m[r]!, 12);
+      expect(mirrorTimes(l, m, 1)[n - 1]).toBeCloseTo((((n - 1) % 7) + 1) * m[n - 1]!, 12);
+    }
   });
 
   it('unitValues: set only when every pair is 1 (the kernels then skip value loads)', () => {
@@ -351,6 +364,66 @@ describe('the cost rule (runsCost, RunsLayoutOptions.k)', () => {
     expect(padded.model.col.gatherSpan).toBe(boundsSpan(padded.colBounds, 8));
     expect(padded.model.row.csrSpan).toBe(boundsSpan(tocRunsLayout(batch, { cache: 'none' }).rowBounds, 8));
     expect(padded.model.col.csrSpan).toBe(boundsSpan(tocRunsLayout(batch, { cache: 'none' }).colBounds, 8));
+  });
+});
+
+describe('plain sides (RunsLayoutOptions.plainSides, session 11)', () => {
+  /** Every case and rule above, the default layout against session 10's packed one, side by side. */
+  const pairsOf = (l: TocRunsLayout, items: Uint32Array, n: number) => Array.from({ length: n }, (_, t) => item(l, items, t));
+  for (const [name, spec] of CASES) {
+    for (const options of [{ k: 1 }, { k: 64 }, { cache: 'terms' as const, minSavedShare: 0 }, { cache: 'none' as const }]) {
+      it(`${name}, ${JSON.stringify(options)}: a side with nothing cached is plain (hi alone, its value beside it), a cached side packed`, () => {
+        const data = randomMatrix(rng(spec.rows + spec.cols), spec, 'f32');
+        const batch = toBatch(encodeDense(data, spec.rows, spec.cols));
+        const plain = tocRunsLayout(batch, { ...options, plainSides: 'all' });
+        const packed = tocRunsLayout(batch, { ...options, plainSides: 'none' });
+        // The default ('unit') is one of the two: plain sides only when every value is 1.
+        const byDefault = tocRunsLayout(batch, options);
+        expect([byDefault.rowItems, byDefault.colItems]).toEqual(plain.unitValues ? [plain.rowItems, plain.colItems] : [packed.rowItems, packed.colItems]);
+        expect([plain.rowCached, plain.colCached]).toEqual([packed.rowCached, packed.colCached]);
+        expect([packed.rowPlain, packed.colPlain]).toEqual([false, false]);
+        expect([packed.rowValues.length, packed.colValues.length]).toEqual([0, 0]);
+        expect([plain.rowPlain, plain.colPlain]).toEqual([plain.rowCached === 0, plain.colCached === 0]);
+        const sides = [
+          [plain.rowPlain, plain.rowItems, packed.rowItems, plain.rowValues, plain.rowBounds[plain.rows]!],
+          [plain.colPlain, plain.colItems, packed.colItems, plain.colValues, plain.colBounds[plain.cols]!],
+        ] as const;
+        for (const [isPlain, items, packedItems, values, n] of sides) {
+          if (!isPlain) {
+            expect(items).toEqual(packedItems);
+            continue;
+          }
+          // One word per item, the packed item's hi; the value is the packed item's pair's (none stored for unit values).
+          expect(items.length).toBe(n);
+          const want = pairsOf(packed, packedItems, n);
+          expect(Array.from(items)).toEqual(want.map(([hi]) => hi));
+          expect(Array.from(values)).toEqual(plain.unitValues ? [] : want.map(([, p]) => packed.values[p]!));
+        }
+        // The bytes differ by the values stored beside plain items and by the words of wide packed items.
+        const wideWords = (p: boolean, n: number) => (p && plain.wideItems ? -4 * n : 0);
+        const rowN = plain.rowBounds[plain.rows]!;
+        const colN = plain.colBounds[plain.cols]!;
+        expect(runsLayoutBytes(plain) - runsLayoutBytes(packed)).toBe(
+          4 * (plain.rowValues.length + plain.colValues.length) + wideWords(plain.rowPlain, rowN) + wideWords(plain.colPlain, colN),
+        );
+        checkProducts(plain, data, spec.cols);
+      });
+    }
+  }
+
+  it('by default unit batches are plain where nothing is cached, with no values stored and the bytes of packed items', () => {
+    const oneHot = randomMatrix(rng(3), { rows: 50, cols: 20, density: 0.2, distinctValues: 3 }, 'f32').map((x) => (x === 0 ? 0 : 1));
+    const batch = toBatch(encodeDense(oneHot, 50, 20));
+    const l = tocRunsLayout(batch, { cache: 'none' });
+    expect([l.unitValues, l.rowPlain, l.colPlain]).toEqual([true, true, true]);
+    expect([l.rowValues.length, l.colValues.length]).toEqual([0, 0]);
+    expect(runsLayoutBytes(l)).toBe(runsLayoutBytes(tocRunsLayout(batch, { cache: 'none', plainSides: 'none' })));
+    checkProducts(l, oneHot, 4);
+    // One value other than 1: packed by default, plain only when asked ('all').
+    const other = Float32Array.from(oneHot);
+    other[other.indexOf(1)] = 0.5;
+    const b2 = toBatch(encodeDense(other, 50, 20));
+    expect([tocRunsLayout(b2, { cache: 'none' }).rowPlain, tocRunsLayout(b2, { cache: 'none', plainSides: 'all' }).rowPlain]).toEqual([false, true]);
   });
 });
 
