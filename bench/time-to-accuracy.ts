@@ -791,7 +791,7 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
     '- **Clocks**: *training start* is when the run enters the "running" state (the test split is on the GPU; the training split\'s first ' +
       'read goes out). What comes before (manifest and test split over the link, model set-up) is reported apart. *s to target* runs from ' +
       `training start to the report of the step whose ${DEFERRED ? '(later) ' : ''}evaluation first reached the target: it includes ` +
-      'filling the 512-image shuffle buffer before the first step' +
+      'the wait for the first record before the first step (the shuffle buffer emits from its first arrivals)' +
       (DEFERRED ? ' and no evaluation (they come after the budget)' : ' and the evaluations before that one') +
       ". *Trainer clock* is the lab's own step time (`time`: steps and their waits for data; evaluations excluded).",
     `- **Target**: ${pct(target, 0)} test accuracy (${int(TEST_IMAGES)} test images).`,
@@ -1031,7 +1031,7 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
   );
   lines.push(
     `Per-round ratios against the group ${TOP} / echo 1 run of the same round. **From the first step**: the seconds from each run's ` +
-      'first step to the target, leaving out what every variant pays before it (four records over the link, the shuffle buffer).',
+      'first step to the target, leaving out what every variant pays before it (the first record over the link).',
     '',
     'Time per upstream step (one fresh batch) against the model max(t_up, e x t_down) of Choi et al., over the window of Part A:',
     '',
@@ -1176,8 +1176,9 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
           `(share of wall time evaluating: ${evalShares}). So the wall-clock speed-ups of the runs that became trainer-bound (lower ` +
           'groups, echo 4) are smaller than they would be with rarer evaluations; the trainer clock leaves the evaluations out but ' +
           'also the link time they hid.',
-    `- **Before the first step**: the four reads in flight share the link, so at group ${TOP} the first records arrive together after ` +
-      `about 4 x ${f((bytesPerImage(TOP) * RECORD_IMAGES) / 1000, 0)} kB / ${f(linkBps / 1000, 0)} kB/s; the first step came ` +
+    '- **Before the first step**: the reads in flight ramp up with the records arrived (1, 1, 2, 3, 4), so the first record has the ' +
+      'link alone, and the shuffle buffer emits from its first arrivals (two in, one out, until it holds 512): the first step waits ' +
+      `for one record, at group ${TOP} about ${f((bytesPerImage(TOP) * RECORD_IMAGES) / 1000, 0)} kB / ${f(linkBps / 1000, 0)} kB/s; the first step came ` +
       `${f(med(base.map((r) => r.firstStepS)), 1)} s after training start` +
       (partA.length > 1
         ? ` (${partA

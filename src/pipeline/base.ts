@@ -271,7 +271,11 @@ export abstract class BasePipeline<M> {
    * Epoch loop: reads the split's records (a new random order each epoch when
    * shuffling) and yields what `read` made of each, in that order. Up to
    * `requestsInFlight` reads run at once, so fetches overlap each other and the
-   * decoding of earlier records; they run on across an epoch's end, so the link
+   * decoding of earlier records, but never more than the records that have
+   * arrived (at least one): on a link that bandwidth bounds, reads in flight
+   * share it, and the first record would otherwise arrive only with the next
+   * three (1, 1, 2, 3, 4 in flight: records 1 and 2 come alone, then as before;
+   * timing only, the order is the same). They run on across an epoch's end, so the link
    * does not idle while the last records' examples drain from the shuffle buffer
    * and the trainer does not then wait for the next epoch's first record. A
    * record that fails yields nothing; a whole epoch that yields nothing ends the
@@ -294,8 +298,10 @@ export abstract class BasePipeline<M> {
     for (let p = 0; p < from.record; p++) upcoming.next();
     const ahead: { epoch: number; reading: Promise<T[]> }[] = [];
     let scheduled = from.record;
+    // Ramped: no more reads in flight than records arrived (taken in order, at least one), so the first has the link to itself.
+    let arrived = 0;
     const fill = () => {
-      while (ahead.length < depth && !this.abort.signal.aborted) {
+      while (ahead.length < Math.max(1, Math.min(depth, arrived)) && !this.abort.signal.aborted) {
         const next = upcoming.next();
         if (next.done) return;
         const { epoch, index } = next.value;
@@ -326,6 +332,7 @@ export abstract class BasePipeline<M> {
         consumed++,
         items.reduce((n, item) => n + size(item), 0),
       );
+      arrived++;
       fill();
       for (const item of items) {
         produced++;

@@ -60,7 +60,10 @@ function* owed<T>(held: EchoHeld<T>, stage: EchoStage<T>): Generator<T> {
   held.item = undefined;
 }
 
-/** A shuffle buffer between pulls: its items, the capacity the last arrival was checked against, and whether it is draining (the source ended). */
+/**
+ * A shuffle buffer between pulls: its items, the capacity the last arrival was checked against (growing by halves while it
+ * warms up), and whether it is draining (the source ended).
+ */
 export interface ShuffleHeld<T> {
   items: T[];
   capacity: number;
@@ -69,8 +72,13 @@ export interface ShuffleHeld<T> {
 
 /**
  * A shuffle buffer: holds up to `capacity()` items and emits a random one each
- * time a new one arrives, then drains in random order. The capacity is read per
- * item (a live control): when it shrinks, the surplus is emitted at random first.
+ * time a new one arrives, then drains in random order. It does not wait to be
+ * full before the first emits: the capacity in force grows by half an item per
+ * arrival (two in, one out) from 0 up to `capacity()`, so the first batch leaves
+ * after twice its size has arrived, not after the whole buffer; a decision that
+ * depends only on counts, so the order stays a function of the seed. The
+ * capacity is read per item (a live control): when it shrinks, the surplus is
+ * emitted at random first; when it grows, the buffer grows toward it the same way.
  */
 export async function* shuffleBuffer<T>(
   source: AsyncIterable<T>,
@@ -90,7 +98,7 @@ export async function* shuffleBuffer<T>(
     while (buffer.length > held.capacity) yield takeRandom(); // a surplus a restored stream was still emitting
     for await (const item of source) {
       buffer.push(item);
-      held.capacity = Math.max(1, Math.round(capacity()));
+      held.capacity = Math.min(Math.max(1, Math.round(capacity())), held.capacity + 0.5);
       while (buffer.length > held.capacity) yield takeRandom();
     }
     // Drained from the end of a shuffled copy: the order the buffer always drained in, and the buffer shrinks as it goes.

@@ -87,6 +87,20 @@ describe('image pipeline', () => {
     expect(atEpoch[1]).toBeGreaterThan(3);
   });
 
+  it('ramps its reads in flight: no more than the records arrived, so the first record has the link to itself', async () => {
+    const server = await serve();
+    // Answers that take a while (about 60 ms a record), so reads started together all reach the server before one ends.
+    server.fault = (path) => (path.endsWith('.pcr') ? { trickle: 1024, everyMs: 10 } : undefined);
+    const records = () => server.requests.filter((r) => r.path.endsWith('.pcr')).length;
+    const atFetch: number[] = [];
+    const p = new ImagePipeline(pcrRecords, await loadTurboJpegNode(), (e) => e.type === 'fetch' && atFetch.push(records()));
+    await p.open(options(server, { epochs: 2, requestsInFlight: 3, prefetch: 1 }));
+    while (await p.next());
+    // Records asked for when each of the first three came: the first alone, the second alone after it, then two at once.
+    expect(atFetch.slice(0, 3)).toEqual([1, 2, 4]);
+    expect(atFetch).toHaveLength(6);
+  });
+
   it('reads at most an epoch ahead: a split of one record is not read for several epochs at once', async () => {
     const one = await buildFixture({ train: 20, recordSize: 20 });
     const server = await startTestServer(new Map(one.files));

@@ -152,7 +152,7 @@ describe('exact resume', () => {
     // shrinks, the fidelity changes. The run changes its controls only before the resume point (resumeMatches' rule).
     const options = { ...(await imageOptions()), snapshotEvery: 1 };
     const owing = new Set<string>();
-    for (let at = 3; at <= 44; at++) {
+    for (let at = 1; at <= 44; at++) {
       const r = await resumeMatches(imagePipeline, options, changesBefore(imageChanges, at), at, 48);
       expect(r.resumed, `resumed at batch ${at}`).toEqual(r.expected);
       const from = r.tape.snapshots!.filter((s) => s.batch <= at).at(-1)!;
@@ -165,6 +165,23 @@ describe('exact resume', () => {
     const whole = await resumeMatches(imagePipeline, options, imageChanges, 30, 40, (t) => ({ ...t, snapshots: undefined }));
     expect(whole.resumed).toEqual(whole.expected);
     expect(whole.workedOut).toBe(30);
+  });
+
+  it('resumed while the shuffle buffer warms up (it emits before it is full), it hands out the same batches', async () => {
+    // 48 examples: the buffer grows two in, one out over the first 96 arrivals (about 6 batches of 8), so snapshots 1-5 hold it part full.
+    const options = { ...(await imageOptions()), shuffleBuffer: 48, snapshotEvery: 1 };
+    const warming: number[] = [];
+    for (let at = 1; at <= 8; at++) {
+      const r = await resumeMatches(imagePipeline, options, {}, at, 12);
+      expect(r.resumed, `resumed at batch ${at}`).toEqual(r.expected);
+      const { capacity, items } = (r.tape.snapshots!.find((s) => s.batch === at)!.held as { shuffle: { capacity: number; items: unknown[] } }).shuffle;
+      if (capacity < 48) warming.push(at);
+      expect(items.length).toBeLessThanOrEqual(Math.ceil(capacity));
+    }
+    expect(warming.length).toBeGreaterThanOrEqual(4);
+    // And from the start, without snapshots: the warm-up is worked out again the same way.
+    const whole = await resumeMatches(imagePipeline, options, {}, 3, 10, (t) => ({ ...t, snapshots: undefined }));
+    expect(whole.resumed).toEqual(whole.expected);
   });
 
   it('a snapshot taken while the shuffle buffer drains at the end of the last epoch restores the same last batches and the same end', async () => {

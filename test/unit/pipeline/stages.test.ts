@@ -69,6 +69,35 @@ describe('shuffle buffer and batching', () => {
     expect(emittedAt).toHaveLength(40);
   });
 
+  it('warms up: emits from the first arrivals, holding half of what came until it holds its capacity, and again when it grows', async () => {
+    let cap = 64;
+    const emittedAt: number[] = [];
+    let seen = 0;
+    async function* counted() {
+      for (let i = 0; i < 400; i++) {
+        seen = i + 1;
+        if (i === 200) cap = 100;
+        yield i;
+      }
+    }
+    const out: number[] = [];
+    for await (const x of shuffleBuffer(counted(), () => cap, seededRandom(4))) {
+      emittedAt.push(seen);
+      out.push(x);
+    }
+    const emittedBy = (n: number) => emittedAt.filter((at) => at <= n).length;
+    // Two in, one out from the start: the first batch of 32 leaves after 63 arrivals, not after 64 + 32.
+    for (let n = 1; n <= 200; n++) expect(emittedBy(n), `after ${n}`).toBe(n - Math.min(64, Math.floor(n / 2)));
+    expect(emittedBy(63)).toBe(32);
+    // Raised to 100 at arrival 201: it grows by half an item per arrival instead of emitting nothing until it holds 100 (then drains).
+    for (let n = 201; n < 400; n++) expect(emittedBy(n), `after ${n}`).toBe(n - Math.min(100, 64 + Math.floor((n - 200) / 2)));
+    // Counts decide when it emits, the seed what: a permutation, the same for the same seed.
+    expect([...out].sort((a, b) => a - b)).toEqual(Array.from({ length: 400 }, (_, i) => i));
+    cap = 64;
+    const again = await collect(shuffleBuffer(counted(), () => cap, seededRandom(4)));
+    expect(again).toEqual(out);
+  });
+
   it('counts echoed copies, and a stage that is not active passes items through', async () => {
     let echoed = 0;
     expect(await collect(echo(range(4), { factor: () => 3, random: seededRandom(1), echoed: () => echoed++ }))).toHaveLength(12);
