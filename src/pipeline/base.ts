@@ -248,6 +248,7 @@ export abstract class BasePipeline<M> {
       echoFactor: this.tape.channel('echoFactor', () => this.options.echoFactor),
       echoMode: this.tape.channel('echoMode', () => this.options.echoMode ?? 'examples'),
       shuffles: this.shuffles,
+      shuffleWarmUp: this.tape.shuffleWarmUp,
       shuffleBuffer: this.tape.channel('shuffleBuffer', () => this.options.shuffleBuffer),
       batchSize: this.tape.channel('batchSize', () => this.options.batchSize),
       echoed: (n: number) => void (this.stats.examplesEchoed += n),

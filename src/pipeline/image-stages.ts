@@ -38,6 +38,8 @@ export interface ImageStageControls {
   echoMode(): EchoMode;
   /** Whether there is a shuffle stage at all (not for the test split), and the examples it holds, read per example. */
   shuffles: boolean;
+  /** Whether the shuffle buffer warms up (ControlTape.shuffleWarmUp). */
+  shuffleWarmUp: boolean;
   shuffleBuffer(): number;
   batchSize(): number;
   /** Counters: echoed copies of examples made; examples in a batch that repeat one already in it. */
@@ -140,7 +142,7 @@ export async function* imageBatches(examples: AsyncIterable<ImageExample>, c: Im
   const early = echo(examples, stage('examples'), c.held.early);
   const augmented = c.augment ? flipExamples(early, c.random) : early;
   const late = echo(augmented, stage('examples-after-augment'), c.held.late);
-  const shuffled = c.shuffles ? shuffleBuffer(late, c.shuffleBuffer, c.random, c.held.shuffle) : late;
+  const shuffled = c.shuffles ? shuffleBuffer(late, c.shuffleBuffer, c.random, c.held.shuffle, c.shuffleWarmUp) : late;
   async function* groups(): AsyncGenerator<ImageExample[]> {
     for await (const group of chunk(shuffled, c.batchSize)) {
       c.duplicates(duplicatesIn(group));

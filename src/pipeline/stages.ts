@@ -79,13 +79,17 @@ export interface ShuffleHeld<T> {
  * depends only on counts, so the order stays a function of the seed. The
  * capacity is read per item (a live control): when it shrinks, the surplus is
  * emitted at random first; when it grows, the buffer grows toward it the same way.
+ * `warmUp` false: the capacity in force is the control's at once (what runs taped
+ * before the warm-up did; their resumes must do the same).
  */
 export async function* shuffleBuffer<T>(
   source: AsyncIterable<T>,
   capacity: () => number,
   random: Random,
   held: ShuffleHeld<T> = { items: [], capacity: 0, draining: false },
+  warmUp = true,
 ): AsyncGenerator<T> {
+  const growth = warmUp ? 0.5 : Infinity;
   const buffer = held.items;
   const takeRandom = () => {
     const j = Math.floor(random() * buffer.length);
@@ -98,7 +102,7 @@ export async function* shuffleBuffer<T>(
     while (buffer.length > held.capacity) yield takeRandom(); // a surplus a restored stream was still emitting
     for await (const item of source) {
       buffer.push(item);
-      held.capacity = Math.min(Math.max(1, Math.round(capacity())), held.capacity + 0.5);
+      held.capacity = Math.min(Math.max(1, Math.round(capacity())), held.capacity + growth);
       while (buffer.length > held.capacity) yield takeRandom();
     }
     // Drained from the end of a shuffled copy: the order the buffer always drained in, and the buffer shrinks as it goes.

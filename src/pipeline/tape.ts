@@ -32,6 +32,11 @@ export interface TapeState {
   examples?: number;
   /** Records at those positions that did not yield every example: the kept examples' indices in the record, or null when the record was skipped. */
   outcomes: [position: number, kept: number[] | null][];
+  /**
+   * The stream's shuffle buffer warms up (stages.ts shuffleBuffer). Tapes saved before it did have none, and their
+   * resumes fill the buffer as their runs did, so that they go on with the same order.
+   */
+  shuffleWarmUp?: boolean;
   /** The latest stream snapshots, oldest first (tapes saved before they existed have none: their resumes work out every batch). */
   snapshots?: StreamSnapshot[];
 }
@@ -70,6 +75,8 @@ export class ControlTape {
   private readonly outcomes = new Map<number, number[] | null>();
   private records = 0;
   private examples: number;
+  /** Whether this stream's shuffle buffer warms up: a new one does; a resumed one does as the taped run did. */
+  readonly shuffleWarmUp: boolean;
   private readonly snapshots: StreamSnapshot[];
 
   /**
@@ -83,6 +90,7 @@ export class ControlTape {
     for (const [position, kept] of replay?.outcomes ?? []) this.outcomes.set(position, kept);
     this.snapshots = from ? [from] : [];
     this.examples = replay?.examples ?? 0;
+    this.shuffleWarmUp = replay ? replay.shuffleWarmUp === true : true;
   }
 
   /** Records at positions below this were read by the taped run: a resumed pipeline need not read them to know what they held. */
@@ -153,7 +161,7 @@ export class ControlTape {
     for (const [name, ch] of this.channels) channels[name] = { reads: ch.reads, changes: ch.changes.map(([n, v]) => [n, v]) };
     const outcomes = [...this.outcomes].filter(([p]) => p < this.records).map(([p, kept]): [number, number[] | null] => [p, kept && [...kept]]);
     const examples = this.replay && this.replay.examples === undefined ? {} : { examples: this.examples }; // unknown stays unknown
-    return { channels, records: this.records, ...examples, outcomes, snapshots: [...this.snapshots] };
+    return { channels, records: this.records, ...examples, shuffleWarmUp: this.shuffleWarmUp, outcomes, snapshots: [...this.snapshots] };
   }
 }
 
@@ -166,6 +174,7 @@ export function validateTape(tape: unknown): TapeState {
     Number.isInteger(t.records) &&
     t.records >= 0 &&
     (t.examples === undefined || (Number.isInteger(t.examples) && t.examples >= 0)) &&
+    (t.shuffleWarmUp === undefined || typeof t.shuffleWarmUp === 'boolean') &&
     typeof t.channels === 'object' &&
     Array.isArray(t.outcomes) &&
     Object.values(t.channels).every((c) => Number.isInteger(c.reads) && Array.isArray(c.changes)) &&

@@ -106,7 +106,9 @@ export class TocPipeline extends BasePipeline<TocManifest> {
     );
     // The buffer holds batches: as many as hold about shuffleBuffer rows.
     const rows = this.tape.channel('shuffleBuffer', () => this.options.shuffleBuffer);
-    const shuffled = this.shuffles ? shuffleBuffer(echoed, () => Math.max(2, Math.round(rows() / 250)), this.random, this.held.shuffle) : echoed;
+    const shuffled = this.shuffles
+      ? shuffleBuffer(echoed, () => Math.max(2, Math.round(rows() / 250)), this.random, this.held.shuffle, this.tape.shuffleWarmUp)
+      : echoed;
     for await (const item of shuffled) yield { size: item.size, make: () => ('batch' in item ? item.batch : item.load()) };
   }
 

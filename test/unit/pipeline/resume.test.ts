@@ -184,6 +184,22 @@ describe('exact resume', () => {
     expect(whole.resumed).toEqual(whole.expected);
   });
 
+  it('a run taped before the shuffle buffer warmed up resumes with the order it had: a full buffer before the first batch', async () => {
+    // A pipeline resumed from an empty tape of that time (no shuffleWarmUp) at batch 0 is such a run, from its start.
+    const before = { channels: {}, records: 0, outcomes: [] } satisfies TapeState;
+    const options = { ...(await imageOptions()), resume: { tape: before, batches: 0 } };
+    const old = await resumeMatches(imagePipeline, options, {}, 5, 12);
+    expect(old.tape.shuffleWarmUp).toBe(false);
+    expect(old.resumed).toEqual(old.expected);
+    // Its first batch came out of a full buffer of 16: not what a run of today hands out first.
+    const today = await resumeMatches(imagePipeline, await imageOptions(), {}, 5, 12);
+    expect(today.tape.shuffleWarmUp).toBe(true);
+    expect(today.expected.map((b) => b.ids)).not.toEqual(old.expected.map((b) => b.ids));
+    // Resumed as if it warmed up, the old run would go on with other examples: the flag is what keeps it exact.
+    const wrong = await resumeMatches(imagePipeline, options, {}, 5, 12, (t) => ({ ...t, shuffleWarmUp: true }));
+    expect(wrong.resumed).not.toEqual(wrong.expected);
+  });
+
   it('a snapshot taken while the shuffle buffer drains at the end of the last epoch restores the same last batches and the same end', async () => {
     const options = testPipelineOptions(await serve(images.files), { epochs: 2, batchSize: 8, seed: 9, shuffleBuffer: 30, augment: true, snapshotEvery: 1 });
     const a = await imagePipeline();
