@@ -15,8 +15,9 @@ test('TOC and CSR kernels, and the TOC tfjs op with its gradient, agree with the
   expect(errors).toEqual([]);
   expect(await page.evaluate(() => window.__gpuErrors)).toEqual([]);
   // 10 matrices x (6 products x 4 implementations + 2 layout notes); 9 of them small enough for the tfjs op
-  // (2 results each: on the tree form with k = 7, on the runs form with k = 7 and k = 8).
-  expect(results.length).toBe(10 * (6 * 4 + 2) + 9 * 3 * 2);
+  // (5 results each: A*W and dL/dW, and with a bias A*W+b, dL/dW and dL/db; on the tree form with k = 7, on the runs
+  // form with k = 7 and k = 8).
+  expect(results.length).toBe(10 * (6 * 4 + 2) + 9 * 3 * 5);
   const layouts = results.filter((r) => r.op.startsWith('layout')).map((r) => r.op);
   // The runs kernels' paths: cached codes, 16-bit and 32-bit indexes, two-word column items, unit values (no value loads),
   // plain sides (session 11) with values beside the items and without (unit values).
@@ -30,7 +31,10 @@ test('TOC and CSR kernels, and the TOC tfjs op with its gradient, agree with the
     expect.soft(r.deterministic, `${r.impl} ${r.op} on ${r.name} deterministic`).toBe(true);
   }
   expect(new Set(results.filter((r) => !r.op.startsWith('layout')).map((r) => r.op))).toEqual(
-    new Set(['A*v', 'v*A', 'A*M', 'M*A', 'A*M k=8', 'AT*M k=8', 'tfjs A*W k=7', 'tfjs dL/dW k=7', 'tfjs A*W k=8', 'tfjs dL/dW k=8']),
+    new Set([
+      ...['A*v', 'v*A', 'A*M', 'M*A', 'A*M k=8', 'AT*M k=8'],
+      ...[7, 8].flatMap((k) => [`tfjs A*W k=${k}`, `tfjs dL/dW k=${k}`, `tfjs A*W+b k=${k}`, `tfjs dL/dW with b k=${k}`, `tfjs dL/db k=${k}`]),
+    ]),
   );
   expect(new Set(results.map((r) => r.impl))).toEqual(new Set(['toc', 'toc-runs', 'toc-runs-packed', 'csr', 'tfjs-op', 'tfjs-op-runs']));
 });

@@ -248,11 +248,29 @@ async function tfjsOpCases(
       .matMul(dense, x as tf.Tensor2D)
       .mul(upstream)
       .sum();
+  // With a bias: Z = A * W + b, b added and db taken by our kernels (shaders/bias.wgsl).
+  const b = tf.tensor1d(Float32Array.from({ length: units }, () => random() * 2 - 1));
+  const biasToc = (x: tf.Tensor, y: tf.Tensor) =>
+    tocMatMul(a, x as tf.Tensor2D, y as tf.Tensor1D)
+      .mul(upstream)
+      .sum();
+  const biasDense = (x: tf.Tensor, y: tf.Tensor) =>
+    tf
+      .matMul(dense, x as tf.Tensor2D)
+      .add(y)
+      .mul(upstream)
+      .sum();
+  const [dwToc, dbToc] = tf.grads(biasToc)([w, b]);
+  const [dwDense, dbDense] = tf.grads(biasDense)([w, b]);
+  const [dwAgain, dbAgain] = tf.grads(biasToc)([w, b]);
   const out = [
     await compare(`tfjs A*W k=${units}`, tocMatMul(a, w), tf.matMul(dense, w), tocMatMul(a, w)),
     await compare(`tfjs dL/dW k=${units}`, tf.grad(lossToc)(w), tf.grad(lossDense)(w), tf.grad(lossToc)(w)),
+    await compare(`tfjs A*W+b k=${units}`, tocMatMul(a, w, b), tf.matMul(dense, w).add(b), tocMatMul(a, w, b)),
+    await compare(`tfjs dL/dW with b k=${units}`, dwToc!, dwDense!, dwAgain!),
+    await compare(`tfjs dL/db k=${units}`, dbToc!, dbDense!, dbAgain!),
   ];
-  tf.dispose([w, upstream, dense]);
+  tf.dispose([w, b, upstream, dense]);
   return out;
 }
 

@@ -35,7 +35,7 @@ function checkTabular(info: DatasetInfo): number {
   return info.inputShape[0]!;
 }
 
-/** A first layer on the compressed batch: X * W + b. */
+/** A first layer on the compressed batch: X * W + b, the bias added (and its gradient taken) by our kernels too. */
 function tocDense(cols: number, units: number, name: string) {
   // Glorot-uniform, as tfjs dense layers start.
   const limit = Math.sqrt(6 / (cols + units));
@@ -43,7 +43,7 @@ function tocDense(cols: number, units: number, name: string) {
   const w = tf.tidy(() => tf.variable(tf.randomUniform([cols, units], -limit, limit), true, `${name}.w`)) as tf.Variable<tf.Rank.R2>;
   const b = tf.tidy(() => tf.variable(tf.zeros([units]), true, `${name}.b`));
   return {
-    apply: (input: ModelInput) => tocMatMul((input as TocInput).a, w).add(b) as tf.Tensor2D,
+    apply: (input: ModelInput) => tocMatMul((input as TocInput).a, w, b as tf.Tensor1D),
     variables: [w, b] as tf.Variable[],
     dispose: () => {
       tf.dispose([w, b]);

@@ -1,0 +1,43 @@
+// The bias of a first layer on a compressed batch, fused with tocMatMul
+// (src/gpu/toc/tfjs-op.ts): Z = A * W + b forward, db = the column sums of dZ
+// backward. tfjs would broadcast a rank-1 bias with its shared-memory binary
+// program and take db with a workgroup reduction; on SwiftShader each costs more
+// than the sparse product itself (bench/results/step-profile.md). Here every
+// output element has one invocation and no barrier, so results are deterministic.
+
+struct Params {
+  rows: u32,
+  units: u32,
+}
+
+override WG: u32 = 64u; // invocations per workgroup, set per pipeline from its program's workgroupSize
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> input: array<f32>;      // add_bias: b (units); column_sums: dZ (rows x units)
+@group(0) @binding(2) var<storage, read_write> out: array<f32>;  // add_bias: Z (rows x units); column_sums: db (units)
+
+// Z[i][j] += b[j], one invocation per (row i, column j): the 'grid' layout.
+@compute @workgroup_size(WG)
+fn add_bias(@builtin(global_invocation_id) id: vec3<u32>) {
+  let i = id.x;
+  let j = id.y;
+  if (i >= params.rows || j >= params.units) {
+    return;
+  }
+  let at = i * params.units + j;
+  out[at] = out[at] + input[j];
+}
+
+// db[j] = sum over rows i of dZ[i][j], rows in order: one invocation per column.
+@compute @workgroup_size(WG)
+fn column_sums(@builtin(global_invocation_id) id: vec3<u32>) {
+  let j = id.x;
+  if (j >= params.units) {
+    return;
+  }
+  var sum = 0.0;
+  for (var i = 0u; i < params.rows; i++) {
+    sum += input[i * params.units + j];
+  }
+  out[j] = sum;
+}
