@@ -100,11 +100,17 @@ function median(xs: number[]): number {
 
 const IMPL_LABEL: Record<E2eImpl, string> = {
   runs: 'TOC runs',
-  runsPacked: 'TOC runs, packed items (session 10)',
+  runsTfjsBias: 'TOC runs, bias by tfjs (before session 12)',
   csr: 'CSR',
   dense: 'dense',
   skip: 'skipped',
 };
+
+function layerLabel(name: E2eImpl): string {
+  if (name === 'dense') return 'tf.fused.matMul, dense';
+  if (name === 'skip') return 'none (floor: zero output, zero gradients)';
+  return `tocMatMul, ${IMPL_LABEL[name]}`;
+}
 
 /** The 1, 5 and 15 minute load averages, at the start and at the end of the bench. */
 const LOAD_AT_START = os.loadavg();
@@ -415,8 +421,10 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
         ? `Softmax over ${e.classes} classes (delay > 15 min or not; ${(100 * e.positiveRate).toFixed(1)}% delayed), Adam, lr ${e.learningRate}, ` +
             `${e.batchRows}-row batches,`
         : `Softmax over ${e.classes} classes (the manifest's), Adam, lr ${e.learningRate}, ${e.batchRows}-row batches,`,
-      `the same starting weights and batch order for all; the first layer X·W (k = ${e.units} output columns) is tocMatMul on TocRunsGpuBatch, on`,
-      `CsrGpuBatch (both with their kernel choices on), or tf.matMul on a dense tensor uploaded once per batch. ${e.epochs} epochs each, taking`,
+      `the same starting weights and batch order for all; the first layer X·W + b (k = ${e.units} output columns) is tocMatMul with the bias`,
+      '(added, and its gradient taken, by our kernels, as in the lab) on TocRunsGpuBatch or on CsrGpuBatch (both with their kernel choices on),',
+      'tocMatMul on TocRunsGpuBatch with the bias added by tfjs (`.add(b)`, the lab before session 12), or tf.fused.matMul with the bias on a',
+      `dense tensor uploaded once per batch; the MLP's output layer is tf.fused.matMul with its bias, as tf.layers.dense. ${e.epochs} epochs each, taking`,
       `turns epoch by epoch; ms/epoch is the median of epochs 2..${e.epochs} (epoch 1 compiles pipelines and is shown apart). One loss read-back`,
       `per epoch. Column order: ${e.columnOrder} (the same matrix for all; sessions 4-10 ran flights, 250 rows, frequency). The runs layouts are`,
       `built for k = ${e.units}, as the lab's pipeline builds them for this model (PipelineOptions.tocColumns); cached codes per batch (mean),`,
@@ -433,7 +441,7 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
         ['first layer', 'ms / epoch', 'epoch 1', 'vs CSR per epoch (min / median / max)', 'vs dense per epoch (min / median / max)',
           'final loss', 'GPU bytes per batch (mean)', 'all batches', 'weights vs dense', 'first layer share of the epoch (min / median / max)'],
         e.runs.map((x) => [
-          x.name === 'dense' ? 'tf.matMul, dense' : x.name === 'skip' ? 'none (floor: zero product, zero gradient)' : `tocMatMul, ${IMPL_LABEL[x.name]}`,
+          layerLabel(x.name),
           ms(perEpoch(x)),
           ms(x.epochMs[0]!),
           spread(x.epochMs.slice(1), csr.epochMs.slice(1)),
@@ -459,9 +467,32 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
         `${int(e.models.reduce((n, m) => n + m.row.cachedCodes, 0))} codes, column side ${int(e.models.reduce((n, m) => n + m.col.cachedCodes, 0))}).`,
       `One-time CPU: encodeSparse ${ms(e.encodeMs)} ms, readTocRecord ${ms(e.readRecordMs)} ms (${int(e.recordBytes)} record bytes),`,
       `runs layout ${ms(e.runsLayoutMs)} ms; uploads: runs ${ms(e.uploadMs.runs)} ms, CSR ${ms(e.uploadMs.csr)} ms, dense ${ms(e.uploadMs.dense)} ms.`,
-      '**none (floor)**: the same model and steps with the first layer skipped (a kept zero tensor as its product, a zero gradient for W;',
-      'Adam still updates W): what every other part of the step costs. First layer share = (this − floor) / this, epoch by epoch: the most',
-      'a faster first layer could take off that epoch.',
+      '**none (floor)**: the same model and steps with the first layer skipped (a kept zero tensor as its output, zero gradients for W and',
+      'b; Adam still updates both): what every other part of the step costs. First layer share = (this − floor) / this, epoch by epoch: the',
+      'most a faster first layer could take off that epoch.',
+    );
+    lines.push(
+      '### Where one step goes: tfjs kernels under tf.profile',
+      '',
+      ...table(
+        md,
+        ['first layer', 'step, wall ms', 'tfjs kernels, GPU ms', 'costliest tfjs kernels: calls, GPU ms (input shapes of the costliest call)'],
+        e.runs.map((x) => [
+          layerLabel(x.name),
+          ms(x.profile.wallMs),
+          ms(x.profile.tfjsKernelMs),
+          x.profile.kernels
+            .slice(0, 5)
+            .map((k) => `${k.name} ×${k.calls} ${ms(k.ms)} (${k.shapes})`)
+            .join('; '),
+        ]),
+        ['l', 'r', 'r', 'l'],
+      ),
+    );
+    para(
+      'One more step of each run after its epochs (batch 1), under tf.profile: GPU times of tfjs kernels from timestamp queries, summed by',
+      'kernel name. Our kernels (tocMatMul, its bias, the CSR products) are submitted outside tfjs and are not in these sums; a step under',
+      'the profiler also runs slower than in the epochs (one query pair per kernel), so read the shares, not the totals.',
     );
   }
   return lines.join('\n');

@@ -68,13 +68,15 @@ export type Impl = (typeof IMPLS)[number];
  * rows are zeros), so it is timed, not checked.
  */
 export type SparseImpl = Exclude<Impl, 'dense' | 'runsGather'>;
-/** The first layers the per-epoch runs compare. */
 /** runsPacked: runs on session 10's layout (plainSides 'none': packed items on a side with nothing cached too), session 11's A/B. */
 /**
- * skip: the first layer left out (a zero product with a zero gradient: everything else of the step, Adam on W
- * included), the floor under which no first layer can take an epoch; its loss and weights are not the others'.
+ * The first layers X * W + b the per-epoch runs compare. runs, csr: tocMatMul with the bias (added, and its
+ * gradient taken, by our kernels: the lab's first layer since session 12). runsTfjsBias: tocMatMul on the runs
+ * form, then tfjs adds the rank-1 bias (the lab's first layer before). dense: tf.fused.matMul with the bias.
+ * skip: the first layer left out (a zero output with zero gradients: everything else of the step, Adam on W and
+ * b included), the floor under which no first layer can take an epoch; its loss and weights are not the others'.
  */
-export const E2E_IMPLS = ['runs', 'runsPacked', 'csr', 'dense', 'skip'] as const;
+export const E2E_IMPLS = ['runs', 'runsTfjsBias', 'csr', 'dense', 'skip'] as const;
 export type E2eImpl = (typeof E2E_IMPLS)[number];
 
 /** Shape and TOC structure of one batch. */
@@ -154,6 +156,17 @@ export interface TrainingRun {
   gpuBytes: number;
   /** max |W - W_dense| / (1 + |W_dense|) over the trained weights (0 for dense itself). */
   weightError: number;
+  /** One more step under tf.profile after the epochs: tfjs's kernels by name, GPU ms summed (our kernels are not in it). */
+  profile: StepProfile;
+}
+
+export interface StepProfile {
+  /** Wall ms of the profiled step, to its loss read-back. */
+  wallMs: number;
+  /** Sum of tfjs's kernel GPU times in the step. */
+  tfjsKernelMs: number;
+  /** tfjs kernels by name, most time first: calls and summed GPU ms, with the input shapes of the costliest call. */
+  kernels: Array<{ name: string; calls: number; ms: number; shapes: string }>;
 }
 
 export interface EndToEnd {
@@ -769,7 +782,7 @@ interface Trainer {
   name: E2eImpl;
   /** Trains one epoch over all batches, timed from an idle queue to the epoch's loss read-back. */
   epoch(): Promise<void>;
-  /** Reads the trained first-layer weights and frees the model. */
+  /** Reads the trained first-layer weights, profiles one more step and frees the model. */
   finish(): Promise<Omit<TrainingRun, 'weightError'> & { weights: Float32Array }>;
 }
 
@@ -783,7 +796,7 @@ interface StartWeights {
 function trainer(
   device: GPUDevice,
   name: E2eImpl,
-  firstLayer: (i: number, w: tf.Tensor2D) => tf.Tensor2D,
+  firstLayer: (i: number, w: tf.Tensor2D, b: tf.Tensor1D) => tf.Tensor2D,
   labels: tf.Tensor2D[],
   start: StartWeights,
   cols: number,
@@ -796,11 +809,13 @@ function trainer(
     if (start.w2) v.push(tf.variable(tf.tensor2d(start.w2, [units, classes])), tf.variable(tf.zeros([classes])));
     return v;
   });
-  const [w, b, w2, b2] = vars as [tf.Variable<tf.Rank.R2>, tf.Variable, tf.Variable<tf.Rank.R2>?, tf.Variable?];
+  const [w, b, w2, b2] = vars as [tf.Variable<tf.Rank.R2>, tf.Variable<tf.Rank.R1>, tf.Variable<tf.Rank.R2>?, tf.Variable<tf.Rank.R1>?];
   const logits = (i: number): tf.Tensor2D => {
-    const z = firstLayer(i, w).add(b) as tf.Tensor2D;
-    return w2 ? (tf.relu(z).matMul(w2).add(b2!) as tf.Tensor2D) : z;
+    const z = firstLayer(i, w, b);
+    // The output layer as the lab's tf.layers.dense computes it (a fused matMul with its bias).
+    return w2 ? (tf.fused.matMul({ a: tf.relu(z), b: w2, bias: b2 }) as tf.Tensor2D) : z;
   };
+  const step = (i: number) => optimizer.minimize(() => tf.losses.softmaxCrossEntropy(labels[i]!, logits(i)) as tf.Scalar, true, vars)!;
   const optimizer = tf.train.adam(LEARNING_RATE);
   const epochMs: number[] = [];
   const losses: number[] = [];
@@ -812,7 +827,7 @@ function trainer(
       let sum = tf.scalar(0);
       for (let i = 0; i < labels.length; i++) {
         const next = tf.tidy(() => {
-          const cost = optimizer.minimize(() => tf.losses.softmaxCrossEntropy(labels[i]!, logits(i)) as tf.Scalar, true, vars)!;
+          const cost = step(i);
           return sum.add(cost) as tf.Scalar;
         });
         sum.dispose();
@@ -826,11 +841,38 @@ function trainer(
     },
     async finish() {
       const weights = (await w.data()) as Float32Array;
+      const profile = await profileStep(device, () => step(0));
       tf.dispose(vars);
       optimizer.dispose();
-      return { name, epochMs, losses, gpuBytes, weights };
+      return { name, epochMs, losses, gpuBytes, weights, profile };
     },
   };
+}
+
+/** One step under tf.profile: where the step's time goes among tfjs's kernels (timestamp-query GPU times). */
+async function profileStep(device: GPUDevice, step: () => tf.Scalar): Promise<StepProfile> {
+  await settle(device);
+  const t0 = performance.now();
+  const info = await tf.profile(async () => {
+    const loss = step();
+    await loss.data();
+    return loss;
+  });
+  const wallMs = performance.now() - t0;
+  tf.dispose(info.result as tf.Tensor);
+  const byName = new Map<string, { name: string; calls: number; ms: number; costliest: number; shapes: string }>();
+  let tfjsKernelMs = 0;
+  for (const k of info.kernels) {
+    const ms = typeof k.kernelTimeMs === 'number' ? k.kernelTimeMs : 0;
+    tfjsKernelMs += ms;
+    const entry = byName.get(k.name) ?? { name: k.name, calls: 0, ms: 0, costliest: -1, shapes: '' };
+    entry.calls++;
+    entry.ms += ms;
+    if (ms > entry.costliest) Object.assign(entry, { costliest: ms, shapes: k.inputShapes.map((s) => `[${s}]`).join(' ') });
+    byName.set(k.name, entry);
+  }
+  const kernels = [...byName.values()].filter((k) => k.ms > 0).sort((a, b) => b.ms - a.ms);
+  return { wallMs, tfjsKernelMs, kernels: kernels.map(({ name, calls, ms, shapes }) => ({ name, calls, ms, shapes })) };
 }
 
 /**
@@ -882,11 +924,14 @@ async function endToEnd(
     uploadMs[impl] = performance.now() - t;
     return x;
   };
-  // The floor: a kept zero tensor as the product (cloned, no upload per step) and a zero gradient for W.
+  // The floor: a kept zero tensor as the layer's output (cloned, no upload per step) and zero gradients for W and b.
   const zeros = tf.zeros([E2E_ROWS, units]) as tf.Tensor2D;
-  const skipLayer = tf.customGrad((w) => ({ value: zeros.clone(), gradFunc: () => tf.zerosLike(w as tf.Tensor) })) as (w: tf.Tensor2D) => tf.Tensor2D;
+  const skipLayer = tf.customGrad((w, b) => ({
+    value: zeros.clone(),
+    gradFunc: () => [tf.zerosLike(w as tf.Tensor), tf.zerosLike(b as tf.Tensor)],
+  })) as (w: tf.Tensor2D, b: tf.Tensor1D) => tf.Tensor2D;
   const runs = await upload('runs', () => built.map(({ batch }, i) => new TocRunsGpuBatch(device, batch, runsLayouts[i])));
-  const runsPacked = await upload('runsPacked', () => built.map(({ batch }) => new TocRunsGpuBatch(device, batch, layoutFor(batch, units, PACKED))));
+  uploadMs.runsTfjsBias = uploadMs.runs; // the same batches
   const csr = await upload('csr', () => chunks.map((s) => new CsrGpuBatch(device, s)));
   const dense = await upload('dense', () => denseData.map((d) => denseTensor(d, [E2E_ROWS, cols])));
 
@@ -904,12 +949,14 @@ async function endToEnd(
   });
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
   const tensorsBefore = tf.memory().numTensors;
+  const runsBytes = sum(runs.map((t) => t.uploadBytes));
+  const fusedDense = (x: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor1D) => tf.fused.matMul({ a: x, b: w, bias: b }) as tf.Tensor2D;
   const trainers = [
-    trainer(device, 'runs', (i, w) => tocMatMul(runs[i]!, w), labels, start, cols, units, sum(runs.map((t) => t.uploadBytes)), classes),
-    trainer(device, 'runsPacked', (i, w) => tocMatMul(runsPacked[i]!, w), labels, start, cols, units, sum(runsPacked.map((t) => t.uploadBytes)), classes),
-    trainer(device, 'csr', (i, w) => tocMatMul(csr[i]!, w), labels, start, cols, units, sum(csr.map((c) => c.uploadBytes)), classes),
-    trainer(device, 'dense', (i, w) => tf.matMul(dense[i]!, w), labels, start, cols, units, batches * E2E_ROWS * cols * 4, classes),
-    trainer(device, 'skip', (_, w) => skipLayer(w), labels, start, cols, units, 0, classes),
+    trainer(device, 'runs', (i, w, b) => tocMatMul(runs[i]!, w, b), labels, start, cols, units, runsBytes, classes),
+    trainer(device, 'runsTfjsBias', (i, w, b) => tocMatMul(runs[i]!, w).add(b) as tf.Tensor2D, labels, start, cols, units, runsBytes, classes),
+    trainer(device, 'csr', (i, w, b) => tocMatMul(csr[i]!, w, b), labels, start, cols, units, sum(csr.map((c) => c.uploadBytes)), classes),
+    trainer(device, 'dense', (i, w, b) => fusedDense(dense[i]!, w, b), labels, start, cols, units, batches * E2E_ROWS * cols * 4, classes),
+    trainer(device, 'skip', (_, w, b) => skipLayer(w, b), labels, start, cols, units, 0, classes),
   ];
   // Epoch by epoch, each in turn (the order rotating), so they share the state of the machine.
   for (let e = 0; e < EPOCHS; e++) {
@@ -925,7 +972,7 @@ async function endToEnd(
 
   const denseWeights = trained.find((t) => t.name === 'dense')!.weights;
   const runsOut: TrainingRun[] = trained.map(({ weights, ...run }) => ({ ...run, weightError: maxRelError(weights, denseWeights, weights.length) }));
-  for (const x of [...runs, ...runsPacked, ...csr]) x.destroy();
+  for (const x of [...runs, ...csr]) x.destroy();
   tf.dispose([...dense, ...labels, zeros]);
   return {
     model,
