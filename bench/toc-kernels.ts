@@ -433,26 +433,29 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
     const csr = e.runs.find((x) => x.name === 'csr')!;
     const dense = e.runs.find((x) => x.name === 'dense')!;
     const skip = e.runs.find((x) => x.name === 'skip');
+    const before = e.runs.find((x) => x.name === 'runsTfjsBias');
     const perEpoch = (x: (typeof e.runs)[number]) => median(x.epochMs.slice(1));
     lines.push(
       ...table(
         md,
         // biome-ignore format: one header row reads best on one line
         ['first layer', 'ms / epoch', 'epoch 1', 'vs CSR per epoch (min / median / max)', 'vs dense per epoch (min / median / max)',
-          'final loss', 'GPU bytes per batch (mean)', 'all batches', 'weights vs dense', 'first layer share of the epoch (min / median / max)'],
+          'vs TOC runs, bias by tfjs, per epoch (min / median / max)', 'final loss', 'GPU bytes per batch (mean)', 'all batches',
+          'weights vs dense', 'first layer share of the epoch (min / median / max)'],
         e.runs.map((x) => [
           layerLabel(x.name),
           ms(perEpoch(x)),
           ms(x.epochMs[0]!),
           spread(x.epochMs.slice(1), csr.epochMs.slice(1)),
           spread(x.epochMs.slice(1), dense.epochMs.slice(1)),
+          before ? spread(x.epochMs.slice(1), before.epochMs.slice(1)) : '—',
           x.losses[x.losses.length - 1]!.toFixed(6),
           bytes(x.gpuBytes / e.batches),
           bytes(x.gpuBytes),
           x.name === 'dense' || x.name === 'skip' ? '—' : err(x.weightError),
           skip && x !== skip ? shareSpread(x.epochMs.slice(1), skip.epochMs.slice(1)) : '—',
         ]),
-        ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+        ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
       ),
     );
     const terms = e.models.reduce((n, m) => n + m.terms, 0);

@@ -2,7 +2,7 @@
 // (src/gpu/toc/tfjs-op.ts): Z = A * W + b forward, db = the column sums of dZ
 // backward. tfjs would broadcast a rank-1 bias with its shared-memory binary
 // program and take db with a workgroup reduction; on SwiftShader each costs more
-// than the sparse product itself (bench/results/step-profile.md). Here every
+// than the sparse product itself (bench/results/toc-kernels-s12-*.md). Here every
 // output element has one invocation and no barrier, so results are deterministic.
 
 struct Params {
