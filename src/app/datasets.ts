@@ -78,7 +78,17 @@ export function probeOwnDataset(d: DatasetEntry, page: string, built: Set<string
 export type GroupCosts = Pick<DatasetInfo, 'kind' | 'fidelityLevels' | 'bytesPerLevel' | 'examples' | 'msssim'>;
 
 /** What the page learns from a dataset's manifest before a run: whether it is there, and what it holds. */
-export type DatasetProbe = { ok: true; kind: DatasetEntry['kind']; fidelityLevels?: number; name?: string; costs?: GroupCosts } | { ok: false; reason: string };
+export type DatasetProbe =
+  | {
+      ok: true;
+      kind: DatasetEntry['kind'];
+      fidelityLevels?: number;
+      name?: string;
+      costs?: GroupCosts;
+      /** TOC: rows in the training split's first mini-batch, the size the dataset fixes. */
+      batchRows?: number;
+    }
+  | { ok: false; reason: string };
 
 /**
  * Reads a manifest the way the pipeline will, to list only datasets that exist
@@ -92,7 +102,8 @@ export async function probeDataset(url: string, signal?: AbortSignal): Promise<D
     const name = typeof json.name === 'string' ? json.name : undefined;
     if (json.format === 'bytelab-toc') {
       const costs = tocCosts(json, url);
-      return { ok: true, kind: 'tabular', fidelityLevels: 1, name, ...(costs ? { costs } : {}) };
+      const batchRows = tocBatchRows(json, url);
+      return { ok: true, kind: 'tabular', fidelityLevels: 1, name, ...(costs ? { costs } : {}), ...(batchRows ? { batchRows } : {}) };
     }
     if (json.format === 'bytelab-pcr') {
       const costs = pcrCosts(json, url);
@@ -118,6 +129,15 @@ function pcrCosts(json: unknown, url: string): GroupCosts | undefined {
 }
 
 /** A TOC table's one fidelity: the training split's bytes and rows. */
+/** Rows of the first mini-batch of a TOC manifest's training split; undefined when it is not valid (a run says why). */
+function tocBatchRows(json: unknown, url: string): number | undefined {
+  try {
+    return (validateTocManifest(json, url).splits as Record<string, TocSplitEntry>).train?.records[0]?.batches[0]?.rows;
+  } catch {
+    return undefined;
+  }
+}
+
 function tocCosts(json: unknown, url: string): GroupCosts | undefined {
   try {
     const train = (validateTocManifest(json, url).splits as Record<string, TocSplitEntry>).train;

@@ -217,6 +217,12 @@ async function listDatasets(select?: string): Promise<void> {
   previewDataset();
 }
 
+/** What reading the manifest of the dataset a run would read now found, if it was read and is good. */
+function selectedProbe(): Extract<DatasetProbe, { ok: true }> | undefined {
+  const p = ui.manifestUrl.value.trim() ? manifestProbe?.result : probes.get(ui.dataset.value);
+  return p?.ok ? p : undefined;
+}
+
 /** The kind of the dataset a run would read now, if known. */
 function selectedKind(): DatasetInfo['kind'] | undefined {
   if (ui.manifestUrl.value.trim()) return manifestProbe?.result.ok ? manifestProbe.result.kind : undefined;
@@ -233,6 +239,10 @@ function listModels(preferred?: string): void {
   if (preferred && models.some((m) => m.id === preferred)) ui.model.value = preferred;
   const tabular = kind === 'tabular';
   ui.batchHint.hidden = !tabular;
+  const rows = selectedProbe()?.batchRows;
+  ui.batchHint.textContent = rows
+    ? `This TOC dataset is compressed in mini-batches of ${rows} rows: it sets the size, not this field.`
+    : 'TOC datasets are compressed in fixed mini-batches: the dataset sets the size.';
   ui.batchSize.dataset.fixed = String(tabular); // TOC batches are fixed by the dataset
   refreshControls();
 }

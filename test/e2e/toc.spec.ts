@@ -35,6 +35,9 @@ test('the fidelity slider is off for tabular data, and echoing repeats whole bat
   // One record holds the whole split (9,058 rows, 37 batches). Without echoing, 45 steps would need a second read of it.
   const s = await waitFor(page, '45 steps', (x) => x.steps.length >= 45 && !!x.pipeline);
   await expect(page.locator('#fidelity')).toBeDisabled();
+  // The batch size field is not used: the hint says what the dataset fixes instead (its first batch, from the manifest).
+  await expect(page.locator('#batch-size')).toBeDisabled();
+  await expect(page.locator('#batch-hint')).toHaveText(/mini-batches of 250 rows/);
   expect(s.echoFactor).toBe(2);
   // Every batch twice: half the rows trained are echoed copies. (Rows read runs ahead: the next epoch's read of the record is out early.)
   const { examplesEchoed, examplesEmitted, recordsFetched } = s.pipeline!;
