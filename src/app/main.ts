@@ -225,10 +225,9 @@ function selectedProbe(): Extract<DatasetProbe, { ok: true }> | undefined {
 
 /** The kind of the dataset a run would read now, if known. */
 function selectedKind(): DatasetInfo['kind'] | undefined {
-  if (ui.manifestUrl.value.trim()) return manifestProbe?.result.ok ? manifestProbe.result.kind : undefined;
+  if (ui.manifestUrl.value.trim()) return selectedProbe()?.kind;
   if (ui.dataset.value.startsWith(LOCAL_PREFIX)) return 'image';
-  const p = probes.get(ui.dataset.value);
-  return p?.ok ? p.kind : DATASETS.find((d) => d.manifest === ui.dataset.value)?.kind;
+  return selectedProbe()?.kind ?? DATASETS.find((d) => d.manifest === ui.dataset.value)?.kind;
 }
 
 /** Offers only the models that can read the chosen dataset (all of them while a typed URL is unread). */
