@@ -100,7 +100,7 @@ function median(xs: number[]): number {
 
 const IMPL_LABEL: Record<E2eImpl, string> = {
   runs: 'TOC runs',
-  runsTfjsBias: 'TOC runs, bias by tfjs (before session 12)',
+  runsTfjsRest: 'TOC runs, loss and output layer by tfjs (before session 13)',
   csr: 'CSR',
   dense: 'dense',
   skip: 'skipped',
@@ -423,8 +423,9 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
         : `Softmax over ${e.classes} classes (the manifest's), Adam, lr ${e.learningRate}, ${e.batchRows}-row batches,`,
       `the same starting weights and batch order for all; the first layer X·W + b (k = ${e.units} output columns) is tocMatMul with the bias`,
       '(added, and its gradient taken, by our kernels, as in the lab) on TocRunsGpuBatch or on CsrGpuBatch (both with their kernel choices on),',
-      'tocMatMul on TocRunsGpuBatch with the bias added by tfjs (`.add(b)`, the lab before session 12), or tf.fused.matMul with the bias on a',
-      `dense tensor uploaded once per batch; the MLP's output layer is tf.fused.matMul with its bias, as tf.layers.dense. ${e.epochs} epochs each, taking`,
+      "or tf.fused.matMul with the bias on a dense tensor uploaded once per batch. The loss is the lab's softmaxCrossEntropy and the MLP's",
+      'output layer its thinDense (our kernels, src/gpu/softmax-ce.ts and dense.ts) except for **TOC runs, loss and output layer by tfjs**:',
+      `tf.losses.softmaxCrossEntropy against one-hot labels and tf.fused.matMul with the bias, the lab before session 13. ${e.epochs} epochs each, taking`,
       `turns epoch by epoch; ms/epoch is the median of epochs 2..${e.epochs} (epoch 1 compiles pipelines and is shown apart). One loss read-back`,
       `per epoch. Column order: ${e.columnOrder} (the same matrix for all; sessions 4-10 ran flights, 250 rows, frequency). The runs layouts are`,
       `built for k = ${e.units}, as the lab's pipeline builds them for this model (PipelineOptions.tocColumns); cached codes per batch (mean),`,
@@ -433,14 +434,14 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
     const csr = e.runs.find((x) => x.name === 'csr')!;
     const dense = e.runs.find((x) => x.name === 'dense')!;
     const skip = e.runs.find((x) => x.name === 'skip');
-    const before = e.runs.find((x) => x.name === 'runsTfjsBias');
+    const before = e.runs.find((x) => x.name === 'runsTfjsRest');
     const perEpoch = (x: (typeof e.runs)[number]) => median(x.epochMs.slice(1));
     lines.push(
       ...table(
         md,
         // biome-ignore format: one header row reads best on one line
         ['first layer', 'ms / epoch', 'epoch 1', 'vs CSR per epoch (min / median / max)', 'vs dense per epoch (min / median / max)',
-          'vs TOC runs, bias by tfjs, per epoch (min / median / max)', 'final loss', 'GPU bytes per batch (mean)', 'all batches',
+          'vs TOC runs, the rest by tfjs, per epoch (min / median / max)', 'final loss', 'GPU bytes per batch (mean)', 'all batches',
           'weights vs dense', 'first layer share of the epoch (min / median / max)'],
         e.runs.map((x) => [
           layerLabel(x.name),

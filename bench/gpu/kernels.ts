@@ -22,7 +22,10 @@ import { readBuffer, storageBuffer } from '../../src/gpu/pipelines.js';
 import { rowMajor, TocGpuBatch, type Strides } from '../../src/gpu/toc/kernels.js';
 import { tocGpuLayout, type TocGpuLayout } from '../../src/toc/gpu-layout.js';
 import { TocRunsGpuBatch } from '../../src/gpu/toc/runs.js';
+import { thinDense } from '../../src/gpu/dense.js';
+import { softmaxCrossEntropy } from '../../src/gpu/softmax-ce.js';
 import { tocMatMul } from '../../src/gpu/toc/tfjs-op.js';
+import { flushTfjs, profileStep, settle, tfjsBackend, type StepProfile } from './step-profile.js';
 import {
   chooseEncoding,
   compareEncodings,
@@ -71,12 +74,14 @@ export type SparseImpl = Exclude<Impl, 'dense' | 'runsGather'>;
 /** runsPacked: runs on session 10's layout (plainSides 'none': packed items on a side with nothing cached too), session 11's A/B. */
 /**
  * The first layers X * W + b the per-epoch runs compare. runs, csr: tocMatMul with the bias (added, and its
- * gradient taken, by our kernels: the lab's first layer since session 12). runsTfjsBias: tocMatMul on the runs
- * form, then tfjs adds the rank-1 bias (the lab's first layer before). dense: tf.fused.matMul with the bias.
+ * gradient taken, by our kernels: the lab's first layer since session 12). dense: tf.fused.matMul with the bias.
  * skip: the first layer left out (a zero output with zero gradients: everything else of the step, Adam on W and
  * b included), the floor under which no first layer can take an epoch; its loss and weights are not the others'.
+ * All take the lab's loss (softmaxCrossEntropy) and, in the MLP, its output layer (thinDense), our kernels since
+ * session 13, except runsTfjsRest: the runs layer with tfjs's tf.losses.softmaxCrossEntropy and tf.fused.matMul as
+ * the output layer (as tf.layers.dense computes it), the lab before.
  */
-export const E2E_IMPLS = ['runs', 'runsTfjsBias', 'csr', 'dense', 'skip'] as const;
+export const E2E_IMPLS = ['runs', 'runsTfjsRest', 'csr', 'dense', 'skip'] as const;
 export type E2eImpl = (typeof E2E_IMPLS)[number];
 
 /** Shape and TOC structure of one batch. */
@@ -158,15 +163,6 @@ export interface TrainingRun {
   weightError: number;
   /** One more step under tf.profile after the epochs: tfjs's kernels by name, GPU ms summed (our kernels are not in it). */
   profile: StepProfile;
-}
-
-export interface StepProfile {
-  /** Wall ms of the profiled step, to its loss read-back. */
-  wallMs: number;
-  /** Sum of tfjs's kernel GPU times in the step. */
-  tfjsKernelMs: number;
-  /** tfjs kernels by name, most time first: calls and summed GPU ms, with the input shapes of the costliest call. */
-  kernels: Array<{ name: string; calls: number; ms: number; shapes: string }>;
 }
 
 export interface EndToEnd {
@@ -305,30 +301,6 @@ function cpuMedian(runs: number, f: () => unknown): number {
 }
 
 // ------------------------------------------------------------------ the shared queue
-
-/** The public methods of tfjs-backend-webgpu's WebGPUBackend that submit its pending commands. */
-interface TfjsWebGpuBackend {
-  ensureCommandEncoderReady(): void;
-  endComputePassEncoder(): void;
-  submitQueue(): void;
-  uploadToGPU(dataId: object): void;
-}
-
-const tfjsBackend = (): TfjsWebGpuBackend => tf.backend() as unknown as TfjsWebGpuBackend;
-
-/** Submits whatever tfjs has recorded but not yet submitted. */
-function flushTfjs(): void {
-  const b = tfjsBackend();
-  b.ensureCommandEncoderReady();
-  b.endComputePassEncoder();
-  b.submitQueue();
-}
-
-/** Submits tfjs's pending work, then waits until the queue is idle. */
-async function settle(device: GPUDevice): Promise<void> {
-  flushTfjs();
-  await device.queue.onSubmittedWorkDone();
-}
 
 /**
  * GPU-side span of a trial with timestamp-query: an empty compute pass writes a
@@ -787,6 +759,12 @@ interface Trainer {
 }
 
 /** Starting weights shared by every run of one model: Glorot-uniform, seeded. */
+/** Each batch's labels as class ids (the lab's loss) and one-hot (tfjs's). */
+interface BatchLabels {
+  ids: tf.Tensor1D[];
+  oneHot: tf.Tensor2D[];
+}
+
 interface StartWeights {
   w: Float32Array;
   /** MLP only: hidden x classes. */
@@ -797,7 +775,7 @@ function trainer(
   device: GPUDevice,
   name: E2eImpl,
   firstLayer: (i: number, w: tf.Tensor2D, b: tf.Tensor1D) => tf.Tensor2D,
-  labels: tf.Tensor2D[],
+  labels: BatchLabels,
   start: StartWeights,
   cols: number,
   units: number,
@@ -812,10 +790,13 @@ function trainer(
   const [w, b, w2, b2] = vars as [tf.Variable<tf.Rank.R2>, tf.Variable<tf.Rank.R1>, tf.Variable<tf.Rank.R2>?, tf.Variable<tf.Rank.R1>?];
   const logits = (i: number): tf.Tensor2D => {
     const z = firstLayer(i, w, b);
-    // The output layer as the lab's tf.layers.dense computes it (a fused matMul with its bias).
-    return w2 ? (tf.fused.matMul({ a: tf.relu(z), b: w2, bias: b2 }) as tf.Tensor2D) : z;
+    if (!w2) return z;
+    // The output layer as the lab computes it (thinDense), or as tf.layers.dense did before session 13 (a fused matMul with its bias).
+    return name === 'runsTfjsRest' ? (tf.fused.matMul({ a: tf.relu(z), b: w2, bias: b2 }) as tf.Tensor2D) : thinDense(tf.relu(z), w2, b2!);
   };
-  const step = (i: number) => optimizer.minimize(() => tf.losses.softmaxCrossEntropy(labels[i]!, logits(i)) as tf.Scalar, true, vars)!;
+  const loss = (i: number): tf.Scalar =>
+    name === 'runsTfjsRest' ? (tf.losses.softmaxCrossEntropy(labels.oneHot[i]!, logits(i)) as tf.Scalar) : softmaxCrossEntropy(logits(i), labels.ids[i]!);
+  const step = (i: number) => optimizer.minimize(() => loss(i), true, vars)!;
   const optimizer = tf.train.adam(LEARNING_RATE);
   const epochMs: number[] = [];
   const losses: number[] = [];
@@ -825,7 +806,7 @@ function trainer(
       await settle(device);
       const t0 = performance.now();
       let sum = tf.scalar(0);
-      for (let i = 0; i < labels.length; i++) {
+      for (let i = 0; i < labels.ids.length; i++) {
         const next = tf.tidy(() => {
           const cost = step(i);
           return sum.add(cost) as tf.Scalar;
@@ -837,7 +818,7 @@ function trainer(
       const total = (await sum.data())[0]!;
       sum.dispose();
       epochMs.push(performance.now() - t0);
-      losses.push(total / labels.length);
+      losses.push(total / labels.ids.length);
     },
     async finish() {
       const weights = (await w.data()) as Float32Array;
@@ -847,32 +828,6 @@ function trainer(
       return { name, epochMs, losses, gpuBytes, weights, profile };
     },
   };
-}
-
-/** One step under tf.profile: where the step's time goes among tfjs's kernels (timestamp-query GPU times). */
-async function profileStep(device: GPUDevice, step: () => tf.Scalar): Promise<StepProfile> {
-  await settle(device);
-  const t0 = performance.now();
-  const info = await tf.profile(async () => {
-    const loss = step();
-    await loss.data();
-    return loss;
-  });
-  const wallMs = performance.now() - t0;
-  tf.dispose(info.result as tf.Tensor);
-  const byName = new Map<string, { name: string; calls: number; ms: number; costliest: number; shapes: string }>();
-  let tfjsKernelMs = 0;
-  for (const k of info.kernels) {
-    const ms = typeof k.kernelTimeMs === 'number' ? k.kernelTimeMs : 0;
-    tfjsKernelMs += ms;
-    const entry = byName.get(k.name) ?? { name: k.name, calls: 0, ms: 0, costliest: -1, shapes: '' };
-    entry.calls++;
-    entry.ms += ms;
-    if (ms > entry.costliest) Object.assign(entry, { costliest: ms, shapes: k.inputShapes.map((s) => `[${s}]`).join(' ') });
-    byName.set(k.name, entry);
-  }
-  const kernels = [...byName.values()].filter((k) => k.ms > 0).sort((a, b) => b.ms - a.ms);
-  return { wallMs, tfjsKernelMs, kernels: kernels.map(({ name, calls, ms, shapes }) => ({ name, calls, ms, shapes })) };
 }
 
 /**
@@ -931,11 +886,12 @@ async function endToEnd(
     gradFunc: () => [tf.zerosLike(w as tf.Tensor), tf.zerosLike(b as tf.Tensor)],
   })) as (w: tf.Tensor2D, b: tf.Tensor1D) => tf.Tensor2D;
   const runs = await upload('runs', () => built.map(({ batch }, i) => new TocRunsGpuBatch(device, batch, runsLayouts[i])));
-  uploadMs.runsTfjsBias = uploadMs.runs; // the same batches
+  uploadMs.runsTfjsRest = uploadMs.runs; // the same batches
   const csr = await upload('csr', () => chunks.map((s) => new CsrGpuBatch(device, s)));
   const dense = await upload('dense', () => denseData.map((d) => denseTensor(d, [E2E_ROWS, cols])));
 
-  const labels = read.map((f) => tf.tidy(() => tf.oneHot(tf.tensor1d(Int32Array.from(f.labels), 'int32'), classes).toFloat() as tf.Tensor2D));
+  const ids = read.map((f) => tf.tensor1d(Int32Array.from(f.labels), 'int32'));
+  const labels: BatchLabels = { ids, oneHot: ids.map((y) => tf.tidy(() => tf.oneHot(y, classes).toFloat() as tf.Tensor2D)) };
   const random = rng(99);
   const glorot = (fanIn: number, fanOut: number) => {
     const limit = Math.sqrt(6 / (fanIn + fanOut));
@@ -953,7 +909,7 @@ async function endToEnd(
   const fusedDense = (x: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor1D) => tf.fused.matMul({ a: x, b: w, bias: b }) as tf.Tensor2D;
   const trainers = [
     trainer(device, 'runs', (i, w, b) => tocMatMul(runs[i]!, w, b), labels, start, cols, units, runsBytes, classes),
-    trainer(device, 'runsTfjsBias', (i, w, b) => tocMatMul(runs[i]!, w).add(b) as tf.Tensor2D, labels, start, cols, units, runsBytes, classes),
+    trainer(device, 'runsTfjsRest', (i, w, b) => tocMatMul(runs[i]!, w, b), labels, start, cols, units, runsBytes, classes),
     trainer(device, 'csr', (i, w, b) => tocMatMul(csr[i]!, w, b), labels, start, cols, units, sum(csr.map((c) => c.uploadBytes)), classes),
     trainer(device, 'dense', (i, w, b) => fusedDense(dense[i]!, w, b), labels, start, cols, units, batches * E2E_ROWS * cols * 4, classes),
     trainer(device, 'skip', (_, w, b) => skipLayer(w, b), labels, start, cols, units, 0, classes),
@@ -973,7 +929,7 @@ async function endToEnd(
   const denseWeights = trained.find((t) => t.name === 'dense')!.weights;
   const runsOut: TrainingRun[] = trained.map(({ weights, ...run }) => ({ ...run, weightError: maxRelError(weights, denseWeights, weights.length) }));
   for (const x of [...runs, ...csr]) x.destroy();
-  tf.dispose([...dense, ...labels, zeros]);
+  tf.dispose([...dense, ...labels.ids, ...labels.oneHot, zeros]);
   return {
     model,
     units,

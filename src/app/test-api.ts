@@ -47,7 +47,7 @@ export interface LabTestApi {
   /** What the prefix cache holds (undefined where there is no IndexedDB); also refreshes the page's line. */
   cache(): Promise<CacheUsage | undefined>;
   /** tf.memory() (tensors alive on the page) and the TOC op's cached GPU buffers, to find leaks across runs. */
-  memory(): { tensors: number; bytes: number; tocBuffers: number };
+  memory(): { tensors: number; bytes: number; kernelBuffers: number };
   start(): Promise<void>;
   pause(): void;
   resume(): void;

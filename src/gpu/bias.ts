@@ -2,43 +2,21 @@
 // to Z in the encoder that computed Z, and its gradient (the column sums of dZ)
 // taken without tfjs's reductions. Used by tocMatMul when it is given a bias.
 import biasWgsl from '../../shaders/bias.wgsl?raw';
-import { dispatch, type KernelProgram } from './pipelines.js';
+import { dispatch, shapeParams, type KernelProgram } from './pipelines.js';
 
 const ADD_BIAS: KernelProgram = { label: 'Bias.add', wgsl: biasWgsl, entryPoint: 'add_bias', workgroupSize: 64, layout: 'grid' };
 const COLUMN_SUMS: KernelProgram = { label: 'Bias.columnSums', wgsl: biasWgsl, entryPoint: 'column_sums', workgroupSize: 64, layout: 'grid' };
 
-/** Params uniforms by device and shape: a run has one or two shapes (train and test batches). */
-const params = new WeakMap<GPUDevice, Map<string, GPUBuffer>>();
-
-function paramsFor(device: GPUDevice, rows: number, units: number): GPUBuffer {
-  let byShape = params.get(device);
-  if (!byShape) params.set(device, (byShape = new Map()));
-  const key = `${rows}x${units}`;
-  let buffer = byShape.get(key);
-  if (!buffer) {
-    buffer = device.createBuffer({ label: 'Bias.params', size: 8, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-    device.queue.writeBuffer(buffer, 0, new Uint32Array([rows, units]));
-    byShape.set(key, buffer);
-  }
-  return buffer;
-}
-
 /** Z (rows x units, row-major) += b, recorded into `encoder` after whatever wrote Z. */
 export function recordAddBias(device: GPUDevice, encoder: GPUCommandEncoder, z: GPUBuffer, bias: GPUBuffer, rows: number, units: number): void {
   const pass = encoder.beginComputePass({ label: ADD_BIAS.label });
-  dispatch(device, pass, ADD_BIAS, { 0: paramsFor(device, rows, units), 1: bias, 2: z }, rows, units);
+  dispatch(device, pass, ADD_BIAS, { 0: shapeParams(device, rows, units), 1: bias, 2: z }, rows, units);
   pass.end();
 }
 
 /** db (units) = the column sums of dZ (rows x units, row-major). */
 export function recordColumnSums(device: GPUDevice, encoder: GPUCommandEncoder, dz: GPUBuffer, db: GPUBuffer, rows: number, units: number): void {
   const pass = encoder.beginComputePass({ label: COLUMN_SUMS.label });
-  dispatch(device, pass, COLUMN_SUMS, { 0: paramsFor(device, rows, units), 1: dz, 2: db }, units, 1);
+  dispatch(device, pass, COLUMN_SUMS, { 0: shapeParams(device, rows, units), 1: dz, 2: db }, units, 1);
   pass.end();
-}
-
-/** Frees the params uniforms of a device (with the op's output buffers, at the end of a run). */
-export function releaseBiasParams(device: GPUDevice): void {
-  for (const buffer of params.get(device)?.values() ?? []) buffer.destroy();
-  params.delete(device);
 }

@@ -112,3 +112,27 @@ export async function readBuffer(device: GPUDevice, buffer: GPUBuffer, bytes = b
   staging.destroy();
   return out;
 }
+
+/** Shape uniforms by device and shape: a run has one or two shapes (train and test batches) per kernel. */
+const shapeUniforms = new WeakMap<GPUDevice, Map<string, GPUBuffer>>();
+
+/** A uniform buffer holding a shape's dimensions as u32s, in order (the Params of bias.wgsl, softmax_ce.wgsl, dense.wgsl), made once per shape. */
+export function shapeParams(device: GPUDevice, ...dims: number[]): GPUBuffer {
+  let byShape = shapeUniforms.get(device);
+  if (!byShape) shapeUniforms.set(device, (byShape = new Map()));
+  const key = dims.join('x');
+  let buffer = byShape.get(key);
+  if (!buffer) {
+    // Whole 16-byte rows, as uniform structs are laid out; one holds up to four dimensions.
+    buffer = device.createBuffer({ label: `Params.${key}`, size: Math.ceil(dims.length / 4) * 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    device.queue.writeBuffer(buffer, 0, new Uint32Array(dims));
+    byShape.set(key, buffer);
+  }
+  return buffer;
+}
+
+/** Frees a device's shape uniforms (with the operations' output buffers, at the end of a run). */
+export function releaseShapeParams(device: GPUDevice): void {
+  for (const buffer of shapeUniforms.get(device)?.values() ?? []) buffer.destroy();
+  shapeUniforms.delete(device);
+}

@@ -26,7 +26,7 @@ for (const model of ['logreg', 'svm', 'toc-mlp']) {
     if (model === 'logreg') await page.screenshot({ path: 'test-results/lab-toc.png' });
     await page.evaluate(() => window.__lab!.stop());
     // The run leaves nothing on the GPU: no tensor, no cached output buffer of the TOC op.
-    await expect.poll(() => page.evaluate(() => window.__lab!.memory())).toEqual({ ...before, tocBuffers: 0 });
+    await expect.poll(() => page.evaluate(() => window.__lab!.memory())).toEqual({ ...before, kernelBuffers: 0 });
   });
 }
 

@@ -1,10 +1,12 @@
 // GPU kernel conformance: every TOC kernel (and the CSR baseline) against the
-// CPU reference in src/toc/ops.ts, on the WebGPU device tfjs uses. Loaded by
+// CPU reference in src/toc/ops.ts, and the lab's loss and thin dense layer against tfjs's, on the WebGPU device tfjs uses. Loaded by
 // test/e2e/gpu-conformance.spec.ts; results are read from window.__conformance.
 import * as tf from '@tensorflow/tfjs';
 import { webgpuBackend } from '../../src/gpu/backend.js';
 import { CsrGpuBatch } from '../../src/gpu/csr.js';
 import { readBuffer, storageBuffer } from '../../src/gpu/pipelines.js';
+import { thinDense } from '../../src/gpu/dense.js';
+import { softmaxCrossEntropy } from '../../src/gpu/softmax-ce.js';
 import { columnMajor, rowMajor, TocGpuBatch } from '../../src/gpu/toc/kernels.js';
 import { TocRunsGpuBatch } from '../../src/gpu/toc/runs.js';
 import { tocMatMul, type GpuSparseMatrix } from '../../src/gpu/toc/tfjs-op.js';
@@ -29,7 +31,7 @@ export interface CaseResult {
   name: string;
   op: string;
   /** toc: tree kernels; toc-runs: resolved-runs kernels (toc-runs-packed: on session 10's packed items); tfjs-op(-runs): tocMatMul on either. */
-  impl: 'toc' | 'toc-runs' | 'toc-runs-packed' | 'csr' | 'tfjs-op' | 'tfjs-op-runs';
+  impl: 'toc' | 'toc-runs' | 'toc-runs-packed' | 'csr' | 'tfjs-op' | 'tfjs-op-runs' | 'loss' | 'dense';
   /** max |gpu - cpu| / (1 + |cpu|) over all outputs */
   maxRelError: number;
   /** the same operation run twice gave identical bits */
@@ -212,7 +214,95 @@ async function run(): Promise<CaseResult[]> {
     }
     for (const gpu of Object.values(impls)) gpu.destroy();
   }
+  results.push(...(await lossCases(random)));
+  results.push(...(await thinDenseCases(random)));
   return results;
+}
+
+/** max |got - want| / (1 + |want|), and whether a second run gave the same bits. */
+async function agreement(
+  got: tf.Tensor,
+  want: tf.Tensor,
+  again: tf.Tensor,
+  scale = 1,
+): Promise<{ maxRelError: number; deterministic: boolean; outputs: number }> {
+  const [g, e, g2] = await Promise.all([got.data(), want.data(), again.data()]);
+  let maxRelError = 0;
+  for (let i = 0; i < e.length; i++) maxRelError = Math.max(maxRelError, (scale * Math.abs(g[i]! - e[i]!)) / (1 + scale * Math.abs(e[i]!)));
+  return { maxRelError, deterministic: g.every((x, i) => Object.is(x, g2[i])), outputs: e.length };
+}
+
+/** The TOC MLP's output layer (thinDense, shaders/dense.wgsl) against tf.matMul(X, W).add(b): Z, and dL/dX, dL/dW, dL/db through tf.grads. */
+async function thinDenseCases(random: () => number): Promise<CaseResult[]> {
+  const out: CaseResult[] = [];
+  for (const [rows, inner, units] of [
+    [250, 64, 2],
+    [2000, 64, 6],
+    [37, 5, 3],
+  ] as const) {
+    const values = (n: number) => Float32Array.from({ length: n }, () => random() * 2 - 1);
+    const x = tf.tensor2d(values(rows * inner), [rows, inner]);
+    const w = tf.tensor2d(values(inner * units), [inner, units]);
+    const b = tf.tensor1d(values(units));
+    const upstream = tf.tensor2d(values(rows * units), [rows, units]);
+    const ours = (xs: tf.Tensor, ws: tf.Tensor, bs: tf.Tensor) =>
+      thinDense(xs as tf.Tensor2D, ws as tf.Tensor2D, bs as tf.Tensor1D)
+        .mul(upstream)
+        .sum();
+    const tfjs = (xs: tf.Tensor, ws: tf.Tensor, bs: tf.Tensor) =>
+      tf
+        .matMul(xs as tf.Tensor2D, ws as tf.Tensor2D)
+        .add(bs)
+        .mul(upstream)
+        .sum();
+    const name = `dense ${rows}x${inner} to ${units}`;
+    const z = [thinDense(x, w, b), tf.matMul(x, w).add(b), thinDense(x, w, b)] as const;
+    out.push({ name, op: 'X*W+b', impl: 'dense', ...(await agreement(...z)) });
+    const [got, want, again] = [tf.grads(ours)([x, w, b]), tf.grads(tfjs)([x, w, b]), tf.grads(ours)([x, w, b])];
+    for (const [i, op] of ['dL/dX', 'dL/dW', 'dL/db'].entries()) out.push({ name, op, impl: 'dense', ...(await agreement(got[i]!, want[i]!, again[i]!)) });
+    tf.dispose([x, w, b, upstream, ...z, ...got, ...want, ...again]);
+  }
+  return out;
+}
+
+/**
+ * The lab's loss (softmaxCrossEntropy, shaders/softmax_ce.wgsl) against tf.losses.softmaxCrossEntropy on one-hot
+ * labels: the mean loss and, through tf.grad with an upstream factor, dL/dlogits. Shapes of the lab's batches
+ * (flights 250 x 2, birdstrikes 2000 x 6, images 32 x 10), logits far from 0 (the log-sum-exp must shift by the
+ * row's largest), and a label outside the classes (tfjs's one-hot row is zero: the row adds no loss).
+ */
+async function lossCases(random: () => number): Promise<CaseResult[]> {
+  const shapes: { name: string; rows: number; classes: number; scale: number; outside?: boolean }[] = [
+    { name: 'loss 250x2', rows: 250, classes: 2, scale: 4 },
+    { name: 'loss 2000x6', rows: 2000, classes: 6, scale: 4 },
+    { name: 'loss 32x10', rows: 32, classes: 10, scale: 4 },
+    { name: 'loss 100x5 logits to 200', rows: 100, classes: 5, scale: 200 },
+    { name: 'loss 40x3 a label outside', rows: 40, classes: 3, scale: 4, outside: true },
+  ];
+  const out: CaseResult[] = [];
+  for (const s of shapes) {
+    const logits = tf.tensor2d(
+      Float32Array.from({ length: s.rows * s.classes }, () => (random() * 2 - 1) * s.scale),
+      [s.rows, s.classes],
+    );
+    const ids = Int32Array.from({ length: s.rows }, () => Math.floor(random() * s.classes));
+    if (s.outside) ids[7] = s.classes;
+    const labels = tf.tensor1d(ids, 'int32');
+    const oneHot = tf.oneHot(labels, s.classes);
+    const upstream = 0.5 + random();
+    const ours = (x: tf.Tensor) => softmaxCrossEntropy(x as tf.Tensor2D, labels).mul(upstream);
+    const tfjs = (x: tf.Tensor) => tf.losses.softmaxCrossEntropy(oneHot, x as tf.Tensor2D).mul(upstream);
+    // The gradient's entries are O(1 / rows): compared times rows, so the tolerance bites as it does on O(1) values.
+    for (const [op, got, want, again, scale] of [
+      ['softmax CE', ours(logits), tfjs(logits), ours(logits), 1],
+      ['dL/dlogits', tf.grad(ours)(logits), tf.grad(tfjs)(logits), tf.grad(ours)(logits), s.rows],
+    ] as const) {
+      out.push({ name: s.name, op, impl: 'loss', ...(await agreement(got, want, again, scale)) });
+      tf.dispose([got, want, again]);
+    }
+    tf.dispose([logits, labels, oneHot]);
+  }
+  return out;
 }
 
 /** The tfjs operation against tf.matMul on the dense batch: forward, and the gradient through tf.grad. */

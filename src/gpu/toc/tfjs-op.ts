@@ -3,72 +3,9 @@
 // sums. All run as our WGSL kernels on the device tfjs itself uses, so the batch
 // is never decompressed.
 import * as tf from '@tensorflow/tfjs';
-import { recordAddBias, recordColumnSums, releaseBiasParams } from '../bias.js';
+import { recordAddBias, recordColumnSums } from '../bias.js';
+import { requireWebgpu, runKernel } from '../tfjs-kernel.js';
 import type { Strides } from './kernels.js';
-
-/** The parts of tfjs-backend-webgpu's WebGPUBackend we use (public methods of its class). */
-interface WebGpuBackendLike {
-  device: GPUDevice;
-  /** Moves a tensor's data to a GPU buffer if it still lives on the CPU (fresh tensors do). */
-  uploadToGPU(dataId: object): void;
-}
-
-/** Output buffers reused from step to step; tfjs copies each result out before we write it again. */
-const outputs = new Map<string, GPUBuffer>();
-
-function outputBuffer(device: GPUDevice, label: string, bytes: number): GPUBuffer {
-  const key = `${label}:${bytes}`;
-  let buffer = outputs.get(key);
-  if (!buffer) {
-    // tfjs copies the result into a buffer of the same usage, which must include COPY_DST.
-    buffer = device.createBuffer({ label, size: Math.max(4, bytes), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
-    outputs.set(key, buffer);
-  }
-  return buffer;
-}
-
-/** Output buffers held now (the tests check a run leaves none). */
-export function tocOutputCount(): number {
-  return outputs.size;
-}
-
-/** Frees the cached output buffers; a model over TOC batches calls it when it is disposed, at the end of its run. */
-export function releaseTocOutputs(): void {
-  for (const buffer of outputs.values()) buffer.destroy();
-  outputs.clear();
-  if (tf.getBackend() === 'webgpu') releaseBiasParams((tf.backend() as unknown as WebGpuBackendLike).device);
-}
-
-/**
- * Runs our kernels on tfjs tensors and returns the result as a tfjs tensor.
- * dataToGPU submits tfjs's pending work first and creating a tensor from a
- * GPUBuffer copies it in a submission of its own, so queue order keeps the three
- * steps in sequence.
- */
-function runKernel(
-  inputs: tf.Tensor[],
-  shape: number[],
-  label: string,
-  record: (encoder: GPUCommandEncoder, device: GPUDevice, buffers: GPUBuffer[], out: GPUBuffer) => void,
-): tf.Tensor {
-  const backend = tf.backend() as unknown as WebGpuBackendLike;
-  const device = backend.device;
-  const gpu = inputs.map((input) => {
-    backend.uploadToGPU(input.dataId);
-    return input.dataToGPU();
-  });
-  const out = outputBuffer(device, label, shape.reduce((a, b) => a * b, 1) * 4);
-  const encoder = device.createCommandEncoder({ label });
-  record(
-    encoder,
-    device,
-    gpu.map((g) => g.buffer!),
-    out,
-  );
-  device.queue.submit([encoder.finish()]);
-  for (const g of gpu) g.tensorRef.dispose();
-  return tf.tensor({ buffer: out }, shape, 'float32');
-}
 
 /** A matrix on the GPU that can multiply without being made dense: TocGpuBatch, or CsrGpuBatch as a baseline. */
 export interface GpuSparseMatrix {
@@ -85,7 +22,7 @@ export interface GpuSparseMatrix {
  * broadcast add and axis-0 sum cost more than the product on SwiftShader.
  */
 export function tocMatMul(a: GpuSparseMatrix, w: tf.Tensor2D, b?: tf.Tensor1D): tf.Tensor2D {
-  if (tf.getBackend() !== 'webgpu') throw new Error('tocMatMul needs the tfjs webgpu backend');
+  requireWebgpu('tocMatMul');
   const [cols, units] = w.shape;
   if (cols !== a.cols) throw new Error(`tocMatMul: W has ${cols} rows, the batch has ${a.cols} columns`);
   if (b && (b.rank !== 1 || b.shape[0] !== units)) throw new Error(`tocMatMul: b has shape [${b.shape}], W has ${units} columns`);

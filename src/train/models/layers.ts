@@ -1,5 +1,7 @@
 // Adapts a tfjs LayersModel over image batches to the lab's Model interface.
 import * as tf from '@tensorflow/tfjs';
+import { softmaxCrossEntropy } from '../../gpu/softmax-ce.js';
+import { releaseKernelOutputs } from '../../gpu/tfjs-kernel.js';
 import type { Batch, DatasetInfo } from '../../pipeline/api.js';
 import type { Model, ModelInput } from './registry.js';
 
@@ -7,7 +9,12 @@ interface ImageInput extends ModelInput {
   x: tf.Tensor4D;
 }
 
+/**
+ * Mean softmax cross-entropy: our kernels on WebGPU (the lab's backend), where tfjs's reductions over [rows, classes]
+ * cost most of a tabular step on SwiftShader; tfjs's own loss elsewhere (the unit tests train on its CPU backend).
+ */
 export function softmaxLoss(logits: tf.Tensor2D, input: ModelInput, classes: number): tf.Scalar {
+  if (tf.getBackend() === 'webgpu') return softmaxCrossEntropy(logits, input.labels);
   return tf.losses.softmaxCrossEntropy(tf.oneHot(input.labels, classes), logits) as tf.Scalar;
 }
 
@@ -26,6 +33,9 @@ export function imageModel(info: DatasetInfo, build: (input: [number, number, nu
     loss: softmaxLoss,
     // A LayerVariable holds its tf.Variable; read() hands out that variable, not a copy.
     variables: () => model.weights.map((w) => w.read() as tf.Variable),
-    dispose: () => model.dispose(),
+    dispose: () => {
+      model.dispose();
+      releaseKernelOutputs(); // the loss's output buffers go with the run's model
+    },
   };
 }

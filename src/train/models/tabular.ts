@@ -2,7 +2,9 @@
 // on the compressed batch, and so does the weight gradient A^T * dZ.
 import * as tf from '@tensorflow/tfjs';
 import { TocRunsGpuBatch } from '../../gpu/toc/runs.js';
-import { releaseTocOutputs, tocMatMul } from '../../gpu/toc/tfjs-op.js';
+import { thinDense } from '../../gpu/dense.js';
+import { tocMatMul } from '../../gpu/toc/tfjs-op.js';
+import { releaseKernelOutputs } from '../../gpu/tfjs-kernel.js';
 import type { Batch, DatasetInfo } from '../../pipeline/api.js';
 import { softmaxLoss } from './layers.js';
 import type { Model, ModelInput, ModelSpec } from './registry.js';
@@ -35,19 +37,25 @@ function checkTabular(info: DatasetInfo): number {
   return info.inputShape[0]!;
 }
 
+/** W (inputs x units, Glorot-uniform, as tfjs dense layers start) and b (zeros) of a dense layer. */
+function denseVariables(inputs: number, units: number, name: string): { w: tf.Variable<tf.Rank.R2>; b: tf.Variable<tf.Rank.R1> } {
+  const limit = Math.sqrt(6 / (inputs + units));
+  // tidy frees the initial values: a variable keeps its own reference to their data.
+  return tf.tidy(() => ({
+    w: tf.variable(tf.randomUniform([inputs, units], -limit, limit), true, `${name}.w`) as tf.Variable<tf.Rank.R2>,
+    b: tf.variable(tf.zeros([units]), true, `${name}.b`) as tf.Variable<tf.Rank.R1>,
+  }));
+}
+
 /** A first layer on the compressed batch: X * W + b, the bias added (and its gradient taken) by our kernels too. */
 function tocDense(cols: number, units: number, name: string) {
-  // Glorot-uniform, as tfjs dense layers start.
-  const limit = Math.sqrt(6 / (cols + units));
-  // tidy frees the initial values: a variable keeps its own reference to their data.
-  const w = tf.tidy(() => tf.variable(tf.randomUniform([cols, units], -limit, limit), true, `${name}.w`)) as tf.Variable<tf.Rank.R2>;
-  const b = tf.tidy(() => tf.variable(tf.zeros([units]), true, `${name}.b`));
+  const { w, b } = denseVariables(cols, units, name);
   return {
-    apply: (input: ModelInput) => tocMatMul((input as TocInput).a, w, b as tf.Tensor1D),
+    apply: (input: ModelInput) => tocMatMul((input as TocInput).a, w, b),
     variables: [w, b] as tf.Variable[],
     dispose: () => {
       tf.dispose([w, b]);
-      releaseTocOutputs(); // the op's output buffers go with the run's model
+      releaseKernelOutputs(); // the ops' output buffers go with the run's model
     },
   };
 }
@@ -86,18 +94,16 @@ export const tocMlp: ModelSpec = {
   tocColumns: MLP_HIDDEN,
   create(info) {
     const hidden = tocDense(checkTabular(info), MLP_HIDDEN, 'mlp.hidden');
-    const out = tf.layers.dense({ units: info.classes.length, inputShape: [MLP_HIDDEN] });
-    // Used once now, so its variables exist before the first step (a checkpoint is restored into them) and it can be
-    // disposed whether or not a step ran (tfjs refuses to dispose a layer never applied to a tensor).
-    tf.tidy(() => void out.apply(tf.zeros([1, MLP_HIDDEN])));
+    // The output layer is thin (a few classes): our kernels, where tfjs's tiled matmuls cost more than the sparse first layer.
+    const out = denseVariables(MLP_HIDDEN, info.classes.length, 'mlp.out');
     return {
       prepare: prepareToc,
-      logits: (input) => out.apply(tf.relu(hidden.apply(input))) as tf.Tensor2D,
+      logits: (input) => thinDense(tf.relu(hidden.apply(input)), out.w, out.b),
       loss: softmaxLoss,
-      variables: () => [...hidden.variables, ...out.weights.map((w) => w.read() as tf.Variable)],
+      variables: () => [...hidden.variables, out.w, out.b],
       dispose: () => {
         hidden.dispose();
-        out.dispose();
+        tf.dispose([out.w, out.b]);
       },
     };
   },

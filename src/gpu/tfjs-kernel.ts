@@ -1,0 +1,74 @@
+// Our WGSL kernels as tfjs operations: inputs are tfjs tensors on the webgpu
+// backend, the output becomes one, and everything runs on the device tfjs uses.
+// tocMatMul (src/gpu/toc/tfjs-op.ts) and the lab's loss (softmax-ce.ts) run this way.
+import * as tf from '@tensorflow/tfjs';
+import { releaseShapeParams } from './pipelines.js';
+
+/** The parts of tfjs-backend-webgpu's WebGPUBackend we use (public methods of its class). */
+interface WebGpuBackendLike {
+  device: GPUDevice;
+  /** Moves a tensor's data to a GPU buffer if it still lives on the CPU (fresh tensors do). */
+  uploadToGPU(dataId: object): void;
+}
+
+/** Output buffers reused from step to step; tfjs copies each result out before we write it again. */
+const outputs = new Map<string, GPUBuffer>();
+
+function outputBuffer(device: GPUDevice, label: string, bytes: number): GPUBuffer {
+  const key = `${label}:${bytes}`;
+  let buffer = outputs.get(key);
+  if (!buffer) {
+    // tfjs copies the result into a buffer of the same usage, which must include COPY_DST.
+    buffer = device.createBuffer({ label, size: Math.max(4, bytes), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+    outputs.set(key, buffer);
+  }
+  return buffer;
+}
+
+/** Output buffers held now (the tests check a run leaves none). */
+export function kernelOutputCount(): number {
+  return outputs.size;
+}
+
+/** Frees the cached output buffers and shape uniforms; a model that used our operations calls it when it is disposed, at the end of its run. */
+export function releaseKernelOutputs(): void {
+  for (const buffer of outputs.values()) buffer.destroy();
+  outputs.clear();
+  if (tf.getBackend() === 'webgpu') releaseShapeParams((tf.backend() as unknown as WebGpuBackendLike).device);
+}
+
+/** Throws unless tfjs runs on WebGPU: our kernels need its device. */
+export function requireWebgpu(op: string): void {
+  if (tf.getBackend() !== 'webgpu') throw new Error(`${op} needs the tfjs webgpu backend`);
+}
+
+/**
+ * Runs our kernels on tfjs tensors and returns the result as a tfjs tensor.
+ * dataToGPU submits tfjs's pending work first and creating a tensor from a
+ * GPUBuffer copies it in a submission of its own, so queue order keeps the three
+ * steps in sequence.
+ */
+export function runKernel(
+  inputs: tf.Tensor[],
+  shape: number[],
+  label: string,
+  record: (encoder: GPUCommandEncoder, device: GPUDevice, buffers: GPUBuffer[], out: GPUBuffer) => void,
+): tf.Tensor {
+  const backend = tf.backend() as unknown as WebGpuBackendLike;
+  const device = backend.device;
+  const gpu = inputs.map((input) => {
+    backend.uploadToGPU(input.dataId);
+    return input.dataToGPU();
+  });
+  const out = outputBuffer(device, label, shape.reduce((a, b) => a * b, 1) * 4);
+  const encoder = device.createCommandEncoder({ label });
+  record(
+    encoder,
+    device,
+    gpu.map((g) => g.buffer!),
+    out,
+  );
+  device.queue.submit([encoder.finish()]);
+  for (const g of gpu) g.tensorRef.dispose();
+  return tf.tensor({ buffer: out }, shape, 'float32');
+}
