@@ -7,8 +7,6 @@ import type { CaseResult } from '../gpu/conformance.js';
 const MAX_REL_ERROR = 1e-4;
 
 test("TOC and CSR kernels, the TOC tfjs op and its gradient, the lab's loss and thin dense layer agree with their references on WebGPU", async ({ page }) => {
-  page,
-}) => {
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
