@@ -38,18 +38,16 @@ export function thinDense(x: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor1D): tf.Te
   const op = tf.customGrad((xIn, wIn, bIn, save) => {
     const [xt, wt, bt] = [xIn, wIn, bIn] as tf.Tensor[];
     (save as tf.GradSaveFunc)([xt!, wt!]);
-    const value = runKernel([xt!, wt!, bt!], [rows, units], 'Dense.z', (encoder, device, [xb, wb, bb], out) =>
-      record(encoder, device, FORWARD, shape, { 1: xb!, 2: wb!, 3: bb!, 4: out }, [rows, units]),
+    const [value] = runKernel([xt!, wt!, bt!], [[rows, units]], 'Dense.z', (encoder, device, [xb, wb, bb], [z]) =>
+      record(encoder, device, FORWARD, shape, { 1: xb!, 2: wb!, 3: bb!, 4: z! }, [rows, units]),
     );
-    const gradFunc = (dz: tf.Tensor, [xs, ws]: tf.Tensor[]) => [
-      runKernel([dz, ws!], [rows, inner], 'Dense.dX', (encoder, device, [g, wb], out) =>
-        record(encoder, device, INPUT_GRADIENT, shape, { 1: g!, 2: wb!, 4: out }, [rows, inner]),
-      ),
-      runKernel([xs!, dz], [inner, units], 'Dense.dW', (encoder, device, [xb, g], out) =>
-        record(encoder, device, WEIGHT_GRADIENT, shape, { 1: xb!, 2: g!, 4: out }, [inner, units]),
-      ),
-      runKernel([dz], [units], 'Dense.db', (encoder, device, [g], out) => recordColumnSums(device, encoder, g!, out, rows, units)),
-    ];
+    // dX, dW and db in one submission, from one copy of dZ.
+    const gradFunc = (dz: tf.Tensor, [xs, ws]: tf.Tensor[]) =>
+      runKernel([dz, xs!, ws!], [[rows, inner], [inner, units], [units]], 'Dense.gradients', (encoder, device, [g, xb, wb], [dx, dw, db]) => {
+        record(encoder, device, INPUT_GRADIENT, shape, { 1: g!, 2: wb!, 4: dx! }, [rows, inner]);
+        record(encoder, device, WEIGHT_GRADIENT, shape, { 1: xb!, 2: g!, 4: dw! }, [inner, units]);
+        recordColumnSums(device, encoder, g!, db!, rows, units);
+      });
     return { value, gradFunc };
   });
   return op(x, w, b) as tf.Tensor2D;

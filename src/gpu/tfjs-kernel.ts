@@ -14,7 +14,8 @@ interface WebGpuBackendLike {
 /** Output buffers reused from step to step; tfjs copies each result out before we write it again. */
 const outputs = new Map<string, GPUBuffer>();
 
-function outputBuffer(device: GPUDevice, label: string, bytes: number): GPUBuffer {
+/** A storage buffer of `bytes` kept for `label` from step to step: an operation's output, or scratch space between its dispatches. */
+export function scratchBuffer(device: GPUDevice, label: string, bytes: number): GPUBuffer {
   const key = `${label}:${bytes}`;
   let buffer = outputs.get(key);
   if (!buffer) {
@@ -43,32 +44,32 @@ export function requireWebgpu(op: string): void {
 }
 
 /**
- * Runs our kernels on tfjs tensors and returns the result as a tfjs tensor.
- * dataToGPU submits tfjs's pending work first and creating a tensor from a
- * GPUBuffer copies it in a submission of its own, so queue order keeps the three
- * steps in sequence.
+ * Runs our kernels on tfjs tensors and returns their outputs (one per shape) as
+ * tfjs tensors, all from one command encoder and one submission. dataToGPU
+ * submits tfjs's pending work first and creating a tensor from a GPUBuffer copies
+ * it in a submission of its own, so queue order keeps the three steps in sequence.
  */
 export function runKernel(
   inputs: tf.Tensor[],
-  shape: number[],
+  shapes: number[][],
   label: string,
-  record: (encoder: GPUCommandEncoder, device: GPUDevice, buffers: GPUBuffer[], out: GPUBuffer) => void,
-): tf.Tensor {
+  record: (encoder: GPUCommandEncoder, device: GPUDevice, buffers: GPUBuffer[], outs: GPUBuffer[]) => void,
+): tf.Tensor[] {
   const backend = tf.backend() as unknown as WebGpuBackendLike;
   const device = backend.device;
   const gpu = inputs.map((input) => {
     backend.uploadToGPU(input.dataId);
     return input.dataToGPU();
   });
-  const out = outputBuffer(device, label, shape.reduce((a, b) => a * b, 1) * 4);
+  const outs = shapes.map((shape, i) => scratchBuffer(device, `${label}.${i}`, shape.reduce((a, b) => a * b, 1) * 4));
   const encoder = device.createCommandEncoder({ label });
   record(
     encoder,
     device,
     gpu.map((g) => g.buffer!),
-    out,
+    outs,
   );
   device.queue.submit([encoder.finish()]);
   for (const g of gpu) g.tensorRef.dispose();
-  return tf.tensor({ buffer: out }, shape, 'float32');
+  return outs.map((buffer, i) => tf.tensor({ buffer }, shapes[i]!, 'float32'));
 }

@@ -27,23 +27,23 @@ export function tocMatMul(a: GpuSparseMatrix, w: tf.Tensor2D, b?: tf.Tensor1D): 
   if (cols !== a.cols) throw new Error(`tocMatMul: W has ${cols} rows, the batch has ${a.cols} columns`);
   if (b && (b.rank !== 1 || b.shape[0] !== units)) throw new Error(`tocMatMul: b has shape [${b.shape}], W has ${units} columns`);
   const forward = (inputs: tf.Tensor[]) =>
-    runKernel(inputs, [a.rows, units], 'TocMatMul.forward', (encoder, device, [m, bias], out) => {
-      a.times(encoder, m!, units, out);
-      if (bias) recordAddBias(device, encoder, out, bias, a.rows, units);
+    runKernel(inputs, [[a.rows, units]], 'TocMatMul.forward', (encoder, device, [m, bias], [out]) => {
+      a.times(encoder, m!, units, out!);
+      if (bias) recordAddBias(device, encoder, out!, bias, a.rows, units);
+    })[0]!;
+  // dL/dW = A^T * dZ (cols x units, the layout of W) and, with a bias, dL/db = the column sums of dZ, in one submission.
+  const gradients = (dz: tf.Tensor, bias: boolean) =>
+    runKernel([dz], bias ? [[cols, units], [units]] : [[cols, units]], 'TocMatMul.gradient', (encoder, device, [g], [dw, db]) => {
+      a.transposeTimes(encoder, g!, units, dw!);
+      if (db) recordColumnSums(device, encoder, g!, db, a.rows, units);
     });
-  // dL/dW = A^T * dZ: cols x units, the layout of W.
-  const weightGradient = (dz: tf.Tensor) =>
-    runKernel([dz], [cols, units], 'TocMatMul.gradient', (encoder, _device, [m], out) => a.transposeTimes(encoder, m!, units, out));
   if (!b) {
-    const op = tf.customGrad((weights) => ({ value: forward([weights as tf.Tensor]), gradFunc: (dz: tf.Tensor) => weightGradient(dz) }));
+    const op = tf.customGrad((weights) => ({ value: forward([weights as tf.Tensor]), gradFunc: (dz: tf.Tensor) => gradients(dz, false)[0]! }));
     return op(w) as tf.Tensor2D;
   }
   const op = tf.customGrad((weights, bias) => ({
     value: forward([weights as tf.Tensor, bias as tf.Tensor]),
-    gradFunc: (dz: tf.Tensor) => [
-      weightGradient(dz),
-      runKernel([dz], [units], 'TocMatMul.biasGradient', (encoder, device, [g], out) => recordColumnSums(device, encoder, g!, out, a.rows, units)),
-    ],
+    gradFunc: (dz: tf.Tensor) => gradients(dz, true),
   }));
   return op(w, b) as tf.Tensor2D;
 }
