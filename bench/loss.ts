@@ -29,6 +29,7 @@ let results: LossResults;
 let browser = '';
 try {
   browser = lab.page.context().browser()?.version() ?? '';
+  lab.page.on('console', (m) => m.type() === 'info' && console.error(`page: ${m.text()}`));
   await lab.page.goto(`${lab.origin}/bench/gpu/loss.html?rounds=${values.rounds}&steps=${values.steps}`);
   await lab.page.waitForFunction(() => window.__lossBench !== undefined, undefined, { timeout: 20 * 60_000, polling: 1000 });
   const r = await lab.page.evaluate(() => window.__lossBench!);

@@ -100,7 +100,9 @@ async function main(): Promise<void> {
       const msPerStep = {} as Record<LossImpl, number>;
       for (const impl of order) msPerStep[impl] = await timeBlock(device, subjects[impl]);
       runs.push({ model: spec.id, round, msPerStep });
-      out.textContent += `\n${spec.id} round ${round}: lab ${msPerStep.lab.toFixed(1)} ms, tfjs ${msPerStep.tfjs.toFixed(1)} ms per step`;
+      const line = `${spec.id} round ${round}: lab ${msPerStep.lab.toFixed(1)} ms, tfjs ${msPerStep.tfjs.toFixed(1)} ms per step`;
+      out.textContent += `\n${line}`;
+      console.info(line); // bench/loss.ts prints it as the bench goes
     }
     for (const impl of ['lab', 'tfjs'] as const) profiles.push({ model: spec.id, impl, profile: await profileStep(device, subjects[impl].step) });
     for (const s of Object.values(subjects)) s.dispose();
