@@ -1,6 +1,7 @@
 // Our WGSL kernels as tfjs operations: inputs are tfjs tensors on the webgpu
-// backend, the output becomes one, and everything runs on the device tfjs uses.
-// tocMatMul (src/gpu/toc/tfjs-op.ts) and the lab's loss (softmax-ce.ts) run this way.
+// backend, the outputs become tensors, and everything runs on the device tfjs uses.
+// tocMatMul (toc/tfjs-op.ts), the lab's loss (softmax-ce.ts) and the TOC MLP's
+// output layer (dense.ts) run this way.
 import * as tf from '@tensorflow/tfjs';
 import { releaseShapeParams } from './pipelines.js';
 
@@ -11,30 +12,30 @@ interface WebGpuBackendLike {
   uploadToGPU(dataId: object): void;
 }
 
-/** Output buffers reused from step to step; tfjs copies each result out before we write it again. */
-const outputs = new Map<string, GPUBuffer>();
+/** Output and scratch buffers reused from step to step; tfjs copies each result out before we write it again. */
+const buffers = new Map<string, GPUBuffer>();
 
 /** A storage buffer of `bytes` kept for `label` from step to step: an operation's output, or scratch space between its dispatches. */
 export function scratchBuffer(device: GPUDevice, label: string, bytes: number): GPUBuffer {
   const key = `${label}:${bytes}`;
-  let buffer = outputs.get(key);
+  let buffer = buffers.get(key);
   if (!buffer) {
     // tfjs copies the result into a buffer of the same usage, which must include COPY_DST.
     buffer = device.createBuffer({ label, size: Math.max(4, bytes), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
-    outputs.set(key, buffer);
+    buffers.set(key, buffer);
   }
   return buffer;
 }
 
-/** Output buffers held now (the tests check a run leaves none). */
+/** Output and scratch buffers held now (the tests check a run leaves none). */
 export function kernelOutputCount(): number {
-  return outputs.size;
+  return buffers.size;
 }
 
-/** Frees the cached output buffers and shape uniforms; a model that used our operations calls it when it is disposed, at the end of its run. */
+/** Frees the cached buffers and shape uniforms; a model that used our operations calls it when it is disposed, at the end of its run. */
 export function releaseKernelOutputs(): void {
-  for (const buffer of outputs.values()) buffer.destroy();
-  outputs.clear();
+  for (const buffer of buffers.values()) buffer.destroy();
+  buffers.clear();
   if (tf.getBackend() === 'webgpu') releaseShapeParams((tf.backend() as unknown as WebGpuBackendLike).device);
 }
 
