@@ -218,13 +218,23 @@ export class Trainer {
     if (this.snapshots.length) hooks.pending?.(this.snapshots.length); // restored from a checkpoint
     if (evaluateFirst && this.hasTestSet) await this.evaluationDue(step, active, hooks);
 
+    // The next batch is asked for while this one trains, so the worker's reply (a message each way, and whatever
+    // else the page is doing when it lands) overlaps the step instead of adding to it. The order is the stream's:
+    // a resume counts trained batches (the step), not batches asked for.
+    const ask = () => {
+      const reply = Promise.all([train.next(), train.stats()]);
+      reply.catch(() => undefined); // a reply abandoned by a stop may fail unobserved
+      return reply;
+    };
+    let ahead = ask();
     for (;;) {
       await hooks.gate();
       if (signal.aborted) return 'stopped';
       const t0 = performance.now();
-      const [batch, stats] = await abortable(Promise.all([train.next(), train.stats()]), signal);
+      const [batch, stats] = await abortable(ahead, signal);
       const t1 = performance.now();
       if (!batch) break;
+      ahead = ask();
       await hooks.gate(); // a pause while waiting for data holds this batch until resume
       if (signal.aborted) return 'stopped';
       const t1resumed = performance.now();

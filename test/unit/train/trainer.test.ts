@@ -1,0 +1,53 @@
+// The Trainer's loop on the tfjs CPU backend, with a batch source of its own:
+// what the loop asks the pipeline for, and when.
+import * as tf from '@tensorflow/tfjs';
+import { beforeAll, expect, it } from 'vitest';
+import type { Batch } from '../../../src/pipeline/api.js';
+import { emptyStats } from '../../../src/pipeline/base.js';
+import { mlp } from '../../../src/train/models/mlp.js';
+import { Trainer, type TrainerHooks } from '../../../src/train/trainer.js';
+import { fakeInfo, SIDE } from './fake-pipeline.js';
+
+beforeAll(async () => {
+  await tf.setBackend('cpu');
+  await tf.ready();
+});
+
+it('asks for the next batch before it trains on this one, so the reply overlaps the step; a stream of n batches is asked n + 1 times', async () => {
+  const total = 6;
+  let asked = 0;
+  const askedWhenTrained: number[] = [];
+  const source = {
+    async next(): Promise<Batch | null> {
+      const index = asked++;
+      if (index >= total) return null;
+      const pixels = new Float32Array(4 * SIDE * SIDE).fill(index % 2);
+      const batch = { kind: 'image' as const, y: Int32Array.from([0, 1, 0, 1]), ids: Int32Array.from([0, 1, 2, 3]), size: 4, index };
+      // The model reads x when it trains on the batch: note how many batches had been asked for by then.
+      return Object.defineProperty(batch, 'x', {
+        enumerable: true,
+        get: () => {
+          askedWhenTrained.push(asked);
+          return pixels;
+        },
+      }) as Batch;
+    },
+    stats: emptyStats,
+  };
+  const trainer = new Trainer(fakeInfo(64), { model: mlp, learningRate: 0.01, evalEvery: 1000 });
+  await trainer.prepare(undefined, new AbortController().signal);
+  const steps: number[] = [];
+  const hooks: TrainerHooks = {
+    signal: new AbortController().signal,
+    gate: async () => undefined,
+    phase: () => undefined,
+    step: (m) => steps.push(m.step),
+    eval: () => undefined,
+  };
+  expect(await trainer.run(source, hooks)).toBe('ended');
+  expect(steps).toEqual([1, 2, 3, 4, 5, 6]);
+  // Batch k (0-based) is trained once batch k + 1 has been asked for: k + 2 asks.
+  expect(askedWhenTrained).toEqual([2, 3, 4, 5, 6, 7]);
+  expect(asked).toBe(total + 1);
+  trainer.dispose();
+});
