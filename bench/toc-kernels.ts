@@ -100,7 +100,7 @@ function median(xs: number[]): number {
 
 const IMPL_LABEL: Record<E2eImpl, string> = {
   runs: 'TOC runs',
-  runsTfjsRest: 'TOC runs, loss and output layer by tfjs (before session 13)',
+  runsTfjsRest: 'TOC runs, loss, output layer and Adam by tfjs (before session 13)',
   csr: 'CSR',
   dense: 'dense',
   skip: 'skipped',
@@ -424,8 +424,9 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
       `the same starting weights and batch order for all; the first layer X·W + b (k = ${e.units} output columns) is tocMatMul with the bias`,
       '(added, and its gradient taken, by our kernels, as in the lab) on TocRunsGpuBatch or on CsrGpuBatch (both with their kernel choices on),',
       "or tf.fused.matMul with the bias on a dense tensor uploaded once per batch. The loss is the lab's softmaxCrossEntropy and the MLP's",
-      'output layer its thinDense (our kernels, src/gpu/softmax-ce.ts and dense.ts) except for **TOC runs, loss and output layer by tfjs**:',
-      `tf.losses.softmaxCrossEntropy against one-hot labels and tf.fused.matMul with the bias, the lab before session 13. ${e.epochs} epochs each, taking`,
+      "output layer its thinDense, the optimiser the lab's Adam (our kernels, src/gpu/softmax-ce.ts, dense.ts and adam.ts) except for **TOC runs,",
+      'loss, output layer and Adam by tfjs**: tf.losses.softmaxCrossEntropy against one-hot labels, tf.fused.matMul with the bias and',
+      `tf.train.adam, the lab before session 13. ${e.epochs} epochs each, taking`,
       `turns epoch by epoch; ms/epoch is the median of epochs 2..${e.epochs} (epoch 1 compiles pipelines and is shown apart). One loss read-back`,
       `per epoch. Column order: ${e.columnOrder} (the same matrix for all; sessions 4-10 ran flights, 250 rows, frequency). The runs layouts are`,
       `built for k = ${e.units}, as the lab's pipeline builds them for this model (PipelineOptions.tocColumns); cached codes per batch (mean),`,

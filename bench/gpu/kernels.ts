@@ -16,6 +16,7 @@
 // replace the synthetic MNIST-like digits). The runs layout is built per k, as the lab builds it for its model: k = 1 for
 // A*v and v*A, k = 64 for A*M and AT*M; the per-epoch runs use the model's k (2 classes, 64 hidden units).
 import * as tf from '@tensorflow/tfjs';
+import { adam } from '../../src/gpu/adam.js';
 import { webgpuBackend } from '../../src/gpu/backend.js';
 import { CsrGpuBatch } from '../../src/gpu/csr.js';
 import { readBuffer, storageBuffer } from '../../src/gpu/pipelines.js';
@@ -78,8 +79,9 @@ export type SparseImpl = Exclude<Impl, 'dense' | 'runsGather'>;
  * skip: the first layer left out (a zero output with zero gradients: everything else of the step, Adam on W and
  * b included), the floor under which no first layer can take an epoch; its loss and weights are not the others'.
  * All take the lab's loss (softmaxCrossEntropy) and, in the MLP, its output layer (thinDense), our kernels since
- * session 13, except runsTfjsRest: the runs layer with tfjs's tf.losses.softmaxCrossEntropy and tf.fused.matMul as
- * the output layer (as tf.layers.dense computes it), the lab before.
+ * session 13, and its Adam (src/gpu/adam.ts) since session 14, except runsTfjsRest: the runs layer with tfjs's
+ * tf.losses.softmaxCrossEntropy, tf.fused.matMul as the output layer (as tf.layers.dense computes it) and tf.train.adam,
+ * the lab before session 13.
  */
 export const E2E_IMPLS = ['runs', 'runsTfjsRest', 'csr', 'dense', 'skip'] as const;
 export type E2eImpl = (typeof E2E_IMPLS)[number];
@@ -797,7 +799,8 @@ function trainer(
   const loss = (i: number): tf.Scalar =>
     name === 'runsTfjsRest' ? (tf.losses.softmaxCrossEntropy(labels.oneHot[i]!, logits(i)) as tf.Scalar) : softmaxCrossEntropy(logits(i), labels.ids[i]!);
   const step = (i: number) => optimizer.minimize(() => loss(i), true, vars)!;
-  const optimizer = tf.train.adam(LEARNING_RATE);
+  // The lab's Adam (one dispatch per variable, src/gpu/adam.ts) since session 14; the lab before it took tfjs's.
+  const optimizer = name === 'runsTfjsRest' ? tf.train.adam(LEARNING_RATE) : adam(LEARNING_RATE);
   const epochMs: number[] = [];
   const losses: number[] = [];
   return {

@@ -15,6 +15,7 @@
 // clock, and the snapshots are evaluated when the run ends or is stopped
 // (evaluatePending). Each evaluation reports the step and time it belongs to.
 import * as tf from '@tensorflow/tfjs';
+import { adam, type LabAdam } from '../gpu/adam.js';
 import type { Batch, DatasetInfo, PipelineStats } from '../pipeline/api.js';
 import { hash32 } from '../shared/random.js';
 import { abortable } from './abort.js';
@@ -147,7 +148,7 @@ interface Snapshot {
 
 export class Trainer {
   private model: Model | undefined;
-  private optimizer: tf.Optimizer | undefined;
+  private optimizer: LabAdam | undefined;
   /** The test split, read once and kept on the GPU. */
   private testSet: ModelInput[] = [];
   /** The first test batch's images on the CPU, to show misclassified ones. */
@@ -181,7 +182,7 @@ export class Trainer {
   /** Builds the model and optimizer (from a saved state when given), and reads the whole test split onto the GPU. */
   async prepare(test: BatchSource | undefined, signal: AbortSignal, restore?: ModelState): Promise<void> {
     this.model = this.config.model.create(this.info);
-    this.optimizer = tf.train.adam(this.config.learningRate);
+    this.optimizer = adam(this.config.learningRate);
     if (restore) await this.restore(restore);
     while (test) {
       const batch = await abortable(test.next(), signal);
@@ -417,7 +418,7 @@ export class Trainer {
     const [iterations, ...moments] = await optimizer.getWeights();
     const copies = tf.tidy(() => [...this.model!.variables(), ...moments.map((m) => m.tensor)].map((v) => tf.clone(v)));
     const iterationsCopy = iterations!.tensor; // a new scalar each call (saveIterations): ours to dispose
-    const powers = tf.tidy(() => tf.stack(adamPowers(optimizer)));
+    const betaPowers = optimizer.betaPowers;
     const variableCount = copies.length - moments.length;
     for (const snap of this.snapshots) snap.saved ??= readArrays(snap.weights).then((weights) => ({ step: snap.step, time: snap.time, weights }));
     const pending = this.snapshots.map((snap) => snap.saved!);
@@ -425,11 +426,10 @@ export class Trainer {
       try {
         const arrays = await readArrays(copies);
         const [iters] = await iterationsCopy.data();
-        const [p1, p2] = await powers.data();
-        const state: ModelState = { weights: arrays.slice(0, variableCount), iterations: iters!, betaPowers: [p1!, p2!], moments: arrays.slice(variableCount) };
+        const state: ModelState = { weights: arrays.slice(0, variableCount), iterations: iters!, betaPowers, moments: arrays.slice(variableCount) };
         return pending.length ? { ...state, pending: await Promise.all(pending) } : state;
       } finally {
-        tf.dispose([...copies, iterationsCopy, powers]);
+        tf.dispose([...copies, iterationsCopy]);
       }
     };
     return read;
@@ -454,11 +454,7 @@ export class Trainer {
     const moments = state.moments.map((m, i) => ({ name: `moment${i}`, tensor: tf.tensor(m.data, m.shape) }));
     await this.optimizer!.setWeights([iterations, ...moments]);
     tf.dispose([iterations.tensor, ...moments.map((m) => m.tensor)]);
-    const [beta1Power, beta2Power] = adamPowers(this.optimizer!);
-    tf.tidy(() => {
-      beta1Power.assign(tf.scalar(state.betaPowers[0]));
-      beta2Power.assign(tf.scalar(state.betaPowers[1]));
-    });
+    this.optimizer!.betaPowers = state.betaPowers;
     // A deferred run's evaluations still to make: they are made when the continued run ends or stops.
     this.snapshots = (state.pending ?? []).map((p) => ({
       step: p.step,
@@ -478,13 +474,6 @@ export class Trainer {
     this.model?.dispose();
     this.optimizer?.dispose();
   }
-}
-
-/** Adam's running beta powers: tfjs keeps them in fields with no accessor. */
-function adamPowers(optimizer: tf.Optimizer): [tf.Variable, tf.Variable] {
-  const adam = optimizer as unknown as { accBeta1?: tf.Variable; accBeta2?: tf.Variable };
-  if (!adam.accBeta1 || !adam.accBeta2) throw new Error('the optimiser is not the Adam this checkpoint format knows (tfjs changed?)');
-  return [adam.accBeta1, adam.accBeta2];
 }
 
 /** Reads a small tensor back and disposes it, whether or not anyone still waits for the values. */

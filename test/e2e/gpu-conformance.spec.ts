@@ -6,7 +6,7 @@ import type { CaseResult } from '../gpu/conformance.js';
 /** f32 accumulation against the f64 reference: sums of up to 784 terms of magnitude <= 10. */
 const MAX_REL_ERROR = 1e-4;
 
-test("TOC and CSR kernels, the TOC tfjs op and its gradient, the lab's loss and thin dense layer agree with their references on WebGPU", async ({ page }) => {
+test("TOC and CSR kernels, the TOC op and its gradient, the lab's loss, dense layer and Adam agree with references on WebGPU", async ({ page }) => {
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
@@ -17,8 +17,9 @@ test("TOC and CSR kernels, the TOC tfjs op and its gradient, the lab's loss and 
   // 10 matrices x (6 products x 4 implementations + 2 layout notes); 9 of them small enough for the tfjs op
   // (5 results each: A*W and dL/dW, and with a bias A*W+b, dL/dW and dL/db; on the tree form with k = 7, on the runs
   // form with k = 7 and k = 8).
-  // And the lab's loss against tfjs's on 5 shapes (the mean and dL/dlogits), and the thin dense layer on 3 (Z, dX, dW, db).
-  expect(results.length).toBe(10 * (6 * 4 + 2) + 9 * 3 * 5 + 5 * 2 + 3 * 4);
+  // And the lab's loss against tfjs's on 5 shapes (the mean and dL/dlogits), the thin dense layer on 3 (Z, dX, dW, db),
+  // and Adam on 4 (value and both moments).
+  expect(results.length).toBe(10 * (6 * 4 + 2) + 9 * 3 * 5 + 5 * 2 + 3 * 4 + 4 * 3);
   const layouts = results.filter((r) => r.op.startsWith('layout')).map((r) => r.op);
   // The runs kernels' paths: cached codes, 16-bit and 32-bit indexes, two-word column items, unit values (no value loads),
   // plain sides (session 11) with values beside the items and without (unit values).
@@ -37,7 +38,10 @@ test("TOC and CSR kernels, the TOC tfjs op and its gradient, the lab's loss and 
       ...[7, 8].flatMap((k) => [`tfjs A*W k=${k}`, `tfjs dL/dW k=${k}`, `tfjs A*W+b k=${k}`, `tfjs dL/dW with b k=${k}`, `tfjs dL/db k=${k}`]),
       ...['softmax CE', 'dL/dlogits'],
       ...['X*W+b', 'dL/dX', 'dL/dW', 'dL/db'],
+      ...['Adam value', 'Adam m', 'Adam v'],
     ]),
   );
-  expect(new Set(results.map((r) => r.impl))).toEqual(new Set(['toc', 'toc-runs', 'toc-runs-packed', 'csr', 'tfjs-op', 'tfjs-op-runs', 'loss', 'dense']));
+  expect(new Set(results.map((r) => r.impl))).toEqual(
+    new Set(['toc', 'toc-runs', 'toc-runs-packed', 'csr', 'tfjs-op', 'tfjs-op-runs', 'loss', 'dense', 'adam']),
+  );
 });

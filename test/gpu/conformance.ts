@@ -1,7 +1,8 @@
 // GPU kernel conformance: every TOC kernel (and the CSR baseline) against the
-// CPU reference in src/toc/ops.ts, and the lab's loss and thin dense layer against tfjs's, on the WebGPU device tfjs uses. Loaded by
+// CPU reference in src/toc/ops.ts, and the lab's loss, thin dense layer and Adam against tfjs's, on the WebGPU device tfjs uses. Loaded by
 // test/e2e/gpu-conformance.spec.ts; results are read from window.__conformance.
 import * as tf from '@tensorflow/tfjs';
+import { adam } from '../../src/gpu/adam.js';
 import { webgpuBackend } from '../../src/gpu/backend.js';
 import { CsrGpuBatch } from '../../src/gpu/csr.js';
 import { readBuffer, storageBuffer } from '../../src/gpu/pipelines.js';
@@ -31,7 +32,7 @@ export interface CaseResult {
   name: string;
   op: string;
   /** toc: tree kernels; toc-runs: resolved-runs kernels (toc-runs-packed: on session 10's packed items); tfjs-op(-runs): tocMatMul on either. */
-  impl: 'toc' | 'toc-runs' | 'toc-runs-packed' | 'csr' | 'tfjs-op' | 'tfjs-op-runs' | 'loss' | 'dense';
+  impl: 'toc' | 'toc-runs' | 'toc-runs-packed' | 'csr' | 'tfjs-op' | 'tfjs-op-runs' | 'loss' | 'dense' | 'adam';
   /** max |gpu - cpu| / (1 + |cpu|) over all outputs */
   maxRelError: number;
   /** the same operation run twice gave identical bits */
@@ -216,6 +217,7 @@ async function run(): Promise<CaseResult[]> {
   }
   results.push(...(await lossCases(random)));
   results.push(...(await thinDenseCases(random)));
+  results.push(...(await adamCases(random)));
   return results;
 }
 
@@ -262,6 +264,41 @@ async function thinDenseCases(random: () => number): Promise<CaseResult[]> {
     for (const [i, op] of ['dL/dX', 'dL/dW', 'dL/db'].entries()) out.push({ name, op, impl: 'dense', ...(await agreement(got[i]!, want[i]!, again[i]!)) });
     tf.dispose([x, w, b, upstream, ...z, ...got, ...want, ...again]);
   }
+  return out;
+}
+
+/**
+ * The lab's Adam (LabAdam, shaders/adam.wgsl) against tf.train.adam: each variable and both moments after three
+ * steps of the same gradients, the second at a lower learning rate (the lab's control changes it mid-run). Shapes of
+ * the lab's weights, and one with more than 65,535 workgroups of elements (the dispatch's second dimension).
+ */
+async function adamCases(random: () => number): Promise<CaseResult[]> {
+  const shapes = [[784, 128], [128], [3, 3, 1, 8], [65_535 * 64 + 3]];
+  const values = (shape: number[]) => Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => random() * 2 - 1);
+  const start = shapes.map(values);
+  const steps = [0, 1, 2].map(() => shapes.map((shape) => values(shape).map((g) => g * 0.1)));
+  const train = async (optimizer: tf.AdamOptimizer): Promise<tf.Tensor[][]> => {
+    const variables = start.map((data, i) => tf.variable(tf.tensor(data, shapes[i])));
+    for (const [k, gradients] of steps.entries()) {
+      (optimizer as unknown as { learningRate: number }).learningRate = k === 1 ? 0.002 : 0.01;
+      const named = variables.map((v, i) => ({ name: v.name, tensor: tf.tensor(gradients[i]!, shapes[i]) }));
+      optimizer.applyGradients(named);
+      tf.dispose(named.map((g) => g.tensor));
+    }
+    const [iterations, ...moments] = await optimizer.getWeights();
+    iterations!.tensor.dispose();
+    // Per variable: its value, its first moment, its second moment (getWeights lists all first moments, then all second).
+    return variables.map((v, i) => [v, moments[i]!.tensor, moments[shapes.length + i]!.tensor]);
+  };
+  const [ours, tfjs, again] = [adam(0.01), tf.train.adam(0.01), adam(0.01)];
+  const [got, want, repeat] = [await train(ours), await train(tfjs), await train(again)];
+  const out: CaseResult[] = [];
+  for (const [i, shape] of shapes.entries()) {
+    for (const [j, op] of ['Adam value', 'Adam m', 'Adam v'].entries())
+      out.push({ name: `adam [${shape}]`, op, impl: 'adam', ...(await agreement(got[i]![j]!, want[i]![j]!, repeat[i]![j]!)) });
+  }
+  tf.dispose([...got, ...want, ...repeat].flatMap((v) => v.slice(0, 1)));
+  for (const o of [ours, tfjs, again]) o.dispose();
   return out;
 }
 

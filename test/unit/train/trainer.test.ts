@@ -3,6 +3,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, expect, it } from 'vitest';
 import type { Batch } from '../../../src/pipeline/api.js';
+import { adam } from '../../../src/gpu/adam.js';
 import { emptyStats } from '../../../src/pipeline/base.js';
 import { mlp } from '../../../src/train/models/mlp.js';
 import { Trainer, type TrainerHooks } from '../../../src/train/trainer.js';
@@ -50,4 +51,27 @@ it('asks for the next batch before it trains on this one, so the reply overlaps 
   expect(askedWhenTrained).toEqual([2, 3, 4, 5, 6, 7]);
   expect(asked).toBe(total + 1);
   trainer.dispose();
+});
+
+it("the lab's Adam keeps tfjs's beta powers as numbers, bit for bit, and a restore sets them (the fused update reads them on WebGPU)", async () => {
+  const ours = adam(0.01);
+  const reference = tf.train.adam(0.01);
+  const make = () => tf.variable(tf.tensor1d([0.5, -0.25, 2]));
+  const [a, b] = [make(), make()];
+  for (let step = 0; step < 40; step++) {
+    const g = tf.tensor1d([0.1 * step, -0.3, 0.07]);
+    ours.applyGradients([{ name: a.name, tensor: g }]);
+    reference.applyGradients([{ name: b.name, tensor: g }]);
+    g.dispose();
+  }
+  const acc = reference as unknown as { accBeta1: tf.Variable; accBeta2: tf.Variable };
+  expect(ours.betaPowers).toEqual([(await acc.accBeta1.data())[0], (await acc.accBeta2.data())[0]]);
+  // On the CPU backend the update is tfjs's own: the same values.
+  expect(Array.from(await a.data())).toEqual(Array.from(await b.data()));
+  const restored = adam(0.01);
+  restored.betaPowers = ours.betaPowers;
+  expect(restored.betaPowers).toEqual(ours.betaPowers);
+  expect((await (restored as unknown as typeof acc).accBeta1.data())[0]).toBe(ours.betaPowers[0]);
+  tf.dispose([a, b]);
+  for (const o of [ours, reference, restored]) o.dispose();
 });
