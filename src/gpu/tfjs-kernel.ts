@@ -5,11 +5,17 @@
 import * as tf from '@tensorflow/tfjs';
 import { releaseShapeParams } from './pipelines.js';
 
-/** The parts of tfjs-backend-webgpu's WebGPUBackend we use (public methods of its class). */
+/** The parts of tfjs-backend-webgpu's WebGPUBackend we use (public members of its class). */
 interface WebGpuBackendLike {
   device: GPUDevice;
   /** Moves a tensor's data to a GPU buffer if it still lives on the CPU (fresh tensors do). */
   uploadToGPU(dataId: object): void;
+  /** Where each tensor's data lives: `resource`, its GPU buffer once uploaded. */
+  tensorMap: { get(dataId: object): { resource?: unknown } };
+  /** tfjs records its programs into a command encoder of its own and submits it now and then; these submit what it holds. */
+  ensureCommandEncoderReady(): void;
+  endComputePassEncoder(): void;
+  submitQueue(): void;
 }
 
 /** Output and scratch buffers reused from step to step; tfjs copies each result out before we write it again. */
@@ -46,9 +52,12 @@ export function requireWebgpu(op: string): void {
 
 /**
  * Runs our kernels on tfjs tensors and returns their outputs (one per shape) as
- * tfjs tensors, all from one command encoder and one submission. dataToGPU
- * submits tfjs's pending work first and creating a tensor from a GPUBuffer copies
- * it in a submission of its own, so queue order keeps the three steps in sequence.
+ * tfjs tensors, all from one command encoder and one submission. The inputs are
+ * read where tfjs keeps them: tfjs's pending work is submitted first (it may be
+ * what writes them), and whatever tfjs does with those buffers later is submitted
+ * after ours. (dataToGPU would copy each input, in a submission of its own.)
+ * Creating a tensor from a GPUBuffer copies it, so the output buffers can be
+ * written again at the next call.
  */
 export function runKernel(
   inputs: tf.Tensor[],
@@ -58,19 +67,18 @@ export function runKernel(
 ): tf.Tensor[] {
   const backend = tf.backend() as unknown as WebGpuBackendLike;
   const device = backend.device;
-  const gpu = inputs.map((input) => {
-    backend.uploadToGPU(input.dataId);
-    return input.dataToGPU();
+  for (const input of inputs) backend.uploadToGPU(input.dataId);
+  backend.ensureCommandEncoderReady();
+  backend.endComputePassEncoder();
+  backend.submitQueue();
+  const inputBuffers = inputs.map((input) => {
+    const resource = backend.tensorMap.get(input.dataId).resource;
+    if (!(resource instanceof GPUBuffer)) throw new Error(`${label}: an input's data is not in a GPU buffer (tfjs changed?)`);
+    return resource;
   });
   const outs = shapes.map((shape, i) => scratchBuffer(device, `${label}.${i}`, shape.reduce((a, b) => a * b, 1) * 4));
   const encoder = device.createCommandEncoder({ label });
-  record(
-    encoder,
-    device,
-    gpu.map((g) => g.buffer!),
-    outs,
-  );
+  record(encoder, device, inputBuffers, outs);
   device.queue.submit([encoder.finish()]);
-  for (const g of gpu) g.tensorRef.dispose();
   return outs.map((buffer, i) => tf.tensor({ buffer }, shapes[i]!, 'float32'));
 }
