@@ -12,33 +12,35 @@ interface WebGpuBackendLike {
   uploadToGPU(dataId: object): void;
   /** Where each tensor's data lives: `resource`, its GPU buffer once uploaded. */
   tensorMap: { get(dataId: object): { resource?: unknown } };
+  /** A new tensor's data entry; uploadToGPU then gives it a buffer from tfjs's pool, as tfjs does for its programs' outputs. */
+  makeTensorInfo(shape: number[], dtype: 'float32'): { dataId: object; shape: number[]; dtype: 'float32' };
   /** tfjs records its programs into a command encoder of its own and submits it now and then; these submit what it holds. */
   ensureCommandEncoderReady(): void;
   endComputePassEncoder(): void;
   submitQueue(): void;
 }
 
-/** Output and scratch buffers reused from step to step; tfjs copies each result out before we write it again. */
+/** Scratch buffers reused from call to call: space between an operation's dispatches, and per-step constants (Adam's). */
 const buffers = new Map<string, GPUBuffer>();
 
-/** A storage buffer of `bytes` kept for `label` from step to step: an operation's output, or scratch space between its dispatches. */
+/** A storage buffer of `bytes` kept for `label` from call to call; each call's submission is queued after the last one's. */
 export function scratchBuffer(device: GPUDevice, label: string, bytes: number): GPUBuffer {
   const key = `${label}:${bytes}`;
   let buffer = buffers.get(key);
   if (!buffer) {
-    // tfjs copies the result into a buffer of the same usage, which must include COPY_DST.
+    // COPY_DST: queue.writeBuffer fills some (Adam's step constants).
     buffer = device.createBuffer({ label, size: Math.max(4, bytes), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
     buffers.set(key, buffer);
   }
   return buffer;
 }
 
-/** Output and scratch buffers held now (the tests check a run leaves none). */
+/** Scratch buffers held now (the tests check a run leaves none). */
 export function kernelOutputCount(): number {
   return buffers.size;
 }
 
-/** Frees the cached buffers and shape uniforms; a model that used our operations calls it when it is disposed, at the end of its run. */
+/** Frees the scratch buffers and shape uniforms; a model that used our operations calls it when it is disposed, at the end of its run. */
 export function releaseKernelOutputs(): void {
   for (const buffer of buffers.values()) buffer.destroy();
   buffers.clear();
@@ -52,12 +54,12 @@ export function requireWebgpu(op: string): void {
 
 /**
  * Runs our kernels on tfjs tensors and returns their outputs (one per shape) as
- * tfjs tensors, all from one command encoder and one submission. The inputs are
- * read where tfjs keeps them: tfjs's pending work is submitted first (it may be
- * what writes them), and whatever tfjs does with those buffers later is submitted
- * after ours. (dataToGPU would copy each input, in a submission of its own.)
- * Creating a tensor from a GPUBuffer copies it, so the output buffers can be
- * written again at the next call.
+ * tfjs tensors, all from one command encoder and one submission. Inputs and
+ * outputs are tfjs's own buffers, as its programs use them: tfjs's pending work
+ * is submitted first (it may write our inputs, or free buffers the outputs
+ * reuse), and whatever tfjs does with them later is submitted after ours.
+ * (dataToGPU, and a tensor made from a buffer of ours, would copy each one in a
+ * submission of its own.)
  */
 export function runKernel(
   inputs: tf.Tensor[],
@@ -76,9 +78,13 @@ export function runKernel(
     if (!(resource instanceof GPUBuffer)) throw new Error(`${label}: an input's data is not in a GPU buffer (tfjs changed?)`);
     return resource;
   });
-  const outs = shapes.map((shape, i) => scratchBuffer(device, `${label}.${i}`, shape.reduce((a, b) => a * b, 1) * 4));
+  const outputs = shapes.map((shape) => {
+    const info = backend.makeTensorInfo(shape, 'float32');
+    backend.uploadToGPU(info.dataId);
+    return info;
+  });
   const encoder = device.createCommandEncoder({ label });
-  record(encoder, device, inputBuffers, outs);
+  record(encoder, device, inputBuffers, outputs.map((info) => backend.tensorMap.get(info.dataId).resource as GPUBuffer));
   device.queue.submit([encoder.finish()]);
-  return outs.map((buffer, i) => tf.tensor({ buffer }, shapes[i]!, 'float32'));
+  return outputs.map((info) => tf.engine().makeTensorFromTensorInfo(info));
 }
