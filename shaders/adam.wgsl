@@ -9,7 +9,8 @@ struct Params {
   n: u32, // elements of the variable
 }
 
-// The step's constants, the same for every variable: written once per step.
+// The step's constants, the same for every variable: written once per step. (A storage buffer: with the four inputs
+// and three outputs that is 8, the default limit per stage, which tfjs's device keeps.)
 struct Step {
   beta1: f32,
   one_minus_beta1: f32,

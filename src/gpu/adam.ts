@@ -36,6 +36,14 @@ interface StepConstants {
 const stepStruct = (c: StepConstants) =>
   Float32Array.from([c.beta1, 1 - c.beta1, c.beta2, 1 - c.beta2, 1 - c.powers[0], 1 - c.powers[1], c.epsilon, -c.learningRate]);
 
+/** beta^(t + 1) as tfjs's Adam keeps it after t steps: the f32 product of t + 1 betas. */
+function accumulatedPower(beta: number, steps: number): number {
+  const b = Math.fround(beta);
+  let acc = b;
+  for (let i = 0; i < steps; i++) acc = Math.fround(acc * b);
+  return acc;
+}
+
 /** Adam as the lab runs it: betaPowers are readable and settable numbers (a checkpoint keeps them). */
 export class LabAdam extends tf.AdamOptimizer {
   /**
@@ -56,6 +64,12 @@ export class LabAdam extends tf.AdamOptimizer {
       acc.accBeta1.assign(tf.scalar(this.powers[0]));
       acc.accBeta2.assign(tf.scalar(this.powers[1]));
     });
+  }
+
+  /** tfjs's restore of the moments and iteration count; the powers follow the count (a checkpoint then sets its saved ones). */
+  override async setWeights(weightValues: Parameters<tf.AdamOptimizer['setWeights']>[0]): Promise<void> {
+    await super.setWeights(weightValues);
+    this.powers = [accumulatedPower(this.beta1, this.iterations), accumulatedPower(this.beta2, this.iterations)];
   }
 
   override applyGradients(variableGradients: Gradients): void {

@@ -78,13 +78,21 @@ export function runKernel(
     if (!(resource instanceof GPUBuffer)) throw new Error(`${label}: an input's data is not in a GPU buffer (tfjs changed?)`);
     return resource;
   });
+  if (shapes.some((shape) => shape.includes(0))) throw new Error(`${label}: an output has no elements (shapes ${JSON.stringify(shapes)})`);
+  // Tensors before anything is recorded, so a throw below leaves nothing behind that tidy cannot free.
   const outputs = shapes.map((shape) => {
     const info = backend.makeTensorInfo(shape, 'float32');
     backend.uploadToGPU(info.dataId);
-    return info;
+    return tf.engine().makeTensorFromTensorInfo(info);
   });
-  const encoder = device.createCommandEncoder({ label });
-  record(encoder, device, inputBuffers, outputs.map((info) => backend.tensorMap.get(info.dataId).resource as GPUBuffer));
-  device.queue.submit([encoder.finish()]);
-  return outputs.map((info) => tf.engine().makeTensorFromTensorInfo(info));
+  const outputBuffers = outputs.map((t) => backend.tensorMap.get(t.dataId).resource as GPUBuffer);
+  try {
+    const encoder = device.createCommandEncoder({ label });
+    record(encoder, device, inputBuffers, outputBuffers);
+    device.queue.submit([encoder.finish()]);
+  } catch (err) {
+    tf.dispose(outputs);
+    throw err;
+  }
+  return outputs;
 }

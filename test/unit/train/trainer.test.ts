@@ -72,6 +72,10 @@ it("the lab's Adam keeps tfjs's beta powers as numbers, bit for bit, and a resto
   restored.betaPowers = ours.betaPowers;
   expect(restored.betaPowers).toEqual(ours.betaPowers);
   expect((await (restored as unknown as typeof acc).accBeta1.data())[0]).toBe(ours.betaPowers[0]);
+  // tfjs's own restore (moments and iteration count) brings the powers along with the count.
+  const fromWeights = adam(0.01);
+  await fromWeights.setWeights(await ours.getWeights());
+  expect(fromWeights.betaPowers).toEqual(ours.betaPowers);
   tf.dispose([a, b]);
-  for (const o of [ours, reference, restored]) o.dispose();
+  for (const o of [ours, reference, restored, fromWeights]) o.dispose();
 });
