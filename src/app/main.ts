@@ -6,7 +6,7 @@
 import './style.css';
 import * as tf from '@tensorflow/tfjs';
 import { adapterDescription, webgpuBackend } from '../gpu/backend.js';
-import { kernelOutputCount } from '../gpu/tfjs-kernel.js';
+import { kernelBufferCount } from '../gpu/tfjs-kernel.js';
 import type { DatasetInfo, EchoMode } from '../pipeline/api.js';
 import { liveWorkerCount, startPipelineWorker } from '../pipeline/client.js';
 import { localManifestUrl, LOCAL_PREFIX } from '../storage/local-datasets.js';
@@ -990,7 +990,7 @@ window.__lab = {
   marks: () => charts.loss.markLabels,
   records: () => runsPanel.records(),
   cache: () => showCacheUsage(),
-  memory: () => ({ tensors: tf.memory().numTensors, bytes: tf.memory().numBytes, kernelBuffers: kernelOutputCount() }),
+  memory: () => ({ tensors: tf.memory().numTensors, bytes: tf.memory().numBytes, kernelBuffers: kernelBufferCount() }),
   start: () => start(),
   pause: () => session?.pause(),
   resume: () => session?.resume(),

@@ -23,25 +23,14 @@ interface Moments {
 /** What Optimizer.minimize passes: gradients by variable name (tfjs's types for it are not exported). */
 type Gradients = Parameters<tf.AdamOptimizer['applyGradients']>[0];
 
-/** The per-variable update's constants for one step: the shader's Step struct. */
-interface StepConstants {
-  beta1: number;
-  beta2: number;
-  epsilon: number;
-  learningRate: number;
-  powers: [number, number];
-}
-
-/** The shader's Step struct, each value rounded to f32 as tfjs's scalars are (1 - beta: a JS number made a scalar). */
-const stepStruct = (c: StepConstants) =>
-  Float32Array.from([c.beta1, 1 - c.beta1, c.beta2, 1 - c.beta2, 1 - c.powers[0], 1 - c.powers[1], c.epsilon, -c.learningRate]);
+/** beta^(t + 2) from beta^(t + 1): one more f32 product, as tfjs's accBeta advances each step. */
+const nextPower = (power: number, beta: number) => Math.fround(power * Math.fround(beta));
 
 /** beta^(t + 1) as tfjs's Adam keeps it after t steps: the f32 product of t + 1 betas. */
 function accumulatedPower(beta: number, steps: number): number {
-  const b = Math.fround(beta);
-  let acc = b;
-  for (let i = 0; i < steps; i++) acc = Math.fround(acc * b);
-  return acc;
+  let power = Math.fround(beta);
+  for (let i = 0; i < steps; i++) power = nextPower(power, beta);
+  return power;
 }
 
 /** Adam as the lab runs it: betaPowers are readable and settable numbers (a checkpoint keeps them). */
@@ -75,7 +64,7 @@ export class LabAdam extends tf.AdamOptimizer {
   override applyGradients(variableGradients: Gradients): void {
     if (tf.getBackend() === 'webgpu') this.fusedUpdate(variableGradients);
     else super.applyGradients(variableGradients);
-    this.powers = [Math.fround(this.powers[0] * Math.fround(this.beta1)), Math.fround(this.powers[1] * Math.fround(this.beta2))];
+    this.powers = [nextPower(this.powers[0], this.beta1), nextPower(this.powers[1], this.beta2)];
   }
 
   private fusedUpdate(variableGradients: Gradients): void {
@@ -92,7 +81,9 @@ export class LabAdam extends tf.AdamOptimizer {
       if (gradient == null) continue;
       updates.push({ value, first: state.accumulatedFirstMoment[i]!.variable, second: state.accumulatedSecondMoment[i]!.variable, gradient });
     }
-    const constants = stepStruct({ beta1: this.beta1, beta2: this.beta2, epsilon: this.epsilon, learningRate: this.learningRate, powers: this.powers });
+    // The shader's Step struct, each value rounded to f32 as tfjs's scalars are (1 - beta: a JS number made a scalar).
+    const { beta1, beta2, epsilon, learningRate, powers } = this;
+    const constants = Float32Array.from([beta1, 1 - beta1, beta2, 1 - beta2, 1 - powers[0], 1 - powers[1], epsilon, -learningRate]);
     const inputs = updates.flatMap((u) => [u.value, u.first, u.second, u.gradient]);
     const shapes = updates.flatMap((u) => [u.value.shape, u.value.shape, u.value.shape]);
     const outputs = runKernel(inputs, shapes, 'Adam', (encoder, device, buffers, outs) => {
@@ -102,8 +93,8 @@ export class LabAdam extends tf.AdamOptimizer {
       for (const [j, u] of updates.entries()) {
         const [value, first, second, gradient] = buffers.slice(4 * j, 4 * j + 4);
         const [newValue, newFirst, newSecond] = outs.slice(3 * j, 3 * j + 3);
-        const bindings = { 0: shapeParams(device, u.value.size), 1: step, 2: value!, 3: first!, 4: second!, 5: gradient!, 6: newValue!, 7: newFirst! };
-        dispatch(device, pass, ADAM, { ...bindings, 8: newSecond! }, u.value.size, 1);
+        const reads = { 0: shapeParams(device, u.value.size), 1: step, 2: value!, 3: first!, 4: second!, 5: gradient! };
+        dispatch(device, pass, ADAM, { ...reads, 6: newValue!, 7: newFirst!, 8: newSecond! }, u.value.size, 1);
       }
       pass.end();
     });

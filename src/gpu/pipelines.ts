@@ -131,7 +131,7 @@ export function shapeParams(device: GPUDevice, ...dims: number[]): GPUBuffer {
   return buffer;
 }
 
-/** Frees a device's shape uniforms (with the operations' output buffers, at the end of a run). */
+/** Frees a device's shape uniforms (with the operations' scratch buffers, at the end of a run). */
 export function releaseShapeParams(device: GPUDevice): void {
   for (const buffer of shapeUniforms.get(device)?.values() ?? []) buffer.destroy();
   shapeUniforms.delete(device);

@@ -36,12 +36,12 @@ export function scratchBuffer(device: GPUDevice, label: string, bytes: number): 
 }
 
 /** Scratch buffers held now (the tests check a run leaves none). */
-export function kernelOutputCount(): number {
+export function kernelBufferCount(): number {
   return buffers.size;
 }
 
 /** Frees the scratch buffers and shape uniforms; a model that used our operations calls it when it is disposed, at the end of its run. */
-export function releaseKernelOutputs(): void {
+export function releaseKernelBuffers(): void {
   for (const buffer of buffers.values()) buffer.destroy();
   buffers.clear();
   if (tf.getBackend() === 'webgpu') releaseShapeParams((tf.backend() as unknown as WebGpuBackendLike).device);

@@ -1,7 +1,7 @@
 // Adapts a tfjs LayersModel over image batches to the lab's Model interface.
 import * as tf from '@tensorflow/tfjs';
 import { softmaxCrossEntropy } from '../../gpu/softmax-ce.js';
-import { releaseKernelOutputs } from '../../gpu/tfjs-kernel.js';
+import { releaseKernelBuffers } from '../../gpu/tfjs-kernel.js';
 import type { Batch, DatasetInfo } from '../../pipeline/api.js';
 import type { Model, ModelInput } from './registry.js';
 
@@ -35,7 +35,7 @@ export function imageModel(info: DatasetInfo, build: (input: [number, number, nu
     variables: () => model.weights.map((w) => w.read() as tf.Variable),
     dispose: () => {
       model.dispose();
-      releaseKernelOutputs(); // the loss's output buffers go with the run's model
+      releaseKernelBuffers(); // our operations' scratch buffers and uniforms go with the run's model
     },
   };
 }

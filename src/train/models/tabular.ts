@@ -4,7 +4,7 @@ import * as tf from '@tensorflow/tfjs';
 import { TocRunsGpuBatch } from '../../gpu/toc/runs.js';
 import { thinDense } from '../../gpu/dense.js';
 import { tocMatMul } from '../../gpu/toc/tfjs-op.js';
-import { releaseKernelOutputs } from '../../gpu/tfjs-kernel.js';
+import { releaseKernelBuffers } from '../../gpu/tfjs-kernel.js';
 import type { Batch, DatasetInfo } from '../../pipeline/api.js';
 import { softmaxLoss } from './layers.js';
 import type { Model, ModelInput, ModelSpec } from './registry.js';
@@ -55,7 +55,7 @@ function tocDense(cols: number, units: number, name: string) {
     variables: [w, b] as tf.Variable[],
     dispose: () => {
       tf.dispose([w, b]);
-      releaseKernelOutputs(); // the ops' output buffers go with the run's model
+      releaseKernelBuffers(); // our operations' scratch buffers and uniforms go with the run's model
     },
   };
 }
