@@ -1,4 +1,4 @@
-// Live line charts (uPlot): append points, redraw at most once per frame, and
+// Live line charts (uPlot): append points, redraw at most every SHOW_EVERY_MS, and
 // keep at most MAX_POINTS by thinning old points so long runs stay cheap to draw.
 // Marks (a dashed line and a label at an x) show where a control changed.
 // Axis and grid colours come from the page's CSS variables (style.css), so the
@@ -7,6 +7,7 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { chartSummary } from './a11y.js';
+import { drawThrottled } from './throttle.js';
 
 const MAX_POINTS = 2000;
 /** A screen reader gets a fresh summary at most this often: the data changes every frame. */
@@ -45,10 +46,10 @@ export class LiveChart {
   private readonly plot: uPlot;
   private readonly xs: number[] = [];
   private readonly ys: number[] = [];
-  private pending = false;
   private readonly marks: { x: number; label: string }[] = [];
   private summaryTimer: ReturnType<typeof setTimeout> | undefined;
   private summarisedAt = -Infinity;
+  private readonly redrawSoon: () => void;
 
   constructor(
     private readonly parent: HTMLElement,
@@ -73,6 +74,7 @@ export class LiveChart {
       hooks: { draw: [(u) => this.drawMarks(u)] },
     };
     this.plot = new uPlot(opts, [this.xs, this.ys], parent);
+    this.redrawSoon = drawThrottled(() => this.plot.setData([this.xs, this.ys]));
     charts.add(this.plot);
     parent.setAttribute('role', 'img');
     this.summarise();
@@ -94,12 +96,7 @@ export class LiveChart {
         series.length = w;
       }
     }
-    if (this.pending) return;
-    this.pending = true;
-    requestAnimationFrame(() => {
-      this.pending = false;
-      this.plot.setData([this.xs, this.ys]);
-    });
+    this.redrawSoon();
     this.summariseSoon();
   }
 

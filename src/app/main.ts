@@ -16,6 +16,7 @@ import { MODELS, modelById, modelsFor } from '../train/models/registry.js';
 import { LIVE_STATES, type RunState } from '../train/run-state.js';
 import { LabSession, type SessionListener } from '../train/session.js';
 import type { StepMetrics } from '../train/trainer.js';
+import type { EchoReading } from '../train/echo-advisor.js';
 import { fidelityValueText, setupAnnouncements } from './a11y.js';
 import { setupBuildPanel } from './build-panel.js';
 import { setupCachePanel } from './cache-panel.js';
@@ -27,6 +28,7 @@ import { setupModelPanel } from './model-panel.js';
 import { freshOptimizerState } from '../train/model-file.js';
 import { describeEchoReading } from './echo-reading.js';
 import { formatBytes } from './format.js';
+import { drawThrottled } from './throttle.js';
 import { LiveChart } from './charts.js';
 import { builtDataFolders, DATASETS, probeDataset, probeOwnDataset, type DatasetProbe, type GroupCosts } from './datasets.js';
 import { clearSamples, drawSamples } from './samples.js';
@@ -543,9 +545,44 @@ async function start(resume?: Checkpoint, initialModel?: ModelState): Promise<vo
   }
 }
 
+/** The tiles and counters of a training step. */
+function showStep(m: StepMetrics): void {
+  ui.m.step.textContent = String(m.step);
+  ui.m.loss.textContent = m.loss.toFixed(3);
+  ui.m.speed.textContent = m.examplesPerSecond.toFixed(1);
+  ui.m.bytes.textContent = formatBytes(m.bytesFetched);
+  // Fresh examples read over the split's size: the pipeline reads a few records ahead of training.
+  if (info) ui.m.epoch.textContent = (m.pipeline.examplesRead / info.examples).toFixed(2);
+  const p = m.pipeline;
+  // A continued run reads some records again to rebuild where it stood: said, not counted as fresh.
+  const reread = p.examplesReread ? ` · ${p.examplesReread.toLocaleString('en-US')} read again to continue` : '';
+  ui.echoCounters.textContent =
+    `${p.examplesRead.toLocaleString('en-US')} fresh examples read · ${p.examplesEchoed.toLocaleString('en-US')} echoed copies · ` +
+    `${m.step.toLocaleString('en-US')} SGD steps · ${p.duplicatesInBatches.toLocaleString('en-US')} repeats within a batch${reread}`;
+}
+
+/** Where the time goes, and the echo factor it suggests. */
+function showEcho(r: EchoReading, factor: number): void {
+  ui.echoReading.textContent = describeEchoReading(r, factor);
+  // Over the last steps, weighted by time: a single step's share flickers, since data arrives a record at a time.
+  ui.m.wait.textContent = `${(100 * r.waitShare).toFixed(0)}%`;
+  ui.echoUse.hidden = ui.echoAuto.checked || r.suggested === factor;
+  ui.echoUse.dataset.value = String(r.suggested);
+  ui.echoUse.textContent = `Use echo ${r.suggested}`;
+}
+
 /** Events of `run` reach the screen only while it is the current session. */
 function listenerFor(current: () => LabSession): SessionListener {
   const shown = () => current() === session;
+  // The tiles and the echo reading show the latest step's figures, drawn a few times a second, not at every step.
+  let lastStep: StepMetrics | undefined;
+  let lastEcho: { r: EchoReading; factor: number } | undefined;
+  const showReadings = drawThrottled(() => {
+    if (!shown()) return;
+    if (lastStep) showStep(lastStep);
+    if (lastEcho) showEcho(lastEcho.r, lastEcho.factor);
+    lastStep = lastEcho = undefined;
+  });
   return {
     state: (s, d) => {
       if (!shown()) return;
@@ -579,18 +616,8 @@ function listenerFor(current: () => LabSession): SessionListener {
     },
     step(m) {
       if (!shown()) return;
-      ui.m.step.textContent = String(m.step);
-      ui.m.loss.textContent = m.loss.toFixed(3);
-      ui.m.speed.textContent = m.examplesPerSecond.toFixed(1);
-      ui.m.bytes.textContent = formatBytes(m.bytesFetched);
-      // Fresh examples read over the split's size: the pipeline reads a few records ahead of training.
-      if (info) ui.m.epoch.textContent = (m.pipeline.examplesRead / info.examples).toFixed(2);
-      const p = m.pipeline;
-      // A continued run reads some records again to rebuild where it stood: said, not counted as fresh.
-      const reread = p.examplesReread ? ` · ${p.examplesReread.toLocaleString('en-US')} read again to continue` : '';
-      ui.echoCounters.textContent =
-        `${p.examplesRead.toLocaleString('en-US')} fresh examples read · ${p.examplesEchoed.toLocaleString('en-US')} echoed copies · ` +
-        `${m.step.toLocaleString('en-US')} SGD steps · ${p.duplicatesInBatches.toLocaleString('en-US')} repeats within a batch${reread}`;
+      lastStep = m;
+      showReadings();
       charts.loss.push(m.step, m.loss);
       charts.speed.push(m.step, m.examplesPerSecond);
       charts.bytes.push(m.step, m.bytesFetched / 1024 ** 2);
@@ -645,12 +672,8 @@ function listenerFor(current: () => LabSession): SessionListener {
         ui.echo.value = String(factor);
         markCharts(`auto echo ${factor}`);
       }
-      ui.echoReading.textContent = describeEchoReading(r, factor);
-      // Over the last steps, weighted by time: a single step's share flickers, since data arrives a record at a time.
-      ui.m.wait.textContent = `${(100 * r.waitShare).toFixed(0)}%`;
-      ui.echoUse.hidden = ui.echoAuto.checked || r.suggested === factor;
-      ui.echoUse.dataset.value = String(r.suggested);
-      ui.echoUse.textContent = `Use echo ${r.suggested}`;
+      lastEcho = { r, factor };
+      showReadings();
     },
   };
 }

@@ -25,6 +25,10 @@ for (const model of ['logreg', 'svm', 'toc-mlp']) {
     expect(s.warnings).toEqual([]);
     if (model === 'logreg') await page.screenshot({ path: 'test-results/lab-toc.png' });
     await page.evaluate(() => window.__lab!.stop());
+    // The tiles, drawn a few times a second while steps come faster, end on the run's last step.
+    const last = (await page.evaluate(() => window.__lab!.snapshot())).steps.at(-1)!;
+    await expect(page.locator('#m-step')).toHaveText(String(last.step));
+    await expect(page.locator('#m-loss')).toHaveText(last.loss.toFixed(3));
     // The run leaves nothing on the GPU: no tensor, no cached output buffer of the TOC op.
     await expect.poll(() => page.evaluate(() => window.__lab!.memory())).toEqual({ ...before, kernelBuffers: 0 });
   });
