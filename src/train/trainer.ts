@@ -135,6 +135,11 @@ export interface TrainerHooks {
   checkpoint?(state: Promise<ModelState>, at: RunStart): void;
 }
 
+/**
+ * Examples/s is over the last SPEED_WINDOW steps, each with its own time. (Not from the first step's end to the
+ * last's: the first steps after a start return before the GPU has caught up, the readback being pipelined, so
+ * two of them a few ms apart read as a burst many times the real speed, and the chart's scale went with it.)
+ */
 const SPEED_WINDOW = 8;
 
 /** The model's weights at a step, kept for a deferred evaluation: clones of Model.variables(), in order. */
@@ -210,7 +215,7 @@ export class Trainer {
     const optimizer = this.optimizer!;
     const classes = this.info.classes.length;
     const depth = this.config.readbackDepth ?? DEFAULT_READBACK_DEPTH;
-    const times: { t: number; n: number }[] = [];
+    const window: { ms: number; n: number }[] = [];
     const inFlight: Promise<void>[] = [];
     let reported: Promise<void> = Promise.resolve();
     let active = from.time; // seconds of running time, pauses excluded
@@ -256,14 +261,14 @@ export class Trainer {
       step++;
       active += stepMs / 1000;
       this.position = { step, time: active };
-      times.push({ t: active, n: batch.size });
-      if (times.length > SPEED_WINDOW) times.shift();
-      const span = times.length > 1 ? times.at(-1)!.t - times[0]!.t : stepMs / 1000;
-      const examples = times.length > 1 ? times.slice(1).reduce((s, x) => s + x.n, 0) : batch.size;
+      window.push({ ms: stepMs, n: batch.size });
+      if (window.length > SPEED_WINDOW) window.shift();
+      const windowMs = window.reduce((s, x) => s + x.ms, 0);
+      const windowExamples = window.reduce((s, x) => s + x.n, 0);
       const partial = {
         step,
         time: active,
-        examplesPerSecond: examples / span,
+        examplesPerSecond: (1000 * windowExamples) / windowMs,
         waitFraction: (t1 - t0) / stepMs,
         examples: batch.size,
         batchKey: hash32(...batch.ids),

@@ -79,3 +79,39 @@ it("the lab's Adam keeps tfjs's beta powers as numbers, bit for bit, and a resto
   tf.dispose([a, b]);
   for (const o of [ours, reference, restored, fromWeights]) o.dispose();
 });
+
+it('examples/s is over the last 8 steps, each with its own time: the first steps after a start cannot read as a burst', async () => {
+  const sizes = [4, 2, 4, 3, 4, 1, 4, 4, 2, 4, 3, 4];
+  let asked = 0;
+  const source = {
+    async next(): Promise<Batch | null> {
+      const index = asked++;
+      if (index >= sizes.length) return null;
+      const size = sizes[index]!;
+      const x = new Float32Array(size * SIDE * SIDE).fill(index % 2);
+      const y = Int32Array.from({ length: size }, (_, i) => i % 2);
+      return { kind: 'image', x, y, ids: Int32Array.from({ length: size }, (_, i) => i), size, index } as Batch;
+    },
+    stats: emptyStats,
+  };
+  const trainer = new Trainer(fakeInfo(64), { model: mlp, learningRate: 0.01, evalEvery: 1000 });
+  await trainer.prepare(undefined, new AbortController().signal);
+  const reported: { step: number; time: number; examples: number; speed: number }[] = [];
+  const hooks: TrainerHooks = {
+    signal: new AbortController().signal,
+    gate: async () => undefined,
+    phase: () => undefined,
+    step: (m) => reported.push({ step: m.step, time: m.time, examples: m.examples, speed: m.examplesPerSecond }),
+    eval: () => undefined,
+  };
+  expect(await trainer.run(source, hooks)).toBe('ended');
+  expect(reported.map((r) => r.step)).toEqual(sizes.map((_, i) => i + 1));
+  for (const [i, r] of reported.entries()) {
+    // `time` is the run's clock at the step's end: the window's time runs from the end of the step before it.
+    const first = Math.max(0, i - 7);
+    const since = first === 0 ? 0 : reported[first - 1]!.time;
+    const examples = reported.slice(first, i + 1).reduce((s, x) => s + x.examples, 0);
+    expect(r.speed).toBeCloseTo(examples / (r.time - since), 6);
+  }
+  trainer.dispose();
+});
