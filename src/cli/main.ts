@@ -15,7 +15,7 @@ const USAGE = `bytelab: build and inspect datasets for the bytelab training lab
   bytelab toc build --csv FILE --label COLUMN [--drop COL,..] [--test-fraction F] [--limit N] --out DIR
   bytelab toc build --parquet FILE --label 'COLUMN>NUMBER' [--onehot COL,..] [--hour COL] [--weekday COL]
       [--bucket COL:K] [--numeric COL,..] [--limit N] --out DIR
-      (all builds: [--batch-size 250] [--batches-per-record 40] [--shuffle SEED] [--column-order source|frequency] [--name NAME])
+      (all builds: [--batch-size 250|auto] [--batches-per-record 40] [--shuffle SEED] [--column-order source|frequency|auto] [--name NAME])
   bytelab toc inspect DIR [--json] [--sample N|all]
 
 Formats: docs/pcr.md, docs/toc.md`;

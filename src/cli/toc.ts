@@ -61,6 +61,7 @@ function list(values: string[] | undefined): string[] {
 }
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
+const int = (n: number) => n.toLocaleString('en-US');
 
 // ------------------------------------------------------------------ build
 
@@ -125,11 +126,13 @@ async function build(argv: string[]): Promise<number> {
     if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new Error(`--shuffle must be an integer seed in [0, 2^32), got "${values.shuffle}"`);
   }
   const columnOrder = values['column-order'] ?? 'source';
-  if (columnOrder !== 'source' && columnOrder !== 'frequency') throw new Error(`--column-order must be source or frequency, got "${columnOrder}"`);
-  const opts = {
+  if (columnOrder !== 'source' && columnOrder !== 'frequency' && columnOrder !== 'auto') {
+    throw new Error(`--column-order must be source, frequency or auto, got "${columnOrder}"`);
+  }
+  const opts: BuildOptions = {
     out: values.out,
-    columnOrder: columnOrder as ColumnOrder,
-    batchRows: positiveIntFlag(values['batch-size'], 'batch-size', MINI_BATCH_ROWS),
+    columnOrder: columnOrder as ColumnOrder | 'auto',
+    batchRows: values['batch-size'] === 'auto' ? 'auto' : positiveIntFlag(values['batch-size'], 'batch-size', MINI_BATCH_ROWS),
     batchesPerRecord: positiveIntFlag(values['batches-per-record'], 'batches-per-record', DEFAULT_BATCHES_PER_RECORD),
     limit: values.limit === undefined ? Infinity : positiveIntFlag(values.limit, 'limit', 1),
     seed,
@@ -165,7 +168,64 @@ async function build(argv: string[]): Promise<number> {
 }
 
 type BuildValues = Partial<Record<string, string | string[] | boolean>>;
-type BuildOptions = { out: string; batchRows: number; batchesPerRecord: number; limit: number; seed: number | undefined; columnOrder: ColumnOrder };
+/** `auto`: chosen by the kernel cost model on the first train rows (chooseBuildEncoding). */
+type BuildOptions = {
+  out: string;
+  batchRows: number | 'auto';
+  batchesPerRecord: number;
+  limit: number;
+  seed: number | undefined;
+  columnOrder: ColumnOrder | 'auto';
+};
+type ResolvedOptions = BuildOptions & { batchRows: number; columnOrder: ColumnOrder };
+
+/**
+ * Settles `--batch-size auto` and `--column-order auto` as `toc inspect` would advise (src/toc/choose.ts): the first
+ * ENCODING_SAMPLE_ROWS train rows in the order they will be written, re-encoded at each candidate batch size and column
+ * order, the least predicted runs / CSR time at k = DEFAULT_RUNS_K (the TOC MLP's first layer). A flag given a value
+ * is kept and the other is chosen with it. Prints the comparison; `said` is a sentence for the manifest's description.
+ */
+function chooseBuildEncoding(
+  opts: BuildOptions,
+  columns: number,
+  trainRows: (visit: (cols: ArrayLike<number>, vals: ArrayLike<number>, n: number) => boolean) => void,
+): ResolvedOptions & { said?: string } {
+  const { batchRows, columnOrder } = opts;
+  if (batchRows !== 'auto' && columnOrder !== 'auto') return { ...opts, batchRows, columnOrder };
+  const rowPtr = [0];
+  const colIndex: number[] = [];
+  const values: number[] = [];
+  trainRows((cols, vals, n) => {
+    // As the split writer stores them: zeros left out, values as float32.
+    for (let i = 0; i < n; i++) {
+      if (vals[i] === 0) continue;
+      colIndex.push(cols[i]!);
+      values.push(Math.fround(vals[i]!));
+    }
+    rowPtr.push(colIndex.length);
+    return rowPtr.length <= ENCODING_SAMPLE_ROWS;
+  });
+  const rows = rowPtr.length - 1;
+  const sample: SparseRows = {
+    rows,
+    cols: columns,
+    valueType: 'f32',
+    rowPtr: Uint32Array.from(rowPtr),
+    colIndex: Uint32Array.from(colIndex),
+    values: Float64Array.from(values),
+  };
+  const fitting = ENCODING_BATCH_ROWS.filter((b) => b <= rows);
+  const sizes = batchRows !== 'auto' ? [batchRows] : fitting.length ? fitting : [Math.max(1, rows)];
+  const orders: ColumnOrder[] = columnOrder !== 'auto' ? [columnOrder] : ['source', 'frequency'];
+  const candidates = compareEncodings(sample, sizes, orders, DEFAULT_RUNS_K);
+  const chosen = chooseEncoding(candidates) ?? candidates[0]!;
+  log(`choosing the encoding on the first ${rows.toLocaleString('en-US')} train rows:`);
+  printEncodings({ sampleRows: rows, k: DEFAULT_RUNS_K, candidates, chosen }, log);
+  const said =
+    `batch size ${chosen.batchRows} and ${chosen.columnOrder} column order chosen by the kernel cost model ` +
+    `(predicted runs / CSR time ${chosen.costRatio.toFixed(3)} at k = ${DEFAULT_RUNS_K}, first ${rows} train rows)`;
+  return { ...opts, batchRows: chosen.batchRows, columnOrder: chosen.columnOrder, said };
+}
 
 /**
  * The column order of a build: undefined for source order; for frequency order (docs/toc.md, "Encoding for reuse") the
@@ -216,7 +276,27 @@ async function buildFromIdx(values: BuildValues, opts: BuildOptions): Promise<Bu
   const { width, height } = train;
   const columns = width * height;
   const sourceNames = Array.from({ length: columns }, (_, i) => `px_${Math.floor(i / width)}_${i % width}`);
-  const renaming = columnRenaming(opts.columnOrder, sourceNames, (visit) => {
+  const pixel = Float32Array.from({ length: 256 }, (_, q) => q / 255);
+  const cols = new Uint32Array(columns);
+  const vals = new Float32Array(columns);
+  /** The image's non-zero pixels into cols / vals; returns how many. */
+  const pairs = (data: ArrayLike<number>): number => {
+    let n = 0;
+    for (let c = 0; c < columns; c++) {
+      const q = data[c]!;
+      if (q !== 0) {
+        cols[n] = c;
+        vals[n++] = pixel[q]!;
+      }
+    }
+    return n;
+  };
+  const random = opts.seed === undefined ? undefined : seededRandom(opts.seed);
+  const orders = { train: rowOrder(splits.train!.length, opts.seed, random), test: splits.test && rowOrder(splits.test.length, opts.seed, random) };
+  const chosen = chooseBuildEncoding(opts, columns, (visit) => {
+    for (const i of orders.train) if (!visit(cols, vals, pairs(splits.train![i]!.image.data))) return;
+  });
+  const renaming = columnRenaming(chosen.columnOrder, sourceNames, (visit) => {
     const nonZero = new Uint32Array(columns);
     for (const items of Object.values(splits)) {
       for (const { image } of items) {
@@ -227,25 +307,14 @@ async function buildFromIdx(values: BuildValues, opts: BuildOptions): Promise<Bu
     }
   });
   const featureNames = renaming?.names ?? sourceNames;
-  const writers = splitWriters({ ...opts, classes: classes.length, columns }, Boolean(splits.test));
-  const pixel = Float32Array.from({ length: 256 }, (_, q) => q / 255);
-  const cols = new Uint32Array(columns);
-  const vals = new Float32Array(columns);
-  const random = opts.seed === undefined ? undefined : seededRandom(opts.seed);
+  const writers = splitWriters({ ...chosen, classes: classes.length, columns }, Boolean(splits.test));
   for (const split of ['train', 'test'] as const) {
     const items = splits[split];
-    if (!items) continue;
-    const order = rowOrder(items.length, opts.seed, random);
+    const order = orders[split];
+    if (!items || !order) continue;
     for (const i of order) {
       const { image, label } = items[i]!;
-      let n = 0;
-      for (let c = 0; c < columns; c++) {
-        const q = image.data[c]!;
-        if (q !== 0) {
-          cols[n] = c;
-          vals[n++] = pixel[q]!;
-        }
-      }
+      const n = pairs(image.data);
       if (renaming) renameRow(renaming.newIndex, cols, vals, n);
       writers[split]!.addRow(cols, vals, n, label);
     }
@@ -257,7 +326,8 @@ async function buildFromIdx(values: BuildValues, opts: BuildOptions): Promise<Bu
     writers,
     description:
       `${basename(idx)}: ${width}x${height} pixels as ${columns} columns, value q/255 (float32), rows in ${order}` +
-      (renaming ? ', columns in frequency order (descending non-zero count)' : ''),
+      (renaming ? ', columns in frequency order (descending non-zero count)' : '') +
+      (chosen.said ? `; ${chosen.said}` : ''),
     ...(fashion ? { attribution: 'Fashion-MNIST, Zalando Research (Xiao, Rasul, Vollgraf 2017), MIT licence' } : {}),
   };
 }
@@ -310,13 +380,21 @@ async function buildFromTable(values: BuildValues, opts: BuildOptions): Promise<
   if (labels.classes.length > 0x10000) throw new Error(`the label has ${labels.classes.length} distinct values; at most 65536 classes fit a u16 label`);
   if (labels.classes.length === 0) throw new Error(`the label column "${label.column}" has no values`);
 
-  const writers = splitWriters({ ...opts, classes: labels.classes.length, columns: plan.columns }, testFraction > 0);
   const threshold = testFraction * 2 ** 32;
+  const inTest = (r: number) => testFraction > 0 && rowHash(table, r) < threshold;
   const order = rowOrder(table.rows, opts.seed);
   const cols: number[] = [];
   const vals: number[] = [];
+  const chosen = chooseBuildEncoding(opts, plan.columns, (visit) => {
+    for (const r of order) {
+      if (labels.of[r]! < 0 || inTest(r)) continue;
+      const n = plan.rowPairs(r, cols, vals);
+      if (!visit(cols, vals, n)) return;
+    }
+  });
+  const writers = splitWriters({ ...chosen, classes: labels.classes.length, columns: plan.columns }, testFraction > 0);
   // Frequency order counts over the rows that will be written (those with a label), both splits.
-  const renaming = columnRenaming(opts.columnOrder, plan.names, (visit) => {
+  const renaming = columnRenaming(chosen.columnOrder, plan.names, (visit) => {
     for (let r = 0; r < table.rows; r++) if (labels.of[r]! >= 0) visit(cols, plan.rowPairs(r, cols, vals));
   });
   let dropped = 0;
@@ -327,7 +405,7 @@ async function buildFromTable(values: BuildValues, opts: BuildOptions): Promise<
     else {
       const n = plan.rowPairs(r, cols, vals);
       if (renaming) renameRow(renaming.newIndex, cols, vals, n);
-      const split = writers.test && rowHash(table, r) < threshold ? writers.test : writers.train;
+      const split = writers.test && inTest(r) ? writers.test : writers.train;
       split.addRow(cols, vals, n, y);
     }
     if ((i + 1) % PROGRESS_ROWS === 0) log(`encoded ${i + 1} of ${order.length} rows (${((performance.now() - started) / 1000).toFixed(1)} s)`);
@@ -344,6 +422,7 @@ async function buildFromTable(values: BuildValues, opts: BuildOptions): Promise<
     testFraction > 0 ? `test split: rows whose FNV-1a hash / 2^32 < ${testFraction}` : 'no test split',
     opts.seed === undefined ? 'rows in file order' : `rows shuffled (Fisher-Yates, mulberry32 seed ${opts.seed})`,
     renaming ? 'columns in frequency order (descending non-zero count)' : '',
+    chosen.said ?? '',
   ].filter(Boolean);
   const attribution = /birdstrikes/i.test(file)
     ? 'FAA Wildlife Strike Database, via vega-datasets (U.S. Government dataset)'
@@ -506,6 +585,31 @@ async function inspectDataset(dir: string, sample?: number, k = DEFAULT_RUNS_K):
   };
 }
 
+/** The encodings table of `toc inspect` (and of a build that chooses its encoding), one line at a time to `out`. */
+function printEncodings(e: TocInspection['encodings'], out: (line: string) => void): void {
+  out(`  GPU kernels by encoding at k = ${e.k} (first ${int(e.sampleRows)} train rows; T / nnz = resolved-runs terms over CSR's with the cost rule's`);
+  out('  cached codes; predicted = runsCost runs / CSR time, A·M + Aᵀ·M, SwiftShader prices; the chooser minimises it):');
+  out(
+    `  ${'batch rows'.padStart(10)}  ${'column order'.padEnd(12)} ${'batches'.padStart(7)} ${'nnz / |D|'.padStart(9)} ${'caching'.padStart(7)} ` +
+      `${'cached A·M / Aᵀ·M'.padStart(15)} ${'T / nnz'.padStart(8)} ${'predicted'.padStart(9)}`,
+  );
+  for (const c of e.candidates) {
+    const mark = c === e.chosen ? '  <- chosen' : '';
+    const perCode = c.codes ? (c.nnz / c.codes).toFixed(2) : '-';
+    const cells = [
+      int(c.batchRows).padStart(10),
+      ` ${c.columnOrder.padEnd(12)}`,
+      String(c.batches).padStart(7),
+      perCode.padStart(9),
+      String(c.batchesCaching).padStart(7),
+      `${int(c.cachedRow)} / ${int(c.cachedCol)}`.padStart(15),
+      c.workRatio.toFixed(3).padStart(8),
+      c.costRatio.toFixed(3).padStart(9),
+    ];
+    out(`  ${cells.join(' ')}${mark}`);
+  }
+}
+
 async function inspect(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -521,7 +625,6 @@ async function inspect(argv: string[]): Promise<number> {
     console.log(JSON.stringify(s, null, 2));
     return 0;
   }
-  const int = (n: number) => n.toLocaleString('en-US');
   console.log(`${s.name}: ${int(s.rows.total)} rows (train ${int(s.rows.train)}, test ${int(s.rows.test)}), ${int(s.columns)} columns, ${s.classes} classes`);
   console.log(`  ${int(s.batches)} batches in ${s.records} record files, ${int(s.fileBytes)} bytes on disk`);
   console.log(
@@ -544,28 +647,7 @@ async function inspect(argv: string[]): Promise<number> {
   ];
   console.log(`  ${'format'.padEnd(22)} ${'bytes'.padStart(15)}  DEN / format`);
   for (const [label, k] of rows) console.log(`  ${label.padEnd(22)} ${int(s.bytes[k]).padStart(15)}  ${s.ratios[k].toFixed(2).padStart(8)}x`);
-  const e = s.encodings;
-  console.log(`  GPU kernels by encoding at k = ${e.k} (first ${int(e.sampleRows)} train rows; T / nnz = resolved-runs terms over CSR's with the cost rule's`);
-  console.log('  cached codes; predicted = runsCost runs / CSR time, A·M + Aᵀ·M, SwiftShader prices; the chooser minimises it):');
-  console.log(
-    `  ${'batch rows'.padStart(10)}  ${'column order'.padEnd(12)} ${'batches'.padStart(7)} ${'nnz / |D|'.padStart(9)} ${'caching'.padStart(7)} ` +
-      `${'cached A·M / Aᵀ·M'.padStart(15)} ${'T / nnz'.padStart(8)} ${'predicted'.padStart(9)}`,
-  );
-  for (const c of e.candidates) {
-    const mark = c === e.chosen ? '  <- chosen' : '';
-    const perCode = c.codes ? (c.nnz / c.codes).toFixed(2) : '-';
-    const cells = [
-      int(c.batchRows).padStart(10),
-      ` ${c.columnOrder.padEnd(12)}`,
-      String(c.batches).padStart(7),
-      perCode.padStart(9),
-      String(c.batchesCaching).padStart(7),
-      `${int(c.cachedRow)} / ${int(c.cachedCol)}`.padStart(15),
-      c.workRatio.toFixed(3).padStart(8),
-      c.costRatio.toFixed(3).padStart(9),
-    ];
-    console.log(`  ${cells.join(' ')}${mark}`);
-  }
+  printEncodings(s.encodings, (line) => console.log(line));
   const d = s.cacheDecisions;
   console.log(`  cost rule at k = ${d.k}, first ${d.batches.length} train batches as stored:`);
   const head = ['record'.padEnd(20), 'batch'.padStart(5), 'rows'.padStart(6), 'nnz'.padStart(8), 'cached A·M / Aᵀ·M'.padStart(15), 'T / nnz'.padStart(8)];

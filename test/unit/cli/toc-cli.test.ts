@@ -310,7 +310,7 @@ describe('bytelab toc build --csv', () => {
     expect(freq.manifest.description).toMatch(/columns in frequency order/);
     expect(freq.train.map((r) => named(freq.manifest, r))).toEqual(source.train.map((r) => named(source.manifest, r)));
     const bad = bytelab(...args, '--column-order', 'random', '--out', join(work, 'x'));
-    expect(bad.stderr).toMatch(/--column-order must be source or frequency/);
+    expect(bad.stderr).toMatch(/--column-order must be source, frequency or auto/);
   });
 
   it('refuses a feature made from the label column, and an unknown column', () => {
@@ -378,6 +378,37 @@ describe('bytelab toc build --csv birdstrikes.csv', () => {
     expect(s.bytes.den).toBe(10_000 * manifest.columns * 8);
     expect(s.nonZeros).toBe(train.reduce((n, r) => n + r.values.filter((v) => v !== 0).length, 0));
     expect(s.ratios.toc).toBeGreaterThan(s.ratios.csr);
+  });
+
+  it('--batch-size auto --column-order auto: the encoding inspect advises for these rows, the same rows by name', () => {
+    const flags = ['--label', 'Effect Amount of damage', '--weekday', 'Flight Date', '--shuffle', '1'];
+    const plain = join(work, 'birdstrikes-250');
+    const auto = join(work, 'birdstrikes-auto');
+    run('toc', 'build', '--csv', BIRDSTRIKES, ...flags, '--out', plain);
+    const log = run('toc', 'build', '--csv', BIRDSTRIKES, ...flags, '--batch-size', 'auto', '--column-order', 'auto', '--out', auto);
+    // inspect compares the first train rows as stored; a source-order build stores them in the order the build chose on.
+    const advice = JSON.parse(bytelab('toc', 'inspect', plain, '--json').stdout).encodings;
+    expect(advice.candidates).toHaveLength(8);
+    const { batchRows, columnOrder } = advice.chosen;
+    expect(batchRows).toBeGreaterThan(250); // birdstrikes rows share prefixes in larger batches (docs/toc.md)
+    expect(log).toMatch(new RegExp(`choosing the encoding on the first ${advice.sampleRows.toLocaleString('en-US')} train rows`));
+    expect(log).toMatch(new RegExp(`${batchRows.toLocaleString('en-US')}  ${columnOrder} .*<- chosen`));
+    const a = readDataset(auto);
+    const p = readDataset(plain);
+    const sizes = a.manifest.splits.train.records.flatMap((r) => r.batches.map((b) => b.rows));
+    expect(sizes.slice(0, -1).every((n) => n === batchRows)).toBe(true);
+    expect(sizes.at(-1)).toBeLessThanOrEqual(batchRows);
+    expect(a.manifest.description).toMatch(new RegExp(`batch size ${batchRows} and ${columnOrder} column order chosen by the kernel cost model`));
+    expect(a.train.map((r) => named(a.manifest, r))).toEqual(p.train.map((r) => named(p.manifest, r)));
+    expect(a.test.map((r) => r.label)).toEqual(p.test.map((r) => r.label));
+    // One flag given, the other chosen with it.
+    const fixed = run('toc', 'build', '--csv', BIRDSTRIKES, ...flags, '--batch-size', '500', '--column-order', 'auto', '--out', join(work, 'birdstrikes-500'));
+    expect(fixed).toMatch(/ 500 {2}(source|frequency) .*<- chosen/);
+    expect(fixed).not.toMatch(/2,000 {2}source/);
+    expect(bytelab('toc', 'build', '--csv', BIRDSTRIKES, ...flags, '--column-order', 'best', '--out', join(work, 'x')).stderr).toMatch(
+      /--column-order must be source, frequency or auto, got "best"/,
+    );
+    expect(bytelab('toc', 'build', '--csv', BIRDSTRIKES, ...flags, '--batch-size', 'automatic', '--out', join(work, 'x')).stderr).toMatch(/batch-size/);
   });
 });
 
