@@ -412,6 +412,26 @@ describe('bytelab toc build --csv birdstrikes.csv', () => {
   });
 });
 
+// ------------------------------------------------------------------ bundled
+
+describe('the bundled TOC datasets', () => {
+  const scripts = JSON.parse(readFileSync('package.json', 'utf8')).scripts as Record<string, string>;
+  for (const [script, dir] of [
+    ['data:toc:birdstrikes', 'public/datasets/birdstrikes-toc'],
+    ['data:toc:flights-mini', 'public/datasets/flights-250k-toc'],
+  ] as const) {
+    it(`${dir} is what npm run ${script} builds, byte for byte`, () => {
+      const command = scripts[script]!;
+      expect(command).toContain(`--out ${dir}`);
+      const out = join(work, script.replaceAll(':', '-'));
+      const r = spawnSync('bash', ['-c', command.replace(`--out ${dir}`, `--out ${out}`)], { encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+      expect(readdirSync(out).sort()).toEqual(readdirSync(dir).sort());
+      for (const f of readdirSync(dir)) expect(readFileSync(join(out, f)).equals(readFileSync(join(dir, f))), f).toBe(true);
+    });
+  }
+});
+
 // ------------------------------------------------------------------ Parquet
 
 describe('bytelab toc build --parquet flights-3m.parquet', () => {
