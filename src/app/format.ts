@@ -5,3 +5,13 @@ export function formatBytes(n: number): string {
   if (n < 1024 ** 2) return `${(n / 1024).toFixed(1)} KiB`;
   return `${(n / 1024 ** 2).toFixed(2)} MiB`;
 }
+
+/**
+ * TOC's reuse on the batches read: the terms its first layer sums (resolved runs, docs/toc.md "Work model") against
+ * the non-zeros a CSR first layer would multiply, per output column.
+ */
+export function describeTocWork(terms: number, nonZeros: number): string {
+  const share = (100 * terms) / nonZeros;
+  const why = share < 99.95 ? 'prefixes shared by many rows are summed once' : 'no prefix is shared enough to cache at this batch size';
+  return `First layer on the compressed batches: ${share.toFixed(1)}% of the multiply-adds CSR would do (${why}).`;
+}

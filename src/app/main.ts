@@ -27,7 +27,7 @@ import { runSweep } from './sweep.js';
 import { setupModelPanel } from './model-panel.js';
 import { freshOptimizerState } from '../train/model-file.js';
 import { describeEchoReading } from './echo-reading.js';
-import { formatBytes } from './format.js';
+import { describeTocWork, formatBytes } from './format.js';
 import { drawThrottled } from './throttle.js';
 import { LiveChart } from './charts.js';
 import { builtDataFolders, DATASETS, probeDataset, probeOwnDataset, type DatasetProbe, type GroupCosts } from './datasets.js';
@@ -84,6 +84,7 @@ const ui = {
   fidelity: $<HTMLInputElement>('fidelity'),
   fidelityLabel: $('fidelity-label'),
   fidelityTable: $<HTMLTableElement>('fidelity-table'),
+  tocWork: $('toc-work'),
   echo: $<HTMLInputElement>('echo'),
   datasetInfo: $('dataset-info'),
   log: $<HTMLOListElement>('log'),
@@ -344,6 +345,7 @@ function resetView(): void {
   ui.echoUse.hidden = true;
   ui.datasetInfo.textContent = '';
   ui.fidelityTable.replaceChildren();
+  ui.tocWork.hidden = true;
   ui.features.replaceChildren();
   ui.samplesCaption.textContent = '';
   clearSamples(ui.samples);
@@ -363,6 +365,7 @@ function previewDataset(): void {
   if (session && !session.ended) return;
   const costs = shownCosts();
   ui.fidelityTable.replaceChildren();
+  ui.tocWork.hidden = true; // the last run's reading, not the selected dataset's
   if (costs) {
     ui.fidelity.max = String(costs.fidelityLevels);
     if (!fidelityTouched || Number(ui.fidelity.value) > costs.fidelityLevels) ui.fidelity.value = String(costs.fidelityLevels);
@@ -559,6 +562,8 @@ function showStep(m: StepMetrics): void {
   ui.echoCounters.textContent =
     `${p.examplesRead.toLocaleString('en-US')} fresh examples read · ${p.examplesEchoed.toLocaleString('en-US')} echoed copies · ` +
     `${m.step.toLocaleString('en-US')} SGD steps · ${p.duplicatesInBatches.toLocaleString('en-US')} repeats within a batch${reread}`;
+  ui.tocWork.hidden = p.tocNonZeros === 0;
+  if (p.tocNonZeros > 0) ui.tocWork.textContent = describeTocWork(p.tocTerms, p.tocNonZeros);
 }
 
 /** Where the time goes, and the echo factor it suggests. */

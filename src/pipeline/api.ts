@@ -197,6 +197,12 @@ export interface PipelineStats {
   cacheCorrupt: number;
   /** Bytes taken from the prefix cache. */
   bytesFromCache: number;
+  /**
+   * TOC batches parsed: their non-zeros (the multiply-adds per output column of a CSR first layer) and the terms the
+   * resolved-runs layout sums instead (docs/toc.md, "Work model": fewer where shared prefixes are cached). 0 for images.
+   */
+  tocNonZeros: number;
+  tocTerms: number;
 }
 
 export interface DatasetInfo {

@@ -44,6 +44,8 @@ export const emptyStats = (): PipelineStats => ({
   cacheExtended: 0,
   cacheCorrupt: 0,
   bytesFromCache: 0,
+  tocNonZeros: 0,
+  tocTerms: 0,
 });
 
 /** Wall-clock ms since the Unix epoch, to the sub-ms: the same clock in every worker and page (performance.now() is not). */

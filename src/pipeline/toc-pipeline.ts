@@ -190,6 +190,8 @@ export class TocPipeline extends BasePipeline<TocManifest> {
         const { labels, logical } = readTocFrame(bytes, frame, entry.file, i, { classes: this.manifest.classes.length, columns: this.manifest.columns });
         const batch = toBatch(logical);
         const layout = tocRunsLayout(batch, { k: this.tocColumns() });
+        this.stats.tocNonZeros += layout.model.nnz;
+        this.stats.tocTerms += layout.model.terms;
         for (const key of Object.keys(batch) as (keyof typeof batch)[]) {
           const v = batch[key];
           if (ArrayBuffer.isView(v)) (batch as unknown as Record<string, unknown>)[key] = owned(v as Uint32Array);

@@ -23,6 +23,8 @@ for (const model of ['logreg', 'svm', 'toc-mlp']) {
     // Accuracy is at least the majority class share (78% of flights are on time) and a number.
     expect(s.evals.at(-1)!.accuracy).toBeGreaterThan(0.7);
     expect(s.warnings).toEqual([]);
+    // 250-row batches of flights share no prefix worth caching: the first layer does CSR's work, and says so.
+    await expect(page.locator('#toc-work')).toHaveText(/100\.0% of the multiply-adds CSR would do \(no prefix is shared enough/);
     if (model === 'logreg') await page.screenshot({ path: 'test-results/lab-toc.png' });
     await page.evaluate(() => window.__lab!.stop());
     // The tiles, drawn a few times a second while steps come faster, end on the run's last step.
@@ -33,6 +35,25 @@ for (const model of ['logreg', 'svm', 'toc-mlp']) {
     await expect.poll(() => page.evaluate(() => window.__lab!.memory())).toEqual({ ...before, kernelBuffers: 0 });
   });
 }
+
+test('birdstrikes in the batches the build chose: the first layer sums fewer terms than CSR and the MLP learns', async ({ page }) => {
+  await page.goto('/?dataset=birdstrikes-2000&model=toc-mlp&evalEvery=10&autostart=1');
+  const s = await waitFor(page, '12 steps and an evaluation', (x) => x.steps.length >= 12 && x.evals.length > 0 && !!x.pipeline);
+  await expect(page.locator('#batch-hint')).toHaveText(/mini-batches of 2000 rows/);
+  const losses = s.steps.map((x) => x.loss);
+  expect(losses.every(Number.isFinite)).toBe(true);
+  expect(mean(losses.slice(-3))).toBeLessThan(mean(losses.slice(0, 3)));
+  // The cached codes (docs/toc.md, "Work model"): about 78% of the non-zeros at the MLP's 64 units, as toc inspect predicts.
+  const { tocTerms, tocNonZeros } = s.pipeline!;
+  expect(tocTerms / tocNonZeros).toBeGreaterThan(0.7);
+  expect(tocTerms / tocNonZeros).toBeLessThan(0.85);
+  await expect(page.locator('#toc-work')).toContainText(/\d\d\.\d% of the multiply-adds CSR would do \(prefixes shared by many rows are summed once\)/);
+  expect(s.warnings).toEqual([]);
+  await page.evaluate(() => window.__lab!.stop());
+  // Back to an image dataset: the reading of the last TOC run goes with it.
+  await page.locator('#dataset').selectOption('datasets/fashion-mnist-mini/manifest.json');
+  await expect(page.locator('#toc-work')).toBeHidden();
+});
 
 test('the fidelity slider is off for tabular data, and echoing repeats whole batches', async ({ page }) => {
   await page.goto('/?dataset=birdstrikes&model=logreg&evalEvery=1000&echo=2&autostart=1');

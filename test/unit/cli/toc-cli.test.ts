@@ -418,6 +418,7 @@ describe('the bundled TOC datasets', () => {
   const scripts = JSON.parse(readFileSync('package.json', 'utf8')).scripts as Record<string, string>;
   for (const [script, dir] of [
     ['data:toc:birdstrikes', 'public/datasets/birdstrikes-toc'],
+    ['data:toc:birdstrikes-2000', 'public/datasets/birdstrikes-2000-toc'],
     ['data:toc:flights-mini', 'public/datasets/flights-250k-toc'],
   ] as const) {
     it(`${dir} is what npm run ${script} builds, byte for byte`, () => {
