@@ -4,6 +4,7 @@
 // against steps, training time, bytes fetched or fresh examples. Runs can be
 // renamed, deleted, exported (JSON, or one run's points as CSV) and imported.
 import uPlot from 'uplot';
+import { accuracyRange } from './axis.js';
 import type { RunStore } from '../storage/runs.js';
 import type { EvalMetrics, StepMetrics } from '../train/trainer.js';
 import { addStep, curve, runCsv, summarize, validateRunRecord, X_AXES, type RunRecord, type XAxis } from '../train/run-record.js';
@@ -112,7 +113,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
         title: `${metric === 'loss' ? 'training loss' : 'test accuracy'} by run`,
         width,
         height: 220,
-        scales: { x: { time: false } },
+        scales: { x: { time: false }, ...(metric === 'accuracy' ? { y: { range: (_u, min, max) => accuracyRange(min, max) } } : {}) },
         axes: [{ label: X_LABELS[x] }, { size: 56 }],
         legend: { show: shown.length > 0, live: false },
         series: [
