@@ -571,7 +571,8 @@ function showEcho(r: EchoReading, factor: number): void {
   ui.echoReading.textContent = describeEchoReading(r, factor);
   // Over the last steps, weighted by time: a single step's share flickers, since data arrives a record at a time.
   ui.m.wait.textContent = `${(100 * r.waitShare).toFixed(0)}%`;
-  ui.echoUse.hidden = ui.echoAuto.checked || r.suggested === factor;
+  // Against the control, not the reading's factor: a reading drawn after "Use echo" was clicked must not bring it back.
+  ui.echoUse.hidden = ui.echoAuto.checked || r.suggested === Number(ui.echo.value);
   ui.echoUse.dataset.value = String(r.suggested);
   ui.echoUse.textContent = `Use echo ${r.suggested}`;
 }
@@ -591,6 +592,7 @@ function listenerFor(current: () => LabSession): SessionListener {
   return {
     state: (s, d) => {
       if (!shown()) return;
+      if (!LIVE_STATES.has(s)) showReadings.flush(); // the last step's figures now, before the controls open again
       showState(s, d);
       runsPanel.state(s);
     },

@@ -53,6 +53,9 @@ test('birdstrikes in the batches the build chose: the first layer sums fewer ter
   // Back to an image dataset: the reading of the last TOC run goes with it.
   await page.locator('#dataset').selectOption('datasets/fashion-mnist-mini/manifest.json');
   await expect(page.locator('#toc-work')).toBeHidden();
+  // and stays hidden: no reading drawn late (the page draws its readings a few times a second) brings it back.
+  await page.waitForTimeout(500);
+  await expect(page.locator('#toc-work')).toBeHidden();
 });
 
 test('the fidelity slider is off for tabular data, and echoing repeats whole batches', async ({ page }) => {

@@ -5,7 +5,8 @@ describe('drawThrottled', () => {
   beforeEach(() => {
     // Node has no animation frames: a frame is a 16 ms timer here, as on a 60 Hz screen.
     vi.stubGlobal('requestAnimationFrame', (f: FrameRequestCallback) => setTimeout(() => f(performance.now()), 16));
-    vi.useFakeTimers({ toFake: ['setTimeout', 'performance'] });
+    vi.stubGlobal('cancelAnimationFrame', (id: ReturnType<typeof setTimeout>) => clearTimeout(id));
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
   });
   afterEach(() => {
     vi.useRealTimers();
@@ -50,5 +51,26 @@ describe('drawThrottled', () => {
     vi.advanceTimersByTime(16);
     expect(drawn).toHaveLength(2);
     expect(drawn[1]! - asked).toBeLessThanOrEqual(16);
+  });
+
+  it('flush draws a pending request at once, and only once; with nothing pending it draws nothing', () => {
+    let value = 0;
+    const drawn: number[] = [];
+    const request = drawThrottled(() => drawn.push(value), 100);
+    request.flush();
+    expect(drawn).toEqual([]);
+    value = 1;
+    request();
+    vi.advanceTimersByTime(16);
+    value = 2;
+    request(); // waits for the interval
+    request.flush();
+    expect(drawn).toEqual([1, 2]);
+    vi.advanceTimersByTime(500);
+    expect(drawn).toEqual([1, 2]);
+    value = 3;
+    request(); // pending again after a flush
+    vi.advanceTimersByTime(116);
+    expect(drawn).toEqual([1, 2, 3]);
   });
 });
