@@ -132,7 +132,7 @@ async function build(argv: string[]): Promise<number> {
   const opts: BuildOptions = {
     out: values.out,
     columnOrder: columnOrder as ColumnOrder | 'auto',
-    batchRows: values['batch-size'] === 'auto' ? 'auto' : positiveIntFlag(values['batch-size'], 'batch-size', MINI_BATCH_ROWS),
+    batchRows: batchSizeFlag(values['batch-size']),
     batchesPerRecord: positiveIntFlag(values['batches-per-record'], 'batches-per-record', DEFAULT_BATCHES_PER_RECORD),
     limit: values.limit === undefined ? Infinity : positiveIntFlag(values.limit, 'limit', 1),
     seed,
@@ -168,6 +168,13 @@ async function build(argv: string[]): Promise<number> {
 }
 
 type BuildValues = Partial<Record<string, string | string[] | boolean>>;
+/** `--batch-size N|auto`. */
+function batchSizeFlag(value: string | undefined): number | 'auto' {
+  if (value === 'auto') return 'auto';
+  if (value !== undefined && !/^\d+$/.test(value)) throw new Error(`--batch-size must be a positive integer or auto, got "${value}"`);
+  return positiveIntFlag(value, 'batch-size', MINI_BATCH_ROWS);
+}
+
 /** `auto`: chosen by the kernel cost model on the first train rows (chooseBuildEncoding). */
 type BuildOptions = {
   out: string;
@@ -218,7 +225,14 @@ function chooseBuildEncoding(
   const sizes = batchRows !== 'auto' ? [batchRows] : fitting.length ? fitting : [Math.max(1, rows)];
   const orders: ColumnOrder[] = columnOrder !== 'auto' ? [columnOrder] : ['source', 'frequency'];
   const candidates = compareEncodings(sample, sizes, orders, DEFAULT_RUNS_K);
-  const chosen = chooseEncoding(candidates) ?? candidates[0]!;
+  const chosen = chooseEncoding(candidates);
+  if (!chosen) {
+    // Not one whole batch of any candidate: nothing to compare.
+    const fallback = { batchRows: batchRows === 'auto' ? MINI_BATCH_ROWS : batchRows, columnOrder: columnOrder === 'auto' ? 'source' : columnOrder };
+    const said = `too few train rows (${rows}) to choose an encoding: batch size ${fallback.batchRows}, ${fallback.columnOrder} column order`;
+    log(said);
+    return { ...opts, ...fallback, said };
+  }
   log(`choosing the encoding on the first ${rows.toLocaleString('en-US')} train rows:`);
   printEncodings({ sampleRows: rows, k: DEFAULT_RUNS_K, candidates, chosen }, log);
   const said =

@@ -311,6 +311,25 @@ describe('bytelab toc build --csv', () => {
     expect(freq.train.map((r) => named(freq.manifest, r))).toEqual(source.train.map((r) => named(source.manifest, r)));
     const bad = bytelab(...args, '--column-order', 'random', '--out', join(work, 'x'));
     expect(bad.stderr).toMatch(/--column-order must be source, frequency or auto/);
+    // Too few rows for one batch of 500: nothing to compare, and the build says what it kept.
+    const few = run(
+      'toc',
+      'build',
+      '--csv',
+      path,
+      '--label',
+      'kind',
+      '--test-fraction',
+      '0',
+      '--batch-size',
+      '500',
+      '--column-order',
+      'auto',
+      '--out',
+      join(work, 'csv-few'),
+    );
+    expect(few).toMatch(/too few train rows \(5\) to choose an encoding: batch size 500, source column order/);
+    expect(readDataset(join(work, 'csv-few')).manifest.description).toMatch(/too few train rows \(5\)/);
   });
 
   it('refuses a feature made from the label column, and an unknown column', () => {
@@ -408,7 +427,9 @@ describe('bytelab toc build --csv birdstrikes.csv', () => {
     expect(bytelab('toc', 'build', '--csv', BIRDSTRIKES, ...flags, '--column-order', 'best', '--out', join(work, 'x')).stderr).toMatch(
       /--column-order must be source, frequency or auto, got "best"/,
     );
-    expect(bytelab('toc', 'build', '--csv', BIRDSTRIKES, ...flags, '--batch-size', 'automatic', '--out', join(work, 'x')).stderr).toMatch(/batch-size/);
+    expect(bytelab('toc', 'build', '--csv', BIRDSTRIKES, ...flags, '--batch-size', 'automatic', '--out', join(work, 'x')).stderr).toMatch(
+      /--batch-size must be a positive integer or auto, got "automatic"/,
+    );
   });
 });
 
