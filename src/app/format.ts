@@ -12,6 +12,6 @@ export function formatBytes(n: number): string {
  */
 export function describeTocWork(terms: number, nonZeros: number): string {
   const share = (100 * terms) / nonZeros;
-  const why = share < 99.95 ? 'prefixes shared by many rows are summed once' : 'no prefix is shared enough to cache at this batch size';
+  const why = terms < nonZeros ? 'prefixes shared by many rows are summed once' : 'no prefix is shared enough to cache in these batches';
   return `First layer on the compressed batches: ${share.toFixed(1)}% of the multiply-adds CSR would do (${why}).`;
 }

@@ -136,9 +136,10 @@ export interface TrainerHooks {
 }
 
 /**
- * Examples/s is over the last SPEED_WINDOW steps, each with its own time. (Not from the first step's end to the
- * last's: the first steps after a start return before the GPU has caught up, the readback being pipelined, so
- * two of them a few ms apart read as a burst many times the real speed, and the chart's scale went with it.)
+ * Examples/s is over the last SPEED_WINDOW steps, the window's first step included. (It was from the end of the
+ * window's first step: at step 2 that is step 2 alone, and the first steps after a start return before the GPU
+ * has caught up, the readback being pipelined, so step 2 read up to 12x the steady speed and the chart's scale
+ * went with it. Counted in, step 1's start-up slowness now pulls steps 1-8 below the steady speed instead.)
  */
 const SPEED_WINDOW = 8;
 
@@ -215,7 +216,7 @@ export class Trainer {
     const optimizer = this.optimizer!;
     const classes = this.info.classes.length;
     const depth = this.config.readbackDepth ?? DEFAULT_READBACK_DEPTH;
-    const window: { ms: number; n: number }[] = [];
+    const speedWindow: { ms: number; n: number }[] = [];
     const inFlight: Promise<void>[] = [];
     let reported: Promise<void> = Promise.resolve();
     let active = from.time; // seconds of running time, pauses excluded
@@ -261,10 +262,10 @@ export class Trainer {
       step++;
       active += stepMs / 1000;
       this.position = { step, time: active };
-      window.push({ ms: stepMs, n: batch.size });
-      if (window.length > SPEED_WINDOW) window.shift();
-      const windowMs = window.reduce((s, x) => s + x.ms, 0);
-      const windowExamples = window.reduce((s, x) => s + x.n, 0);
+      speedWindow.push({ ms: stepMs, n: batch.size });
+      if (speedWindow.length > SPEED_WINDOW) speedWindow.shift();
+      const windowMs = speedWindow.reduce((s, x) => s + x.ms, 0);
+      const windowExamples = speedWindow.reduce((s, x) => s + x.n, 0);
       const partial = {
         step,
         time: active,

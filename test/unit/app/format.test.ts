@@ -11,5 +11,6 @@ describe('the page’s numbers', () => {
       'First layer on the compressed batches: 78.3% of the multiply-adds CSR would do (prefixes shared by many rows are summed once).',
     );
     expect(describeTocWork(50_000, 50_000)).toMatch(/100\.0% of the multiply-adds CSR would do \(no prefix is shared enough to cache/);
+    expect(describeTocWork(49_990, 50_000)).toMatch(/100\.0% .*\(prefixes shared by many rows are summed once\)/);
   });
 });

@@ -80,7 +80,7 @@ it("the lab's Adam keeps tfjs's beta powers as numbers, bit for bit, and a resto
   for (const o of [ours, reference, restored, fromWeights]) o.dispose();
 });
 
-it('examples/s is over the last 8 steps, each with its own time: the first steps after a start cannot read as a burst', async () => {
+it('examples/s is the examples of the last 8 steps over their time, the first of them included (step 2 is not step 2 alone)', async () => {
   const sizes = [4, 2, 4, 3, 4, 1, 4, 4, 2, 4, 3, 4];
   let asked = 0;
   const source = {
