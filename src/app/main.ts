@@ -940,6 +940,7 @@ async function applyParams(): Promise<void> {
   if (paramErrors.has('dataset')) {
     ui.dataset.value = ''; // nothing chosen, rather than a dataset the person did not ask for
     listModels();
+    previewDataset(); // nor the first dataset's scan groups under the slider
   }
   const manifest = params.get('manifest');
   if (manifest !== null) {

@@ -175,6 +175,14 @@ for (const [param, message] of paramCases) {
   });
 }
 
+test('a dataset the URL names wrongly leaves none chosen, and no scan groups of another under the slider', async ({ page }) => {
+  await page.goto('/?dataset=nope');
+  await expect(page.locator('#param-error')).toContainText('URL parameter dataset=nope names no dataset');
+  await expect(page.locator('#dataset')).toHaveValue('');
+  await expect(page.locator('#fidelity-table tr')).toHaveCount(0);
+  await expect(page.locator('#fidelity-label')).toHaveText(/^scan group \d+ of \d+$/);
+});
+
 test('size= sets the model input of an image dataset: decoded to it, trained at it, kept in the URL', async ({ page }) => {
   await page.goto('/?model=tiny-cnn&batch=32&evalEvery=1000&size=16&autostart');
   const s = await waitFor(page, 'the first steps', (x) => x.steps.length >= 2);
