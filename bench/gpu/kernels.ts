@@ -776,7 +776,7 @@ interface StartWeights {
 function trainer(
   device: GPUDevice,
   name: E2eImpl,
-  firstLayer: (i: number, w: tf.Tensor2D, b: tf.Tensor1D) => tf.Tensor2D,
+  firstLayer: (i: number, w: tf.Tensor2D, b: tf.Tensor1D, activation: 'linear' | 'relu') => tf.Tensor2D,
   labels: BatchLabels,
   start: StartWeights,
   cols: number,
@@ -791,10 +791,11 @@ function trainer(
   });
   const [w, b, w2, b2] = vars as [tf.Variable<tf.Rank.R2>, tf.Variable<tf.Rank.R1>, tf.Variable<tf.Rank.R2>?, tf.Variable<tf.Rank.R1>?];
   const logits = (i: number): tf.Tensor2D => {
-    const z = firstLayer(i, w, b);
-    if (!w2) return z;
-    // The output layer as the lab computes it (thinDense), or as tf.layers.dense did before session 13 (a fused matMul with its bias).
-    return name === 'runsTfjsRest' ? (tf.fused.matMul({ a: tf.relu(z), b: w2, bias: b2 }) as tf.Tensor2D) : thinDense(tf.relu(z), w2, b2!);
+    if (!w2) return firstLayer(i, w, b, 'linear');
+    // The output layer as the lab computes it (thinDense) after a hidden layer with its ReLU fused (session 15), or as
+    // tf.layers.dense did before session 13 (tf.relu, then a fused matMul with its bias).
+    if (name === 'runsTfjsRest') return tf.fused.matMul({ a: tf.relu(firstLayer(i, w, b, 'linear')), b: w2, bias: b2 }) as tf.Tensor2D;
+    return thinDense(firstLayer(i, w, b, 'relu'), w2, b2!);
   };
   const loss = (i: number): tf.Scalar =>
     name === 'runsTfjsRest' ? (tf.losses.softmaxCrossEntropy(labels.oneHot[i]!, logits(i)) as tf.Scalar) : softmaxCrossEntropy(logits(i), labels.ids[i]!);
@@ -909,12 +910,14 @@ async function endToEnd(
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
   const tensorsBefore = tf.memory().numTensors;
   const runsBytes = sum(runs.map((t) => t.uploadBytes));
-  const fusedDense = (x: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor1D) => tf.fused.matMul({ a: x, b: w, bias: b }) as tf.Tensor2D;
+  const fusedDense = (x: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor1D, activation: 'linear' | 'relu') =>
+    tf.fused.matMul({ a: x, b: w, bias: b, activation }) as tf.Tensor2D;
   const trainers = [
-    trainer(device, 'runs', (i, w, b) => tocMatMul(runs[i]!, w, b), labels, start, cols, units, runsBytes, classes),
-    trainer(device, 'runsTfjsRest', (i, w, b) => tocMatMul(runs[i]!, w, b), labels, start, cols, units, runsBytes, classes),
-    trainer(device, 'csr', (i, w, b) => tocMatMul(csr[i]!, w, b), labels, start, cols, units, sum(csr.map((c) => c.uploadBytes)), classes),
-    trainer(device, 'dense', (i, w, b) => fusedDense(dense[i]!, w, b), labels, start, cols, units, batches * E2E_ROWS * cols * 4, classes),
+    trainer(device, 'runs', (i, w, b, act) => tocMatMul(runs[i]!, w, b, act), labels, start, cols, units, runsBytes, classes),
+    trainer(device, 'runsTfjsRest', (i, w, b, act) => tocMatMul(runs[i]!, w, b, act), labels, start, cols, units, runsBytes, classes),
+    trainer(device, 'csr', (i, w, b, act) => tocMatMul(csr[i]!, w, b, act), labels, start, cols, units, sum(csr.map((c) => c.uploadBytes)), classes),
+    trainer(device, 'dense', (i, w, b, act) => fusedDense(dense[i]!, w, b, act), labels, start, cols, units, batches * E2E_ROWS * cols * 4, classes),
+    // The floor skips the first layer with its ReLU (relu(0) is 0).
     trainer(device, 'skip', (_, w, b) => skipLayer(w, b), labels, start, cols, units, 0, classes),
   ];
   // Epoch by epoch, each in turn (the order rotating), so they share the state of the machine.

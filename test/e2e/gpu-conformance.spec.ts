@@ -15,11 +15,11 @@ test("TOC and CSR kernels, the TOC op and its gradient, the lab's loss, dense la
   expect(errors).toEqual([]);
   expect(await page.evaluate(() => window.__gpuErrors)).toEqual([]);
   // 10 matrices x (6 products x 4 implementations + 2 layout notes); 9 of them small enough for the tfjs op
-  // (5 results each: A*W and dL/dW, and with a bias A*W+b, dL/dW and dL/db; on the tree form with k = 7, on the runs
-  // form with k = 7 and k = 8).
+  // (8 results each: A*W and dL/dW; with a bias A*W+b, dL/dW and dL/db; and relu(A*W+b), dL/dW and dL/db through it;
+  // on the tree form with k = 7, on the runs form with k = 7 and k = 8).
   // And the lab's loss against tfjs's on 5 shapes (the mean and dL/dlogits), the thin dense layer on 3 (Z, dX, dW, db),
   // and Adam on 4 (value and both moments).
-  expect(results.length).toBe(10 * (6 * 4 + 2) + 9 * 3 * 5 + 5 * 2 + 3 * 4 + 4 * 3);
+  expect(results.length).toBe(10 * (6 * 4 + 2) + 9 * 3 * 8 + 5 * 2 + 3 * 4 + 4 * 3);
   const layouts = results.filter((r) => r.op.startsWith('layout')).map((r) => r.op);
   // The runs kernels' paths: cached codes, 16-bit and 32-bit indexes, two-word column items, unit values (no value loads),
   // plain sides (session 11) with values beside the items and without (unit values).
@@ -35,7 +35,16 @@ test("TOC and CSR kernels, the TOC op and its gradient, the lab's loss, dense la
   expect(new Set(results.filter((r) => !r.op.startsWith('layout')).map((r) => r.op))).toEqual(
     new Set([
       ...['A*v', 'v*A', 'A*M', 'M*A', 'A*M k=8', 'AT*M k=8'],
-      ...[7, 8].flatMap((k) => [`tfjs A*W k=${k}`, `tfjs dL/dW k=${k}`, `tfjs A*W+b k=${k}`, `tfjs dL/dW with b k=${k}`, `tfjs dL/db k=${k}`]),
+      ...[7, 8].flatMap((k) => [
+        `tfjs A*W k=${k}`,
+        `tfjs dL/dW k=${k}`,
+        `tfjs A*W+b k=${k}`,
+        `tfjs dL/dW with b k=${k}`,
+        `tfjs dL/db k=${k}`,
+        `tfjs relu(A*W+b) k=${k}`,
+        `tfjs dL/dW through relu k=${k}`,
+        `tfjs dL/db through relu k=${k}`,
+      ]),
       ...['softmax CE', 'dL/dlogits'],
       ...['X*W+b', 'dL/dX', 'dL/dW', 'dL/db'],
       ...['Adam value', 'Adam m', 'Adam v'],

@@ -390,12 +390,28 @@ async function tfjsOpCases(
   const [dwToc, dbToc] = tf.grads(biasToc)([w, b]);
   const [dwDense, dbDense] = tf.grads(biasDense)([w, b]);
   const [dwAgain, dbAgain] = tf.grads(biasToc)([w, b]);
+  // A hidden layer: relu(A * W + b), the ReLU and its gradient by our kernels too (the TOC MLP's first layer).
+  const reluToc = (x: tf.Tensor, y: tf.Tensor) =>
+    tocMatMul(a, x as tf.Tensor2D, y as tf.Tensor1D, 'relu')
+      .mul(upstream)
+      .sum();
+  const reluDense = (x: tf.Tensor, y: tf.Tensor) =>
+    tf
+      .relu(tf.matMul(dense, x as tf.Tensor2D).add(y))
+      .mul(upstream)
+      .sum();
+  const [dwReluToc, dbReluToc] = tf.grads(reluToc)([w, b]);
+  const [dwReluDense, dbReluDense] = tf.grads(reluDense)([w, b]);
+  const [dwReluAgain, dbReluAgain] = tf.grads(reluToc)([w, b]);
   const out = [
     await compare(`tfjs A*W k=${units}`, tocMatMul(a, w), tf.matMul(dense, w), tocMatMul(a, w)),
     await compare(`tfjs dL/dW k=${units}`, tf.grad(lossToc)(w), tf.grad(lossDense)(w), tf.grad(lossToc)(w)),
     await compare(`tfjs A*W+b k=${units}`, tocMatMul(a, w, b), tf.matMul(dense, w).add(b), tocMatMul(a, w, b)),
     await compare(`tfjs dL/dW with b k=${units}`, dwToc!, dwDense!, dwAgain!),
     await compare(`tfjs dL/db k=${units}`, dbToc!, dbDense!, dbAgain!),
+    await compare(`tfjs relu(A*W+b) k=${units}`, tocMatMul(a, w, b, 'relu'), tf.relu(tf.matMul(dense, w).add(b)), tocMatMul(a, w, b, 'relu')),
+    await compare(`tfjs dL/dW through relu k=${units}`, dwReluToc!, dwReluDense!, dwReluAgain!),
+    await compare(`tfjs dL/db through relu k=${units}`, dbReluToc!, dbReluDense!, dbReluAgain!),
   ];
   tf.dispose([w, b, upstream, dense]);
   return out;

@@ -47,11 +47,11 @@ function denseVariables(inputs: number, units: number, name: string): { w: tf.Va
   }));
 }
 
-/** A first layer on the compressed batch: X * W + b, the bias added (and its gradient taken) by our kernels too. */
-function tocDense(cols: number, units: number, name: string) {
+/** A first layer on the compressed batch: X * W + b (relu'd if asked), bias and ReLU applied (and differentiated) by our kernels too. */
+function tocDense(cols: number, units: number, name: string, activation: 'linear' | 'relu' = 'linear') {
   const { w, b } = denseVariables(cols, units, name);
   return {
-    apply: (input: ModelInput) => tocMatMul((input as TocInput).a, w, b),
+    apply: (input: ModelInput) => tocMatMul((input as TocInput).a, w, b, activation),
     variables: [w, b] as tf.Variable[],
     dispose: () => {
       tf.dispose([w, b]);
@@ -93,12 +93,12 @@ export const tocMlp: ModelSpec = {
   input: 'tabular',
   tocColumns: MLP_HIDDEN,
   create(info) {
-    const hidden = tocDense(checkTabular(info), MLP_HIDDEN, 'mlp.hidden');
+    const hidden = tocDense(checkTabular(info), MLP_HIDDEN, 'mlp.hidden', 'relu');
     // The output layer is thin (a few classes): our kernels, where tfjs's tiled matmuls cost more than the sparse first layer.
     const out = denseVariables(MLP_HIDDEN, info.classes.length, 'mlp.out');
     return {
       prepare: prepareToc,
-      logits: (input) => thinDense(tf.relu(hidden.apply(input)), out.w, out.b),
+      logits: (input) => thinDense(hidden.apply(input), out.w, out.b),
       loss: softmaxLoss,
       variables: () => [...hidden.variables, out.w, out.b],
       dispose: () => {
