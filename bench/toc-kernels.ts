@@ -423,7 +423,7 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
         : `Softmax over ${e.classes} classes (the manifest's), Adam, lr ${e.learningRate}, ${e.batchRows}-row batches,`,
       `the same starting weights and batch order for all; the first layer X·W + b (k = ${e.units} output columns) is tocMatMul with the bias`,
       '(added, and its gradient taken, by our kernels, as in the lab) on TocRunsGpuBatch or on CsrGpuBatch (both with their kernel choices on),',
-      "or tf.fused.matMul with the bias on a dense tensor uploaded once per batch; in the MLP with its ReLU fused in each (since session 15;",
+      'or tf.fused.matMul with the bias on a dense tensor uploaded once per batch; in the MLP with its ReLU fused in each (since session 15;',
       "tf.relu after it in **TOC runs, loss, output layer and Adam by tfjs**). The loss is the lab's softmaxCrossEntropy and the MLP's",
       "output layer its thinDense, the optimiser the lab's Adam (our kernels, src/gpu/softmax-ce.ts, dense.ts and adam.ts) except for **TOC runs,",
       'loss, output layer and Adam by tfjs**: tf.losses.softmaxCrossEntropy against one-hot labels, tf.fused.matMul with the bias and',
