@@ -4,8 +4,8 @@
 // program and take db with a workgroup reduction; on SwiftShader each costs more
 // than the sparse product itself (bench/results/toc-kernels-s12-*.md). Here every
 // output element has one invocation and no barrier, so results are deterministic.
-// A hidden layer's ReLU is fused the same way (add_bias_relu forward, relu_mask
-// backward), in place of tfjs's Relu, and its Step and Multiply for the gradient.
+// A hidden layer's ReLU is fused the same way (add_bias with RELU forward,
+// relu_mask backward), in place of tfjs's Relu, and its Step and Multiply for the gradient.
 
 struct Params {
   rows: u32,
@@ -13,13 +13,14 @@ struct Params {
 }
 
 override WG: u32 = 64u; // invocations per workgroup, set per pipeline from its program's workgroupSize
+override RELU: bool = false; // add_bias: then relu in place, as tfjs writes it (select, so NaN passes)
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> input: array<f32>;      // add_bias: b (units); column_sums: dZ (rows x units); relu_mask: dY
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;  // add_bias: Z (rows x units); column_sums: db (units); relu_mask: dZ
 @group(0) @binding(3) var<storage, read> activations: array<f32>; // relu_mask: Y = relu(Z) (rows x units)
 
-// Z[i][j] += b[j], one invocation per (row i, column j): the 'grid' layout.
+// Z[i][j] += b[j] (then relu'd with RELU), one invocation per (row i, column j): the 'grid' layout.
 @compute @workgroup_size(WG)
 fn add_bias(@builtin(global_invocation_id) id: vec3<u32>) {
   let i = id.x;
@@ -28,20 +29,8 @@ fn add_bias(@builtin(global_invocation_id) id: vec3<u32>) {
     return;
   }
   let at = i * params.units + j;
-  out[at] = out[at] + input[j];
-}
-
-// Y[i][j] = relu(Z[i][j] + b[j]), in place: relu as tfjs writes it (select, so NaN passes).
-@compute @workgroup_size(WG)
-fn add_bias_relu(@builtin(global_invocation_id) id: vec3<u32>) {
-  let i = id.x;
-  let j = id.y;
-  if (i >= params.rows || j >= params.units) {
-    return;
-  }
-  let at = i * params.units + j;
   let z = out[at] + input[j];
-  out[at] = select(z, 0.0, z < 0.0);
+  out[at] = select(z, 0.0, RELU && z < 0.0);
 }
 
 // dZ = dY where Y > 0, else 0: the ReLU's gradient, read off its output (Y > 0 exactly where Z > 0).

@@ -6,7 +6,7 @@ import biasWgsl from '../../shaders/bias.wgsl?raw';
 import { dispatch, shapeParams, type KernelProgram } from './pipelines.js';
 
 const ADD_BIAS: KernelProgram = { label: 'Bias.add', wgsl: biasWgsl, entryPoint: 'add_bias', workgroupSize: 64, layout: 'grid' };
-const ADD_BIAS_RELU: KernelProgram = { label: 'Bias.addRelu', wgsl: biasWgsl, entryPoint: 'add_bias_relu', workgroupSize: 64, layout: 'grid' };
+const ADD_BIAS_RELU: KernelProgram = { ...ADD_BIAS, label: 'Bias.addRelu', constants: { RELU: 1 } };
 const RELU_MASK: KernelProgram = { label: 'Bias.reluMask', wgsl: biasWgsl, entryPoint: 'relu_mask', workgroupSize: 64, layout: 'grid' };
 const COLUMN_SUMS: KernelProgram = { label: 'Bias.columnSums', wgsl: biasWgsl, entryPoint: 'column_sums', workgroupSize: 64, layout: 'grid' };
 
