@@ -190,13 +190,13 @@ type ResolvedOptions = BuildOptions & { batchRows: number; columnOrder: ColumnOr
  * Settles `--batch-size auto` and `--column-order auto` as `toc inspect` would advise (src/toc/choose.ts): the first
  * ENCODING_SAMPLE_ROWS train rows in the order they will be written, re-encoded at each candidate batch size and column
  * order, the least predicted runs / CSR time at k = DEFAULT_RUNS_K (the TOC MLP's first layer). A flag given a value
- * is kept and the other is chosen with it. Prints the comparison; `said` is a sentence for the manifest's description.
+ * is kept and the other is chosen with it. Prints the comparison; `choiceNote` is a sentence for the manifest's description.
  */
 function chooseBuildEncoding(
   opts: BuildOptions,
   columns: number,
   trainRows: (visit: (cols: ArrayLike<number>, vals: ArrayLike<number>, n: number) => boolean) => void,
-): ResolvedOptions & { said?: string } {
+): ResolvedOptions & { choiceNote?: string } {
   const { batchRows, columnOrder } = opts;
   if (batchRows !== 'auto' && columnOrder !== 'auto') return { ...opts, batchRows, columnOrder };
   const rowPtr = [0];
@@ -229,16 +229,16 @@ function chooseBuildEncoding(
   if (!chosen) {
     // Not one whole batch of any candidate: nothing to compare.
     const fallback = { batchRows: batchRows === 'auto' ? MINI_BATCH_ROWS : batchRows, columnOrder: columnOrder === 'auto' ? 'source' : columnOrder };
-    const said = `too few train rows (${rows}) to choose an encoding: batch size ${fallback.batchRows}, ${fallback.columnOrder} column order`;
-    log(said);
-    return { ...opts, ...fallback, said };
+    const choiceNote = `too few train rows (${rows}) to choose an encoding: batch size ${fallback.batchRows}, ${fallback.columnOrder} column order`;
+    log(choiceNote);
+    return { ...opts, ...fallback, choiceNote };
   }
-  log(`choosing the encoding on the first ${rows.toLocaleString('en-US')} train rows:`);
+  log(`choosing the encoding on the first ${int(rows)} train rows:`);
   printEncodings({ sampleRows: rows, k: DEFAULT_RUNS_K, candidates, chosen }, log);
-  const said =
+  const choiceNote =
     `batch size ${chosen.batchRows} and ${chosen.columnOrder} column order chosen by the kernel cost model ` +
     `(predicted runs / CSR time ${chosen.costRatio.toFixed(3)} at k = ${DEFAULT_RUNS_K}, first ${rows} train rows)`;
-  return { ...opts, batchRows: chosen.batchRows, columnOrder: chosen.columnOrder, said };
+  return { ...opts, batchRows: chosen.batchRows, columnOrder: chosen.columnOrder, choiceNote };
 }
 
 /**
@@ -341,7 +341,7 @@ async function buildFromIdx(values: BuildValues, opts: BuildOptions): Promise<Bu
     description:
       `${basename(idx)}: ${width}x${height} pixels as ${columns} columns, value q/255 (float32), rows in ${order}` +
       (renaming ? ', columns in frequency order (descending non-zero count)' : '') +
-      (chosen.said ? `; ${chosen.said}` : ''),
+      (chosen.choiceNote ? `; ${chosen.choiceNote}` : ''),
     ...(fashion ? { attribution: 'Fashion-MNIST, Zalando Research (Xiao, Rasul, Vollgraf 2017), MIT licence' } : {}),
   };
 }
@@ -436,7 +436,7 @@ async function buildFromTable(values: BuildValues, opts: BuildOptions): Promise<
     testFraction > 0 ? `test split: rows whose FNV-1a hash / 2^32 < ${testFraction}` : 'no test split',
     opts.seed === undefined ? 'rows in file order' : `rows shuffled (Fisher-Yates, mulberry32 seed ${opts.seed})`,
     renaming ? 'columns in frequency order (descending non-zero count)' : '',
-    chosen.said ?? '',
+    chosen.choiceNote ?? '',
   ].filter(Boolean);
   const attribution = /birdstrikes/i.test(file)
     ? 'FAA Wildlife Strike Database, via vega-datasets (U.S. Government dataset)'
