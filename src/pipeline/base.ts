@@ -278,7 +278,9 @@ export abstract class BasePipeline<M> {
    * arrived (at least one): on a link that bandwidth bounds, reads in flight
    * share it, and the first record would otherwise arrive only with the next
    * three (1, 1, 2, 3, 4 in flight: records 1 and 2 come alone, then as before;
-   * timing only, the order is the same). They run on across an epoch's end, so the link
+   * timing only, the order is the same). Where answers are slow to start and
+   * fast once going (latency bounds the link), the ramp jumps to the reads that
+   * keep the link busy (`LinkClock.readsToFill`) once the first has arrived. They run on across an epoch's end, so the link
    * does not idle while the last records' examples drain from the shuffle buffer
    * and the trainer does not then wait for the next epoch's first record. A
    * record that fails yields nothing; a whole epoch that yields nothing ends the
@@ -301,10 +303,11 @@ export abstract class BasePipeline<M> {
     for (let p = 0; p < from.record; p++) upcoming.next();
     const ahead: { epoch: number; reading: Promise<T[]> }[] = [];
     let scheduled = from.record;
-    // Ramped: no more reads in flight than records arrived (taken in order, at least one), so the first has the link to itself.
+    // Ramped: no more reads in flight than records arrived (taken in order, at least one), so the first has the link to itself,
+    // unless the reads so far waited long for answers that then came fast: then as many as keep the link busy at once.
     let arrived = 0;
     const fill = () => {
-      while (ahead.length < Math.max(1, Math.min(depth, arrived)) && !this.abort.signal.aborted) {
+      while (ahead.length < Math.max(1, Math.min(depth, Math.max(arrived, this.link.readsToFill()))) && !this.abort.signal.aborted) {
         const next = upcoming.next();
         if (next.done) return;
         const { epoch, index } = next.value;
@@ -512,7 +515,7 @@ export abstract class BasePipeline<M> {
         if (this.outageSince > 0) this.serverBack();
         return res;
       } catch (err) {
-        link.done(); // an outage's waits are not link time: the pump's own clock counts them
+        link.done(false); // an outage's waits are not link time: the pump's own clock counts them
         const failed = new Error(`record ${file}: fetch failed: ${(err as Error).message}`, { cause: err });
         if (signal.aborted || !(err instanceof TransientFetchError)) throw failed;
         if (this.outageSince === 0 && (await this.serverAnswers())) throw failed;

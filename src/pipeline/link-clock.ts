@@ -9,20 +9,32 @@
 // as 4x faster whenever the trainer is the slow side and only one read is out,
 // which is exactly when echoing is on: the echo advice then undid itself.
 
+//
+// It also keeps how a whole read splits into waiting and body, for the ramp of
+// reads in flight (base.ts): while one read waits for its answer, others' bodies
+// can use the link, so about 1 + wait / body reads keep it busy.
+
 export interface LinkRead {
   /** An answer's headers arrived: from here its body shares the link. */
   headers(): void;
   /** The try failed: back to waiting (a retry, its backoff included, is wait again). */
   retry(): void;
-  /** The read ended, by its last byte or by failing. */
-  done(): void;
+  /** The read ended: by its last byte (`whole`, the default) or by failing. */
+  done(whole?: boolean): void;
 }
+
+/** Reads in the running means of `readsToFill`: recent reads count, so a link that changes is followed within a few records. */
+const MEAN_OVER = 8;
 
 export class LinkClock {
   private bodies = 0;
   private bodiesSince = 0;
   private bodyMs = 0;
   private waitMs = 0;
+  /** Running means over the latest whole reads that never retried: ms to the answer's headers, ms of body. */
+  private meanWait = 0;
+  private meanBody = 0;
+  private reads = 0;
 
   constructor(
     private readonly slots: number,
@@ -34,9 +46,24 @@ export class LinkClock {
     return this.waitMs + this.bodyMs + (this.bodies > 0 ? this.now() - this.bodiesSince : 0);
   }
 
+  /**
+   * How many reads at once keep the link busy, by the latest whole reads: 1 +
+   * wait / body, rounded. 1 on a link that bandwidth bounds (a body takes
+   * far longer than the wait, and more reads would only share it); more where
+   * answers are slow to start and fast once going (a distant CDN); 1 until a
+   * read has ended.
+   */
+  readsToFill(): number {
+    if (this.reads === 0 || this.meanBody <= 0) return 1;
+    return Math.round(1 + this.meanWait / this.meanBody);
+  }
+
   /** One Range request, from when it is sent. */
   read(): LinkRead {
-    let waitingSince: number | undefined = this.now();
+    const sentAt = this.now();
+    let headersAt: number | undefined;
+    let retried = false;
+    let waitingSince: number | undefined = sentAt;
     const toBody = () => {
       if (waitingSince === undefined) return;
       this.waitMs += (this.now() - waitingSince) / this.slots;
@@ -50,19 +77,29 @@ export class LinkClock {
     let ended = false;
     return {
       headers: () => {
-        if (!ended) toBody();
+        if (ended) return;
+        headersAt ??= this.now();
+        toBody();
       },
       retry: () => {
         if (ended) return;
+        retried = true;
         leaveBody();
         waitingSince ??= this.now();
       },
-      done: () => {
+      done: (whole = true) => {
         if (ended) return;
         ended = true;
         if (waitingSince === undefined) leaveBody();
         else this.waitMs += (this.now() - waitingSince) / this.slots;
+        if (whole && !retried && headersAt !== undefined) this.sample(headersAt - sentAt, this.now() - headersAt);
       },
     };
+  }
+
+  private sample(waitMs: number, bodyMs: number): void {
+    const n = Math.min(++this.reads, MEAN_OVER);
+    this.meanWait += (waitMs - this.meanWait) / n;
+    this.meanBody += (bodyMs - this.meanBody) / n;
   }
 }

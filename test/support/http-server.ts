@@ -19,8 +19,8 @@ export type Fault =
   | { lie: number }
   /** Answer the range's Content-Range but send only its first `short` bytes, with a Content-Length to match. */
   | { short: number }
-  /** Send the body `trickle` bytes at a time, one piece every `everyMs`: slow but never stalled. */
-  | { trickle: number; everyMs: number };
+  /** Send the body `trickle` bytes at a time, one piece every `everyMs`: slow but never stalled; `waitMs` before the headers (latency). */
+  | { trickle: number; everyMs: number; waitMs?: number };
 
 export interface TestServer {
   url: string;
@@ -87,7 +87,6 @@ export async function startTestServer(files: Map<string, Uint8Array>): Promise<T
         res.write(part, () => res.socket?.end());
       } else {
         record(m ? 206 : 200);
-        head(part.byteLength);
         let at = 0;
         const send = () => {
           if (res.destroyed) return;
@@ -96,7 +95,11 @@ export async function startTestServer(files: Map<string, Uint8Array>): Promise<T
           if (at < part.byteLength) setTimeout(send, fault.everyMs);
           else res.end();
         };
-        send();
+        setTimeout(() => {
+          if (res.destroyed) return;
+          head(part.byteLength);
+          send();
+        }, fault.waitMs ?? 0);
       }
       return;
     }

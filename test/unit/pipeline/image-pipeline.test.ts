@@ -101,6 +101,20 @@ describe('image pipeline', () => {
     expect(atFetch).toHaveLength(6);
   });
 
+  it('ramps straight to the reads that keep the link busy when answers are slow to start and fast once going', async () => {
+    const server = await serve();
+    // 150 ms before each answer, then the record at once: a read is nearly all wait, as from a distant CDN.
+    server.fault = (path) => (path.endsWith('.pcr') ? { trickle: 1 << 20, everyMs: 10, waitMs: 150 } : undefined);
+    const records = () => server.requests.filter((r) => r.path.endsWith('.pcr')).length;
+    const atFetch: number[] = [];
+    const p = new ImagePipeline(pcrRecords, await loadTurboJpegNode(), (e) => e.type === 'fetch' && atFetch.push(records()));
+    await p.open(options(server, { epochs: 2, requestsInFlight: 3, prefetch: 1 }));
+    while (await p.next());
+    // The first alone (nothing is known of the link yet), then all three slots at once, not one more per record arrived.
+    expect(atFetch.slice(0, 2)).toEqual([1, 4]);
+    expect(atFetch).toHaveLength(6);
+  });
+
   it('reads at most an epoch ahead: a split of one record is not read for several epochs at once', async () => {
     const one = await buildFixture({ train: 20, recordSize: 20 });
     const server = await startTestServer(new Map(one.files));

@@ -72,6 +72,56 @@ describe('link clock', () => {
   });
 });
 
+describe('reads to fill the link', () => {
+  /** One whole read: `waitMs` to the answer's headers, then `bodyMs` of body. */
+  function read(link: LinkClock, c: ReturnType<typeof fakeClock>, waitMs: number, bodyMs: number): void {
+    const r = link.read();
+    c.advance(waitMs);
+    r.headers();
+    c.advance(bodyMs);
+    r.done();
+  }
+
+  it('is 1 until a read has ended, and on a link that bandwidth bounds', () => {
+    const c = fakeClock();
+    const link = new LinkClock(4, c.now);
+    expect(link.readsToFill()).toBe(1);
+    read(link, c, 40, 3900); // 157 kB at 40 kB/s
+    expect(link.readsToFill()).toBe(1);
+  });
+
+  it('is 1 + wait / body, rounded, where latency bounds the link, and follows a link that changes', () => {
+    const c = fakeClock();
+    const link = new LinkClock(4, c.now);
+    read(link, c, 200, 100);
+    expect(link.readsToFill()).toBe(3);
+    read(link, c, 30, 100); // means 115 and 100: 2.15
+    expect(link.readsToFill()).toBe(2);
+    for (let i = 0; i < 24; i++) read(link, c, 50, 3); // a CDN: 50 ms to the first byte, 3 ms of body
+    expect(link.readsToFill()).toBeGreaterThan(10);
+    for (let i = 0; i < 16; i++) read(link, c, 40, 3900);
+    expect(link.readsToFill()).toBe(1);
+  });
+
+  it('learns nothing from a read that failed or retried (its wait is a backoff, its body cut short)', () => {
+    const c = fakeClock();
+    const link = new LinkClock(4, c.now);
+    read(link, c, 40, 3900);
+    const failed = link.read();
+    c.advance(5000);
+    failed.done(false);
+    const retried = link.read();
+    retried.headers();
+    c.advance(10);
+    retried.retry();
+    c.advance(5000);
+    retried.headers();
+    c.advance(10);
+    retried.done();
+    expect(link.readsToFill()).toBe(1);
+  });
+});
+
 // Through a real link: bytes/s shared by all answers (the same proxy the benches use).
 const RATE = 40 * 1024;
 const fixture = await buildFixture({ train: 120, recordSize: 10 }); // 12 records of 10 16x16 images
