@@ -7,6 +7,8 @@ import { existsSync } from 'node:fs';
 
 const SRC = '/usr/share/datasets/fashion-mnist';
 const which = process.argv[2] ?? 'mini';
+// --out DIR writes somewhere else (the unit test that checks the bundled set builds a copy to compare).
+const outAt = process.argv.indexOf('--out');
 const presets = {
   mini: { out: 'public/datasets/fashion-mnist-mini', name: 'Fashion-MNIST mini', args: '--limit 8192 --test-limit 1024 --record-size 256' },
   full: { out: 'public/data/fashion-mnist', name: 'Fashion-MNIST', args: '--record-size 1024' },
@@ -15,10 +17,11 @@ const presets = {
   'synthetic-fine': { out: 'public/data/synthetic-fine', generate: '--task fine --size 128 --train 4000 --test 800 --seed 1 --record-size 250' },
 };
 const preset = presets[which];
-if (!preset) {
-  console.error(`usage: node scripts/datasets.mjs ${Object.keys(presets).join('|')}`);
+if (!preset || (outAt > 0 && !process.argv[outAt + 1])) {
+  console.error(`usage: node scripts/datasets.mjs ${Object.keys(presets).join('|')} [--out DIR]`);
   process.exit(1);
 }
+if (outAt > 0) preset.out = process.argv[outAt + 1];
 const run = (cmd) => execSync(cmd, { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
 
 if (preset.generate) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Set-up that `npm start` and `npm test` run first, on a fresh machine too:
 // installs npm dependencies when missing, and for tests the Debian packages the
-// tests use (chromium, libjpeg-turbo-progs, nginx) when running as root.
+// tests use (chromium, libjpeg-turbo-progs, nginx, dataset-fashion-mnist) when
+// running as root.
 // Uses Node built-ins only: it runs before node_modules exists.
 import { execSync, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
@@ -27,6 +28,8 @@ if (forTests) {
   if (!existsSync('/usr/bin/djpeg') || !existsSync('/usr/bin/jpegtran')) needed.push('libjpeg-turbo-progs');
   // test/e2e/nginx.spec.ts serves the built lab and a second dataset origin from nginx (deploy/nginx/).
   if (!existsSync(process.env.NGINX_PATH || '/usr/sbin/nginx')) needed.push('nginx');
+  // test/unit/cli/pcr-cli.test.ts rebuilds the bundled Fashion-MNIST mini from it and compares every byte.
+  if (!existsSync('/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz')) needed.push('dataset-fashion-mnist');
   if (needed.length) {
     const isRoot = process.getuid?.() === 0;
     const hasApt = spawnSync('which', ['apt-get']).status === 0;

@@ -136,3 +136,17 @@ describe('bytelab pcr', () => {
     expect(bytelab('pcr', 'extract', out, '--group', '9', '--out', join(work, 'z')).stderr).toMatch(/the dataset has 6 scan groups/);
   });
 });
+
+// ------------------------------------------------------------------ bundled
+
+describe('the bundled default dataset', () => {
+  const dir = 'public/datasets/fashion-mnist-mini';
+  it(`${dir} is what node scripts/datasets.mjs mini builds from Debian's dataset-fashion-mnist, byte for byte`, () => {
+    const out = join(work, 'mini');
+    const r = spawnSync('node', ['scripts/datasets.mjs', 'mini', '--out', out], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    // The bundled folder is the build's files and its README (where the data comes from, its licence).
+    expect([...readdirSync(out), 'README.md'].sort()).toEqual(readdirSync(dir).sort());
+    for (const f of readdirSync(out)) expect(readFileSync(join(out, f)).equals(readFileSync(join(dir, f))), f).toBe(true);
+  }, 180_000);
+});
