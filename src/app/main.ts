@@ -2,12 +2,13 @@
 // time. Every value a person enters (field or URL parameter) is checked where it
 // is entered, and a run starts only when all of them are good. A run's events
 // reach the screen only while that run is the current one.
-// URL parameters: dataset, manifest, model, batch, group, echo, lr, evalEvery, evalMode, seed, cache, shuffle, echoMode, autoEcho, readers, autostart (README).
+// URL parameters: dataset, manifest, model, batch, group, echo, lr, evalEvery, evalMode, seed, cache, shuffle, echoMode, autoEcho, readers, inflight,
+// size, autostart (README).
 import './style.css';
 import * as tf from '@tensorflow/tfjs';
 import { adapterDescription, webgpuBackend } from '../gpu/backend.js';
 import { kernelBufferCount } from '../gpu/tfjs-kernel.js';
-import type { DatasetInfo, EchoMode } from '../pipeline/api.js';
+import { DEFAULT_REQUESTS_IN_FLIGHT, type DatasetInfo, type EchoMode } from '../pipeline/api.js';
 import { liveWorkerCount, startPipelineWorker } from '../pipeline/client.js';
 import { localManifestUrl, LOCAL_PREFIX } from '../storage/local-datasets.js';
 import type { Checkpoint } from '../train/checkpoint.js';
@@ -39,6 +40,7 @@ import {
   checkCacheLimit,
   checkEchoMode,
   checkReaders,
+  checkRequestsInFlight,
   checkShuffleBuffer,
   checkSweep,
   checkEvalEvery,
@@ -69,6 +71,7 @@ const ui = {
   evalMode: $<HTMLSelectElement>('eval-mode'),
   cacheLimit: $<HTMLInputElement>('cache-limit'),
   readers: $<HTMLInputElement>('readers'),
+  requestsInFlight: $<HTMLInputElement>('requests-in-flight'),
   echoAuto: $<HTMLInputElement>('echo-auto'),
   echoMode: $<HTMLSelectElement>('echo-mode'),
   shuffleBuffer: $<HTMLInputElement>('shuffle-buffer'),
@@ -155,6 +158,7 @@ const fields = {
   cacheLimit: field(ui.cacheLimit, 'cache', checkCacheLimit),
   shuffleBuffer: field(ui.shuffleBuffer, 'shuffle', checkShuffleBuffer),
   readers: field(ui.readers, 'readers', checkReaders),
+  requestsInFlight: field(ui.requestsInFlight, 'inflight', checkRequestsInFlight),
   echo: field(ui.echo, 'echo', checkEchoFactor),
   manifestUrl: field(ui.manifestUrl, 'manifest', (text) => {
     const r = checkManifestUrl(text, location.href);
@@ -437,6 +441,7 @@ function readConfig(): LabSession['config'] | undefined {
     shuffleBuffer: value(checkShuffleBuffer(ui.shuffleBuffer.value)),
     autoEcho: ui.echoAuto.checked,
     readers: value(checkReaders(ui.readers.value)),
+    requestsInFlight: value(checkRequestsInFlight(ui.requestsInFlight.value)),
     seed: params.has('seed') ? value(checkSeed(params.get('seed')!)) : 1,
     ...(params.has('size') ? { imageSize: value(checkImageSize(params.get('size')!)) } : {}),
   };
@@ -465,6 +470,7 @@ function configFrom(cp: Checkpoint): LabSession['config'] {
   ui.echo.value = String(k.echoFactor);
   ui.echoMode.value = k.echoMode;
   ui.shuffleBuffer.value = String(k.shuffleBuffer);
+  ui.requestsInFlight.value = String(k.requestsInFlight ?? DEFAULT_REQUESTS_IN_FLIGHT);
   ui.echoAuto.checked = k.autoEcho;
   ui.echo.readOnly = k.autoEcho;
   if (Number.isFinite(k.fidelity)) {
@@ -859,6 +865,10 @@ ui.shuffleBuffer.addEventListener('input', () => {
   const r = checkShuffleBuffer(ui.shuffleBuffer.value);
   if (r.ok && session && !session.ended) session.setShuffleBuffer(r.value);
 });
+ui.requestsInFlight.addEventListener('input', () => {
+  const r = checkRequestsInFlight(ui.requestsInFlight.value);
+  if (r.ok && session && !session.ended) session.setRequestsInFlight(r.value);
+});
 ui.echoUse.addEventListener('click', () => {
   const suggested = ui.echoUse.dataset.value;
   if (!suggested) return;
@@ -900,6 +910,7 @@ async function applyParams(): Promise<void> {
   put('cache', fields.cacheLimit);
   put('shuffle', fields.shuffleBuffer);
   put('readers', fields.readers);
+  put('inflight', fields.requestsInFlight);
   const echoMode = params.get('echoMode');
   if (echoMode !== null) {
     const r = checkEchoMode(echoMode);
@@ -1056,6 +1067,7 @@ function writeUrl(): void {
   put('shuffle', fields.shuffleBuffer, ui.shuffleBuffer.defaultValue);
   put('cache', fields.cacheLimit, ui.cacheLimit.defaultValue);
   put('readers', fields.readers, String(DEFAULT_READERS));
+  put('inflight', fields.requestsInFlight, String(DEFAULT_REQUESTS_IN_FLIGHT));
   if (fidelityTouched) next.set('group', ui.fidelity.value);
   if (ui.echoMode.value !== 'examples') next.set('echoMode', ui.echoMode.value);
   if (ui.evalMode.value !== 'live') next.set('evalMode', ui.evalMode.value);

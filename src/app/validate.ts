@@ -21,6 +21,7 @@ const LIMITS = {
   cacheLimitMb: { min: 0, max: 65_536 },
   shuffleBuffer: { min: 1, max: 65_536 },
   readers: { min: 1, max: 16 },
+  requestsInFlight: { min: 1, max: 16 },
   imageSide: { min: 8, max: 1024 },
 } as const;
 
@@ -53,6 +54,7 @@ export const checkSeed = (text: string) => integerIn(text, 'seed', LIMITS.seed);
 export const checkCacheLimit = (text: string) => integerIn(text, 'cache size (MB)', LIMITS.cacheLimitMb);
 export const checkShuffleBuffer = (text: string) => integerIn(text, 'shuffle buffer', LIMITS.shuffleBuffer);
 export const checkReaders = (text: string) => integerIn(text, 'readers', LIMITS.readers);
+export const checkRequestsInFlight = (text: string) => integerIn(text, 'reads in flight', LIMITS.requestsInFlight);
 
 /** The model's input size for an image dataset: "32" (square) or "64x48" (width x height), each side 8 to 1024 pixels. */
 export function checkImageSize(text: string): Checked<{ width: number; height: number }> {
@@ -112,6 +114,7 @@ const URL_PARAMS = [
   'echoMode',
   'autoEcho',
   'readers',
+  'inflight',
   'size',
   'autostart',
 ] as const;

@@ -15,6 +15,9 @@ import type { TapeState } from './tape.js';
 export type EchoMode = 'examples' | 'examples-after-augment' | 'batches';
 export const ECHO_MODES: readonly EchoMode[] = ['examples', 'examples-after-augment', 'batches'];
 
+/** Range requests a reader has out at once unless told otherwise (why 4: docs/pipeline.md, "Requests in flight"). */
+export const DEFAULT_REQUESTS_IN_FLIGHT = 4;
+
 export interface PipelineOptions {
   /** URL of the dataset's manifest.json; record files are resolved against it. */
   manifestUrl: string;
@@ -46,7 +49,7 @@ export interface PipelineOptions {
    * is this size; left out: the manifest's size. Tables ignore it.
    */
   imageSize?: { width: number; height: number };
-  /** Range requests in flight at once (default 4). */
+  /** Range requests in flight at once (default DEFAULT_REQUESTS_IN_FLIGHT); setRequestsInFlight changes it mid-run. */
   requestsInFlight?: number;
   /** How long to wait for a dataset server that stopped answering before the run fails (default 10 min). */
   outageLimitMs?: number;
@@ -174,6 +177,9 @@ export interface PipelineStats {
    */
   loopBusyMs: number;
   linkBusyMs: number;
+  /** The reads in flight in force (the control), and those out as the counters were read (the ramp, docs/pipeline.md). */
+  requestsInFlight: number;
+  readsOut: number;
   /** Pipelines these counters come from (1 each; summed over readers, which run side by side: their clocks add up to N times the wall time). */
   readers: number;
   examplesEmitted: number;
@@ -249,6 +255,8 @@ export interface PipelineApi {
   setEchoMode(mode: EchoMode): void;
   /** Examples the shuffle buffer holds (no effect on a split opened without shuffling). */
   setShuffleBuffer(size: number): void;
+  /** Range requests out at once, from the next record asked for (timing only: the example order does not change). */
+  setRequestsInFlight(n: number): void;
   stats(): PipelineStats;
   /** Where the live controls took effect so far: with the batches handed out, what `resume` needs to continue this stream exactly. */
   tape(): TapeState;

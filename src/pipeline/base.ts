@@ -3,6 +3,7 @@
 // consumed in order), riding out a server that goes away, and warnings.
 // Subclasses (image-pipeline.ts, toc-pipeline.ts) say how records become batches.
 import {
+  DEFAULT_REQUESTS_IN_FLIGHT,
   ECHO_MODES,
   type Batch,
   type DatasetInfo,
@@ -46,6 +47,8 @@ export const emptyStats = (): PipelineStats => ({
   bytesFromCache: 0,
   tocNonZeros: 0,
   tocTerms: 0,
+  requestsInFlight: 0,
+  readsOut: 0,
 });
 
 /** Wall-clock ms since the Unix epoch, to the sub-ms: the same clock in every worker and page (performance.now() is not). */
@@ -65,8 +68,6 @@ const REPLAY_RECORDS_KEPT = 16;
 /** Batches between stream snapshots: a resume works out at most this many (plus the prefetched ones) instead of the whole run. */
 const DEFAULT_SNAPSHOT_EVERY = 64;
 
-/** Records read ahead of the one being consumed: their Range requests overlap each other and the decoding. */
-const DEFAULT_REQUESTS_IN_FLIGHT = 4;
 /** How long the pipeline waits for a server that stopped answering before the run fails. */
 const DEFAULT_OUTAGE_LIMIT_MS = 10 * 60_000;
 /** Longest wait between two tries while the server is down. */
@@ -104,6 +105,8 @@ export abstract class BasePipeline<M> {
   protected tape = new ControlTape();
   /** The link's busy time, the network part of upstream time per batch (link-clock.ts); its slots are set at open. */
   private link = new LinkClock(DEFAULT_REQUESTS_IN_FLIGHT);
+  /** Tops the reads in flight up to the limit in force: a raised control starts reads at once, not at the next record. */
+  private refill: (() => void) | undefined;
   /** When the current outage began (0: the server answers). */
   private outageSince = 0;
   /** Waits so far in the current outage, for the backoff. */
@@ -134,7 +137,8 @@ export abstract class BasePipeline<M> {
     this.startFrom = options.resume && snapshotFor(options.resume.tape, options.resume.batches);
     if (this.startFrom) this.random.setState(this.startFrom.random);
     this.tape = new ControlTape(options.resume?.tape, this.startFrom);
-    this.link = new LinkClock(Math.max(1, options.requestsInFlight ?? DEFAULT_REQUESTS_IN_FLIGHT));
+    this.link = new LinkClock();
+    this.setRequestsInFlight(options.requestsInFlight ?? DEFAULT_REQUESTS_IN_FLIGHT);
     const limit = options.cacheLimitBytes ?? 0;
     this.cache = limit > 0 && PrefixCache.available ? new PrefixCache(limit, options.cacheName) : undefined;
     this.manifest = this.validate(manifestJson ?? (await fetchManifest(options.manifestUrl, this.abort.signal)), options.manifestUrl);
@@ -161,6 +165,14 @@ export abstract class BasePipeline<M> {
   setShuffleBuffer(size: number): void {
     if (!(size >= 1)) throw new RangeError(`shuffle buffer must be >= 1, got ${size}`);
     if (this.shuffles) this.options.shuffleBuffer = Math.round(size); // a split opened in order stays in order
+  }
+
+  setRequestsInFlight(n: number): void {
+    if (!(n >= 1)) throw new RangeError(`reads in flight must be >= 1, got ${n}`);
+    this.options.requestsInFlight = Math.round(n);
+    this.stats.requestsInFlight = this.options.requestsInFlight;
+    this.link.slots = this.options.requestsInFlight;
+    this.refill?.();
   }
 
   /** The next batch, or null after the last epoch. Starts the prefetching loop on first call. */
@@ -192,6 +204,7 @@ export abstract class BasePipeline<M> {
     const now = performance.now();
     this.stats.loopBusyMs = (this.loop.blockedSince || now) - this.loop.started - this.loop.blocked;
     this.stats.linkBusyMs = this.link.busyMs();
+    this.stats.readsOut = this.link.readsOut;
     return { ...this.stats };
   }
 
@@ -297,7 +310,8 @@ export abstract class BasePipeline<M> {
     const { count, rank } = this.options.partition ?? { count: 1, rank: 0 };
     // Never more than an epoch ahead: a split of fewer records than slots would otherwise hold a record twice.
     const perEpoch = Math.ceil((records.length - rank) / count);
-    const depth = Math.max(1, Math.min(this.options.requestsInFlight ?? DEFAULT_REQUESTS_IN_FLIGHT, perEpoch));
+    // Read at each fill: the control may change mid-run.
+    const depth = () => Math.max(1, Math.min(this.options.requestsInFlight ?? DEFAULT_REQUESTS_IN_FLIGHT, perEpoch));
     const upcoming = this.epochOrders(records.length);
     const from = this.startFrom ?? { record: 0, taken: 0 };
     for (let p = 0; p < from.record; p++) upcoming.next();
@@ -306,8 +320,8 @@ export abstract class BasePipeline<M> {
     // Ramped: no more reads in flight than records arrived (taken in order, at least one), so the first has the link to itself,
     // unless the reads so far waited long for answers that then came fast: then as many as keep the link busy at once.
     let arrived = 0;
-    const fill = () => {
-      while (ahead.length < Math.max(1, Math.min(depth, Math.max(arrived, this.link.readsToFill()))) && !this.abort.signal.aborted) {
+    const fill = (this.refill = () => {
+      while (ahead.length < Math.max(1, Math.min(depth(), Math.max(arrived, this.link.readsToFill()))) && !this.abort.signal.aborted) {
         const next = upcoming.next();
         if (next.done) return;
         const { epoch, index } = next.value;
@@ -315,7 +329,7 @@ export abstract class BasePipeline<M> {
         reading.catch(() => undefined); // observed when its turn comes; this keeps an early failure from being "unhandled"
         ahead.push({ epoch, reading });
       }
-    };
+    });
     const noData = () => new Error(`no readable data in split "${this.options.split}": every record failed (see warnings)`);
     let consumed = from.record;
     let epoch = -1;

@@ -36,8 +36,12 @@ export class LinkClock {
   private meanBody = 0;
   private reads = 0;
 
+  /** Reads sent and not yet ended. */
+  readsOut = 0;
+
+  /** `slots`: the reads in flight allowed (the pipeline sets it again when the control changes). */
   constructor(
-    private readonly slots: number,
+    public slots = 1,
     private readonly now: () => number = () => performance.now(),
   ) {}
 
@@ -61,6 +65,7 @@ export class LinkClock {
   /** One Range request, from when it is sent. */
   read(): LinkRead {
     const sentAt = this.now();
+    this.readsOut++;
     let headersAt: number | undefined;
     let retried = false;
     let waitingSince: number | undefined = sentAt;
@@ -90,6 +95,7 @@ export class LinkClock {
       done: (whole = true) => {
         if (ended) return;
         ended = true;
+        this.readsOut--;
         if (waitingSince === undefined) leaveBody();
         else this.waitMs += (this.now() - waitingSince) / this.slots;
         if (whole && !retried && headersAt !== undefined) this.sample(headersAt - sentAt, this.now() - headersAt);

@@ -52,6 +52,7 @@ const api: PipelineApi = {
   setEchoFactor: (factor) => current().setEchoFactor(factor),
   setEchoMode: (mode) => current().setEchoMode(mode),
   setShuffleBuffer: (size) => current().setShuffleBuffer(size),
+  setRequestsInFlight: (n) => current().setRequestsInFlight(n),
   stats: () => current().statsNow(),
   tape: () => current().tapeState(),
   async samples(n) {

@@ -11,6 +11,17 @@ import type { ModelState, PendingEvaluation } from './trainer.js';
 /** 2: tapes keep stream snapshots, and the image stages no longer read the shuffle buffer once when they are built (see fromVersion1). */
 export const CHECKPOINT_VERSION = 2;
 
+/** The controls a person may change mid-run. requestsInFlight: timing only (absent from runs saved before it was a control). */
+export interface LiveControls {
+  fidelity: number;
+  echoFactor: number;
+  echoMode: EchoMode;
+  shuffleBuffer: number;
+  autoEcho: boolean;
+  learningRate: number;
+  requestsInFlight?: number;
+}
+
 export interface Checkpoint {
   version: typeof CHECKPOINT_VERSION;
   /** The run's id: a run keeps it across resumes, so its newer checkpoints replace its older ones. */
@@ -32,7 +43,7 @@ export interface Checkpoint {
     imageSize?: { width: number; height: number };
   };
   /** The live controls as they were. */
-  controls: { fidelity: number; echoFactor: number; echoMode: EchoMode; shuffleBuffer: number; autoEcho: boolean; learningRate: number };
+  controls: LiveControls;
   /** Steps trained and seconds of training time. */
   step: number;
   time: number;

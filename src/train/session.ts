@@ -4,10 +4,18 @@
 // through it, and once the run is final nothing it started reaches a listener.
 // No DOM here, so the tests drive it in Node with a fake pipeline.
 import * as Comlink from 'comlink';
-import type { DatasetInfo, EchoMode, FetchEvent, PipelineEvent, PipelineOptions, SampleImages } from '../pipeline/api.js';
+import {
+  DEFAULT_REQUESTS_IN_FLIGHT,
+  type DatasetInfo,
+  type EchoMode,
+  type FetchEvent,
+  type PipelineEvent,
+  type PipelineOptions,
+  type SampleImages,
+} from '../pipeline/api.js';
 import { takeInTurn, type PipelineHandle } from '../pipeline/client.js';
 import { abortable } from './abort.js';
-import { batchesTakenFrom, CHECKPOINT_VERSION, type Checkpoint } from './checkpoint.js';
+import { batchesTakenFrom, CHECKPOINT_VERSION, type Checkpoint, type LiveControls } from './checkpoint.js';
 import { EchoAdvisor, type EchoReading } from './echo-advisor.js';
 import type { ModelSpec } from './models/registry.js';
 import { RingBuffer } from './ring-buffer.js';
@@ -44,6 +52,8 @@ export interface SessionConfig {
   imageSize?: { width: number; height: number };
   /** Pipeline workers that read (fetch and decode) the training split, each its own share (default 1; at most the split's records). */
   readers?: number;
+  /** Range requests each reader has out at once (default 4). */
+  requestsInFlight?: number;
   /** Continue this saved run exactly (checkpoint.ts): its settings and controls replace the ones above. */
   resume?: Checkpoint;
   /** Start from these weights (a loaded model, model-file.ts) with a new optimiser; evaluated before the first step. */
@@ -116,7 +126,7 @@ export class LabSession {
   /** True while the snapshots of a deferred run are evaluated after a stop. */
   private evaluatingDeferred = false;
   /** Live controls: what the person chose last, applied as soon as the pipeline is open. */
-  private readonly controls: { fidelity: number; echoFactor: number; echoMode: EchoMode; shuffleBuffer: number; autoEcho: boolean; learningRate: number };
+  private readonly controls: Required<LiveControls>;
   private trainer: Trainer | undefined;
   private readonly advisor = new EchoAdvisor();
   /** The training split's readers, each a pipeline worker with its share of the records. */
@@ -144,7 +154,7 @@ export class LabSession {
     private readonly startPipeline: StartPipeline,
   ) {
     this.controls = config.resume
-      ? { ...config.resume.controls }
+      ? { requestsInFlight: config.requestsInFlight ?? DEFAULT_REQUESTS_IN_FLIGHT, ...config.resume.controls }
       : {
           fidelity: config.fidelity,
           echoFactor: config.echoFactor,
@@ -152,6 +162,7 @@ export class LabSession {
           shuffleBuffer: config.shuffleBuffer ?? DEFAULT_SHUFFLE_BUFFER,
           autoEcho: config.autoEcho ?? false,
           learningRate: config.learningRate,
+          requestsInFlight: config.requestsInFlight ?? DEFAULT_REQUESTS_IN_FLIGHT,
         };
     this.runId = config.runId ?? config.resume?.runId ?? newRunId();
     this.carried = { bytes: config.resume?.bytesFetched ?? 0, examples: config.resume?.examplesRead ?? 0 };
@@ -255,6 +266,11 @@ export class LabSession {
     this.sendControl((api) => api.setShuffleBuffer(size));
   }
 
+  setRequestsInFlight(n: number): void {
+    this.controls.requestsInFlight = n;
+    this.sendControl((api) => api.setRequestsInFlight(n));
+  }
+
   /** From the next step on; before the trainer exists, it starts with this rate. */
   setLearningRate(lr: number): void {
     this.controls.learningRate = lr;
@@ -299,6 +315,7 @@ export class LabSession {
         seed: c.seed,
         shuffleBuffer: this.controls.shuffleBuffer,
         echoMode: this.controls.echoMode,
+        requestsInFlight: this.controls.requestsInFlight,
         epochs: Infinity,
         augment: true,
         prefetch: 4,
@@ -333,6 +350,7 @@ export class LabSession {
             api.setEchoFactor(k.echoFactor),
             api.setEchoMode(k.echoMode),
             api.setShuffleBuffer(k.shuffleBuffer),
+            api.setRequestsInFlight(k.requestsInFlight),
           ]),
         ),
         signal,

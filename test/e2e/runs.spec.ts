@@ -123,6 +123,7 @@ const fieldCases: [string, string, RegExp][] = [
   ['#learning-rate', 'abc', /learning rate must be a number/],
   ['#learning-rate', '-0.1', /learning rate must be a number/],
   ['#eval-every', '0', /evaluation interval must be a whole number/],
+  ['#requests-in-flight', '0', /reads in flight must be a whole number from 1 to 16/],
   ['#manifest-url', 'ftp://example.com/manifest.json', /must be http or https/],
 ];
 for (const [selector, value, reason] of fieldCases) {
@@ -154,6 +155,7 @@ const paramCases: [string, RegExp][] = [
   ['cache=lots', /URL parameter cache=lots: cache size \(MB\) must be a whole number from 0 to 65536/],
   ['shuffle=0', /URL parameter shuffle=0: shuffle buffer must be a whole number from 1 to 65536/],
   ['readers=0', /URL parameter readers=0: readers must be a whole number from 1 to 16/],
+  ['inflight=17', /URL parameter inflight=17: reads in flight must be a whole number from 1 to 16/],
   ['size=4', /URL parameter size=4: image size must be a side or width x height \(like 32 or 64x48\), each 8 to 1024 pixels/],
   ['echoMode=twice', /URL parameter echoMode=twice: echo mode must be one of examples, examples-after-augment, batches/],
   ['evalMode=later', /URL parameter evalMode=later: evaluation mode must be one of live, deferred/],
@@ -188,6 +190,17 @@ test('size= sets the model input of an image dataset: decoded to it, trained at 
   const s = await waitFor(page, 'the first steps', (x) => x.steps.length >= 2);
   expect(s.dataset?.inputShape).toEqual([16, 16, 1]);
   expect(new URL(page.url()).searchParams.get('size')).toBe('16');
+  await page.evaluate(() => window.__lab!.stop());
+});
+
+test('inflight= sets the reads each reader has out, and the control changes them mid-run', async ({ page }) => {
+  await page.goto('/?model=tiny-cnn&batch=32&evalEvery=1000&readers=1&inflight=2&autostart');
+  await waitFor(page, 'a run reading with 2 in flight', (x) => x.pipeline?.requestsInFlight === 2);
+  await page.locator('#requests-in-flight').fill('6');
+  const s = await waitFor(page, 'the pipeline taking 6', (x) => x.pipeline?.requestsInFlight === 6);
+  expect(s.state).toBe('running');
+  expect(s.pipeline!.readsOut).toBeLessThanOrEqual(6);
+  expect(new URL(page.url()).searchParams.get('inflight')).toBe('6');
   await page.evaluate(() => window.__lab!.stop());
 });
 
@@ -245,7 +258,8 @@ test('the URL follows the controls, and reloading it restores them', async ({ pa
   await page.locator('#learning-rate').fill('0.01');
   await page.locator('#echo-mode').selectOption('batches');
   await page.locator('#shuffle-buffer').fill('0'); // a bad value is not written: the URL keeps the last good one (none: the default)
-  await expect.poll(() => new URL(page.url()).search).toBe('?dataset=fashion-mnist-mini&model=mlp&batch=64&lr=0.01&echo=2&echoMode=batches');
+  await page.locator('#requests-in-flight').fill('2');
+  await expect.poll(() => new URL(page.url()).search).toBe('?dataset=fashion-mnist-mini&model=mlp&batch=64&lr=0.01&echo=2&inflight=2&echoMode=batches');
   await page.reload();
   await expect(page.locator('#model')).toHaveValue('mlp');
   await expect(page.locator('#batch-size')).toHaveValue('64');
@@ -253,4 +267,5 @@ test('the URL follows the controls, and reloading it restores them', async ({ pa
   await expect(page.locator('#echo')).toHaveValue('2');
   await expect(page.locator('#echo-mode')).toHaveValue('batches');
   await expect(page.locator('#shuffle-buffer')).toHaveValue('512');
+  await expect(page.locator('#requests-in-flight')).toHaveValue('2');
 });

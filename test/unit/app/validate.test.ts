@@ -7,6 +7,7 @@ import {
   checkImageSize,
   checkLearningRate,
   checkManifestUrl,
+  checkRequestsInFlight,
   checkScanGroup,
   checkSeed,
   checkEvalMode,
@@ -42,6 +43,12 @@ describe('field checks', () => {
     expect(checkSeed('x').ok).toBe(false);
     expect(checkScanGroup('3', 6)).toEqual({ ok: true, value: 3 });
     expect(reason(checkScanGroup('99', 6))).toBe('scan group must be a whole number from 1 to 6, not "99"');
+  });
+
+  it('reads in flight: whole numbers 1..16', () => {
+    expect(checkRequestsInFlight('8')).toEqual({ ok: true, value: 8 });
+    for (const bad of ['0', '17', '2.5', 'many', '']) expect(checkRequestsInFlight(bad).ok, bad).toBe(false);
+    expect(reason(checkRequestsInFlight('0'))).toBe('reads in flight must be a whole number from 1 to 16, not "0"');
   });
 
   it('evaluation mode: live or deferred', () => {

@@ -115,6 +115,34 @@ describe('image pipeline', () => {
     expect(atFetch).toHaveLength(6);
   });
 
+  it('takes a change of reads in flight mid-run: raised, the reads start at once; lowered, no new read until fewer are out', async () => {
+    const server = await serve();
+    server.fault = (path) => (path.endsWith('.pcr') ? { trickle: 512, everyMs: 10 } : undefined); // a record takes about 0.2 s
+    const p = new ImagePipeline(pcrRecords, await loadTurboJpegNode(), () => undefined);
+    await p.open(options(server, { epochs: 6, requestsInFlight: 1, prefetch: 1 }));
+    const maxOut: number[] = [];
+    let seen = 0;
+    const watch = setInterval(() => (seen = Math.max(seen, p.statsNow().readsOut)), 2);
+    try {
+      while (p.statsNow().recordsFetched < 3) await p.next(); // past the ramp: 3 records have arrived
+      maxOut.push(seen);
+      p.setRequestsInFlight(3);
+      await new Promise((ok) => setTimeout(ok, 30));
+      expect(p.statsNow()).toMatchObject({ requestsInFlight: 3, readsOut: 3 });
+      p.setRequestsInFlight(1);
+      const fetched = p.statsNow().recordsFetched;
+      while (p.statsNow().recordsFetched < fetched + 3) await p.next(); // the three out drain
+      seen = 0;
+      for (let i = 0; i < 3; i++) await p.next();
+      maxOut.push(seen);
+    } finally {
+      clearInterval(watch);
+      p.close();
+    }
+    expect(maxOut).toEqual([1, 1]);
+    expect(() => p.setRequestsInFlight(0)).toThrow(/reads in flight must be >= 1/);
+  });
+
   it('reads at most an epoch ahead: a split of one record is not read for several epochs at once', async () => {
     const one = await buildFixture({ train: 20, recordSize: 20 });
     const server = await startTestServer(new Map(one.files));

@@ -129,6 +129,9 @@ export function fakePipelines(behaviour: (name: string) => FakeBehaviour = () =>
       async setShuffleBuffer(size: number) {
         w.calls.push(`setShuffleBuffer ${size}`);
       },
+      async setRequestsInFlight(n: number) {
+        w.calls.push(`setRequestsInFlight ${n}`);
+      },
       async stats() {
         return { ...w.stats };
       },

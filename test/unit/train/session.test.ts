@@ -176,11 +176,14 @@ describe('LabSession', () => {
     await sleep(20);
     s.setFidelity(2);
     s.setEchoFactor(3);
+    s.setRequestsInFlight(7);
     await until('running', () => s.state === 'running');
     const train = fakes.workers.find((w) => w.name === 'pipeline-train')!;
     expect(train.calls.slice(0, 3)).toEqual(['open train', 'setFidelity 2', 'setEchoFactor 3']);
+    expect(train.calls).toContain('setRequestsInFlight 7');
     s.setFidelity(4); // after open: straight through
-    await until('the live change', () => train.calls.includes('setFidelity 4'));
+    s.setRequestsInFlight(2);
+    await until('the live change', () => train.calls.includes('setFidelity 4') && train.calls.includes('setRequestsInFlight 2'));
     expect(rec.warnings).toEqual([]);
     await s.stop();
   });
