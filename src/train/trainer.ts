@@ -20,6 +20,7 @@ import type { Batch, DatasetInfo, PipelineStats } from '../pipeline/api.js';
 import { hash32 } from '../shared/random.js';
 import { abortable } from './abort.js';
 import type { Model, ModelInput, ModelSpec } from './models/registry.js';
+import { SpeedMeter } from './speed-meter.js';
 
 export interface TrainConfig {
   model: ModelSpec;
@@ -135,14 +136,6 @@ export interface TrainerHooks {
   checkpoint?(state: Promise<ModelState>, at: RunStart): void;
 }
 
-/**
- * Examples/s is over the last SPEED_WINDOW steps, the window's first step included. (It was from the end of the
- * window's first step: at step 2 that is step 2 alone, and the first steps after a start return before the GPU
- * has caught up, the readback being pipelined, so step 2 read up to 12x the steady speed and the chart's scale
- * went with it. Counted in, step 1's start-up slowness now pulls steps 1-8 below the steady speed instead.)
- */
-const SPEED_WINDOW = 8;
-
 /** The model's weights at a step, kept for a deferred evaluation: clones of Model.variables(), in order. */
 interface Snapshot {
   step: number;
@@ -216,14 +209,14 @@ export class Trainer {
     const optimizer = this.optimizer!;
     const classes = this.info.classes.length;
     const depth = this.config.readbackDepth ?? DEFAULT_READBACK_DEPTH;
-    const speedWindow: { ms: number; n: number }[] = [];
+    const speed = new SpeedMeter();
     const inFlight: Promise<void>[] = [];
     let reported: Promise<void> = Promise.resolve();
     let active = from.time; // seconds of running time, pauses excluded
     let step = from.step;
     this.position = { ...from };
     if (this.snapshots.length) hooks.pending?.(this.snapshots.length); // restored from a checkpoint
-    if (evaluateFirst && this.hasTestSet) await this.evaluationDue(step, active, hooks);
+    if (evaluateFirst && this.hasTestSet) await speed.outside(() => this.evaluationDue(step, active, hooks));
 
     // The next batch is asked for while this one trains, so the worker's reply (a message each way, and whatever
     // else the page is doing when it lands) overlaps the step instead of adding to it. The order is the stream's:
@@ -235,14 +228,14 @@ export class Trainer {
     };
     let ahead = ask();
     for (;;) {
-      await hooks.gate();
+      await speed.outside(() => hooks.gate());
       if (signal.aborted) return 'stopped';
       const t0 = performance.now();
       const [batch, stats] = await abortable(ahead, signal);
       const t1 = performance.now();
       if (!batch) break;
       ahead = ask();
-      await hooks.gate(); // a pause while waiting for data holds this batch until resume
+      await speed.outside(() => hooks.gate()); // a pause while waiting for data holds this batch until resume
       if (signal.aborted) return 'stopped';
       const t1resumed = performance.now();
 
@@ -262,14 +255,9 @@ export class Trainer {
       step++;
       active += stepMs / 1000;
       this.position = { step, time: active };
-      speedWindow.push({ ms: stepMs, n: batch.size });
-      if (speedWindow.length > SPEED_WINDOW) speedWindow.shift();
-      const windowMs = speedWindow.reduce((s, x) => s + x.ms, 0);
-      const windowExamples = speedWindow.reduce((s, x) => s + x.n, 0);
       const partial = {
         step,
         time: active,
-        examplesPerSecond: (1000 * windowExamples) / windowMs,
         waitFraction: (t1 - t0) / stepMs,
         examples: batch.size,
         batchKey: hash32(...batch.ids),
@@ -281,15 +269,15 @@ export class Trainer {
 
       // Reported in step order once the loss arrives; the loop goes on meanwhile.
       reported = Promise.all([reported, value]).then(([, v]) => {
-        if (!signal.aborted) hooks.step({ ...partial, loss: v[0]! });
+        if (!signal.aborted) hooks.step({ ...partial, examplesPerSecond: speed.reported(partial.examples), loss: v[0]! });
       });
       reported.catch(() => undefined); // a readback abandoned by a stop may still fail unobserved
       inFlight.push(reported);
       this.lastReport = reported;
 
-      if (this.hasTestSet && step % this.config.evalEvery === 0) await this.evaluationDue(step, active, hooks);
+      if (this.hasTestSet && step % this.config.evalEvery === 0) await speed.outside(() => this.evaluationDue(step, active, hooks));
       // After the evaluation (which changes no weights), so the checkpoint's history has it.
-      if (hooks.checkpointDue?.(step)) hooks.checkpoint?.((await this.capture())(), { step, time: active });
+      if (hooks.checkpointDue?.(step)) hooks.checkpoint?.((await speed.outside(() => this.capture()))(), { step, time: active });
     }
     await abortable(reported, signal);
     if (this.hasTestSet && step > from.step && step % this.config.evalEvery !== 0) await this.evaluationDue(step, active, hooks);

@@ -103,6 +103,21 @@ test('moving the slider and echo while a run opens is applied, not thrown or res
   await page.evaluate(() => window.__lab!.stop());
 });
 
+test('a second run reads examples/s without a burst at its start (its steps counted when their losses come back)', async ({ page }) => {
+  await page.goto('/?model=tiny-cnn&batch=32&evalEvery=1000');
+  await expect(page.locator('#backend')).toContainText('webgpu');
+  await page.locator('#start').click();
+  await waitFor(page, 'a first run', (s) => s.steps.length >= 10);
+  await page.evaluate(() => window.__lab!.stop());
+  // The GPU programs are compiled now, so the second run's first steps are queued in a blink.
+  await page.evaluate(() => window.__lab!.start());
+  const s = await waitFor(page, 'the second run', (x) => x.state === 'running' && x.steps.length >= 24);
+  const speed = s.steps.map((m) => m.examplesPerSecond);
+  const steady = speed.slice(12, 24).sort((a, b) => a - b)[6]!;
+  expect(Math.max(...speed.slice(0, 6))).toBeLessThan(1.5 * steady);
+  await page.evaluate(() => window.__lab!.stop());
+});
+
 test('a run leaves no tensors behind', async ({ page }) => {
   await page.goto('/?model=tiny-cnn&batch=32&evalEvery=10');
   await expect(page.locator('#backend')).toContainText('webgpu');
