@@ -25,8 +25,8 @@ if (outAt > 0) preset.out = process.argv[outAt + 1];
 const run = (cmd) => execSync(cmd, { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
 
 if (preset.generate) {
-  run(`node bin/bytelab.mjs pcr generate ${preset.generate} --out ${preset.out}`);
-  run(`node bin/bytelab.mjs pcr inspect ${preset.out}`);
+  run(`node bin/bytelab.mjs pcr generate ${preset.generate} --out ${JSON.stringify(preset.out)}`);
+  run(`node bin/bytelab.mjs pcr inspect ${JSON.stringify(preset.out)}`);
   process.exit(0);
 }
 
@@ -40,6 +40,6 @@ if (!existsSync(`${SRC}/train-images-idx3-ubyte.gz`)) {
 run(
   `node bin/bytelab.mjs pcr build --idx ${SRC}/train-images-idx3-ubyte.gz --labels ${SRC}/train-labels-idx1-ubyte.gz ` +
     `--test-idx ${SRC}/t10k-images-idx3-ubyte.gz --test-labels ${SRC}/t10k-labels-idx1-ubyte.gz ${preset.args} --quality 90 --name "${preset.name}" --out ` +
-    `${preset.out}`,
+    JSON.stringify(preset.out),
 );
-run(`node bin/bytelab.mjs pcr inspect ${preset.out}`);
+run(`node bin/bytelab.mjs pcr inspect ${JSON.stringify(preset.out)}`);

@@ -177,7 +177,7 @@ export interface PipelineStats {
    */
   loopBusyMs: number;
   linkBusyMs: number;
-  /** The reads in flight in force (the control), and those out as the counters were read (the ramp, docs/pipeline.md). */
+  /** The reads-in-flight limit in force (the control), and the Range requests out as the counters were read; summed over readers. */
   requestsInFlight: number;
   readsOut: number;
   /** Pipelines these counters come from (1 each; summed over readers, which run side by side: their clocks add up to N times the wall time). */

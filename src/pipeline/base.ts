@@ -335,37 +335,43 @@ export abstract class BasePipeline<M> {
     let epoch = -1;
     let produced = 0;
     let skip = from.taken;
-    fill();
-    while (ahead.length > 0) {
-      const turn = ahead.shift()!;
-      if (turn.epoch !== epoch) {
-        if (epoch >= 0 && produced === 0) throw noData();
-        epoch = turn.epoch;
-        produced = 0;
-        this.stats.epoch = epoch;
-        this.emit({ type: 'epoch', split: this.options.split, epoch });
-      }
-      const items = await turn.reading;
-      if (this.abort.signal.aborted) return;
-      this.passing = { record: consumed, taken: 0 };
-      this.tape.consumed(
-        consumed++,
-        items.reduce((n, item) => n + size(item), 0),
-      );
-      arrived++;
+    try {
       fill();
-      for (const item of items) {
-        produced++;
-        this.passing.taken++;
-        if (skip > 0) {
-          skip--;
-          continue;
+      while (ahead.length > 0) {
+        // Left in `ahead` while awaited, so a refill meanwhile counts it among the reads out.
+        const turn = ahead[0]!;
+        if (turn.epoch !== epoch) {
+          if (epoch >= 0 && produced === 0) throw noData();
+          epoch = turn.epoch;
+          produced = 0;
+          this.stats.epoch = epoch;
+          this.emit({ type: 'epoch', split: this.options.split, epoch });
         }
-        yield item;
+        const items = await turn.reading;
+        ahead.shift();
+        if (this.abort.signal.aborted) return;
+        this.passing = { record: consumed, taken: 0 };
+        this.tape.consumed(
+          consumed++,
+          items.reduce((n, item) => n + size(item), 0),
+        );
+        arrived++;
+        fill();
+        for (const item of items) {
+          produced++;
+          this.passing.taken++;
+          if (skip > 0) {
+            skip--;
+            continue;
+          }
+          yield item;
+        }
+        skip = 0;
       }
-      skip = 0;
+      if (epoch >= 0 && produced === 0) throw noData();
+    } finally {
+      this.refill = undefined; // a stream that ended, failed or was closed starts no more reads
     }
-    if (epoch >= 0 && produced === 0) throw noData();
   }
 
   /** The records of every epoch in reading order: this rank's share of a new order per epoch (the same draws on every rank). */
@@ -529,7 +535,7 @@ export abstract class BasePipeline<M> {
         if (this.outageSince > 0) this.serverBack();
         return res;
       } catch (err) {
-        link.done(false); // an outage's waits are not link time: the pump's own clock counts them
+        link.failed(); // an outage's waits are not link time: the pump's own clock counts them
         const failed = new Error(`record ${file}: fetch failed: ${(err as Error).message}`, { cause: err });
         if (signal.aborted || !(err instanceof TransientFetchError)) throw failed;
         if (this.outageSince === 0 && (await this.serverAnswers())) throw failed;

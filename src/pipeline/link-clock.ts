@@ -19,11 +19,16 @@ export interface LinkRead {
   headers(): void;
   /** The try failed: back to waiting (a retry, its backoff included, is wait again). */
   retry(): void;
-  /** The read ended: by its last byte (`whole`, the default) or by failing. */
-  done(whole?: boolean): void;
+  /** The read ended with its last byte. */
+  done(): void;
+  /** The read ended by failing: its times say nothing of the link. */
+  failed(): void;
 }
 
-/** Reads in the running means of `readsToFill`: recent reads count, so a link that changes is followed within a few records. */
+/**
+ * Reads in the running means of `readsToFill`: the latest count most. (They matter only while the ramp runs, in the first
+ * records of each open or resume: past `requestsInFlight` records arrived the ramp allows them all anyway.)
+ */
 const MEAN_OVER = 8;
 
 export class LinkClock {
@@ -58,7 +63,9 @@ export class LinkClock {
    * read has ended.
    */
   readsToFill(): number {
-    if (this.reads === 0 || this.meanBody <= 0) return 1;
+    if (this.reads === 0) return 1;
+    // A body that came with its headers (too fast for the clock): as many as are allowed, unless nothing took time at all.
+    if (this.meanBody <= 0) return this.meanWait > 0 ? Number.POSITIVE_INFINITY : 1;
     return Math.round(1 + this.meanWait / this.meanBody);
   }
 
@@ -80,6 +87,14 @@ export class LinkClock {
       if (--this.bodies === 0) this.bodyMs += this.now() - this.bodiesSince;
     };
     let ended = false;
+    const end = (whole: boolean) => {
+      if (ended) return;
+      ended = true;
+      this.readsOut--;
+      if (waitingSince === undefined) leaveBody();
+      else this.waitMs += (this.now() - waitingSince) / this.slots;
+      if (whole && !retried && headersAt !== undefined) this.sample(headersAt - sentAt, this.now() - headersAt);
+    };
     return {
       headers: () => {
         if (ended) return;
@@ -92,14 +107,8 @@ export class LinkClock {
         leaveBody();
         waitingSince ??= this.now();
       },
-      done: (whole = true) => {
-        if (ended) return;
-        ended = true;
-        this.readsOut--;
-        if (waitingSince === undefined) leaveBody();
-        else this.waitMs += (this.now() - waitingSince) / this.slots;
-        if (whole && !retried && headersAt !== undefined) this.sample(headersAt - sentAt, this.now() - headersAt);
-      },
+      done: () => end(true),
+      failed: () => end(false),
     };
   }
 

@@ -81,7 +81,9 @@ export function validateCheckpoint(value: unknown): Checkpoint {
               ? 'model weights missing'
               : !(c.model.pending === undefined || (Array.isArray(c.model.pending) && c.model.pending.every(validPending)))
                 ? 'a pending evaluation is malformed'
-                : undefined;
+                : !(c.controls?.requestsInFlight === undefined || (Number.isInteger(c.controls.requestsInFlight) && c.controls.requestsInFlight >= 1))
+                  ? `reads in flight ${c.controls.requestsInFlight}`
+                  : undefined;
   if (problem) throw new Error(`the saved run cannot be continued: ${problem}`);
   try {
     c.tapes.forEach(validateTape);

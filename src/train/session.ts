@@ -154,7 +154,11 @@ export class LabSession {
     private readonly startPipeline: StartPipeline,
   ) {
     this.controls = config.resume
-      ? { requestsInFlight: config.requestsInFlight ?? DEFAULT_REQUESTS_IN_FLIGHT, ...config.resume.controls }
+      ? {
+          ...config.resume.controls,
+          // Absent from runs saved before it was a control.
+          requestsInFlight: config.resume.controls.requestsInFlight ?? config.requestsInFlight ?? DEFAULT_REQUESTS_IN_FLIGHT,
+        }
       : {
           fidelity: config.fidelity,
           echoFactor: config.echoFactor,

@@ -275,9 +275,17 @@ export class Trainer {
       inFlight.push(reported);
       this.lastReport = reported;
 
-      if (this.hasTestSet && step % this.config.evalEvery === 0) await speed.outside(() => this.evaluationDue(step, active, hooks));
+      // An evaluation or a checkpoint waits for the steps still on the GPU: they are reported first, so their time counts as
+      // training, not as the (excluded) time of what waits for them.
+      if (this.hasTestSet && step % this.config.evalEvery === 0) {
+        await abortable(reported, signal);
+        await speed.outside(() => this.evaluationDue(step, active, hooks));
+      }
       // After the evaluation (which changes no weights), so the checkpoint's history has it.
-      if (hooks.checkpointDue?.(step)) hooks.checkpoint?.((await speed.outside(() => this.capture()))(), { step, time: active });
+      if (hooks.checkpointDue?.(step)) {
+        await abortable(reported, signal);
+        hooks.checkpoint?.((await speed.outside(() => this.capture()))(), { step, time: active });
+      }
     }
     await abortable(reported, signal);
     if (this.hasTestSet && step > from.step && step % this.config.evalEvery !== 0) await this.evaluationDue(step, active, hooks);

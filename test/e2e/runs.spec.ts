@@ -104,7 +104,7 @@ test('moving the slider and echo while a run opens is applied, not thrown or res
 });
 
 test('a second run reads examples/s without a burst at its start (its steps counted when their losses come back)', async ({ page }) => {
-  await page.goto('/?model=tiny-cnn&batch=32&evalEvery=1000');
+  await page.goto('/?model=tiny-cnn&batch=32&evalEvery=8');
   await expect(page.locator('#backend')).toContainText('webgpu');
   await page.locator('#start').click();
   await waitFor(page, 'a first run', (s) => s.steps.length >= 10);

@@ -106,19 +106,29 @@ describe('reads to fill the link', () => {
   it('learns nothing from a read that failed or retried (its wait is a backoff, its body cut short)', () => {
     const c = fakeClock();
     const link = new LinkClock(4, c.now);
-    read(link, c, 40, 3900);
-    const failed = link.read();
-    c.advance(5000);
-    failed.done(false);
-    const retried = link.read();
+    read(link, c, 200, 100); // a link latency bounds: 3
+    expect(link.readsToFill()).toBe(3);
+    const failed = link.read(); // headers, then the body breaks off after 1 ms
+    c.advance(10);
+    failed.headers();
+    c.advance(1);
+    failed.failed();
+    const retried = link.read(); // a try that broke off, a long backoff, then a whole answer with a 1 ms body
     retried.headers();
     c.advance(10);
     retried.retry();
     c.advance(5000);
     retried.headers();
-    c.advance(10);
+    c.advance(1);
     retried.done();
-    expect(link.readsToFill()).toBe(1);
+    expect(link.readsToFill()).toBe(3);
+  });
+
+  it('takes a body too fast for the clock as a link that latency bounds', () => {
+    const c = fakeClock();
+    const link = new LinkClock(4, c.now);
+    read(link, c, 50, 0);
+    expect(link.readsToFill()).toBe(Number.POSITIVE_INFINITY);
   });
 });
 

@@ -68,4 +68,11 @@ describe('checkpoints read back', () => {
     expect(() => validateCheckpoint(saved(CHECKPOINT_VERSION, [bad]))).toThrow(/cannot be continued: the saved pipeline state is malformed/);
     expect(() => validateCheckpoint(saved(3, [imageTape([], 0)]))).toThrow(/version 3, this lab reads 2/);
   });
+
+  it('reads in flight: absent (saved before it was a control) is fine, a bad number is refused', () => {
+    const withReads = (n: unknown) => ({ ...saved(CHECKPOINT_VERSION, [imageTape([], 0)]), controls: { requestsInFlight: n } }) as unknown as Checkpoint;
+    expect(validateCheckpoint(saved(CHECKPOINT_VERSION, [imageTape([], 0)])).controls).toBeUndefined();
+    expect(validateCheckpoint(withReads(6)).controls.requestsInFlight).toBe(6);
+    expect(() => validateCheckpoint(withReads(0))).toThrow(/cannot be continued: reads in flight 0/);
+  });
 });
