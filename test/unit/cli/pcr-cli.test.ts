@@ -144,7 +144,7 @@ describe('the bundled default dataset', () => {
   // npm test installs the package (scripts/setup.mjs); run alone on a machine without it, the case says why it is skipped.
   const source = '/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz';
   it.skipIf(!existsSync(source))(
-    `${dir} is what node scripts/datasets.mjs mini builds from Debian's dataset-fashion-mnist, byte for byte (skipped without ${source})`,
+    `${dir} is what node scripts/datasets.mjs mini builds from Debian's dataset-fashion-mnist, byte for byte (needs ${source}: npm test installs it)`,
     () => {
       const out = join(work, 'mini');
       const r = spawnSync('node', ['scripts/datasets.mjs', 'mini', '--out', out], { encoding: 'utf8' });
