@@ -46,6 +46,7 @@ import {
   checkEvalEvery,
   checkEvalMode,
   checkImageSize,
+  checkShare,
   checkLearningRate,
   checkManifestUrl,
   checkScanGroup,
@@ -176,7 +177,7 @@ let manifestProbe: { url: string; result: DatasetProbe } | undefined;
 /** Errors in the URL the page was opened with, shown above the page until the person fixes the control. */
 const paramErrors = new Map<string, string>();
 /** Parameters that name something (no field holds their bad value): they block Start while they stand. */
-const NAMING_PARAMS = new Set(['dataset', 'model', 'manifest', 'group', 'seed', 'echoMode', 'evalMode', 'size']);
+const NAMING_PARAMS = new Set(['dataset', 'model', 'manifest', 'group', 'seed', 'echoMode', 'evalMode', 'size', 'share']);
 
 function showParamErrors(): void {
   ui.paramError.hidden = paramErrors.size === 0;
@@ -444,6 +445,7 @@ function readConfig(): LabSession['config'] | undefined {
     requestsInFlight: value(checkRequestsInFlight(ui.requestsInFlight.value)),
     seed: params.has('seed') ? value(checkSeed(params.get('seed')!)) : 1,
     ...(params.has('size') ? { imageSize: value(checkImageSize(params.get('size')!)) } : {}),
+    ...(params.has('share') ? { share: value(checkShare(params.get('share')!)) } : {}),
   };
 }
 
@@ -610,8 +612,11 @@ function listenerFor(current: () => LabSession): SessionListener {
       const shape = i.image
         ? `${i.image.width}x${i.image.height}x${i.image.channels} images, ${i.fidelityLevels} scan groups`
         : `${i.inputShape[0]} columns, TOC-compressed`;
+      const share = session?.share;
       ui.datasetInfo.textContent =
-        `${i.name}: ${i.examples} training examples, ${shape}, ${i.classes.length} ` + `classes.${i.attribution ? ` ${i.attribution}.` : ''}`;
+        `${i.name}: ${i.examples} training examples, ${shape}, ${i.classes.length} ` +
+        `classes.${i.attribution ? ` ${i.attribution}.` : ''}` +
+        (share && share.count > 1 ? ` This tab trains on share ${share.rank + 1} of ${share.count} of the training records (URL share=).` : '');
       const tabular = i.kind === 'tabular';
       ui.m.speedLabel.textContent = tabular ? 'rows/s' : 'images/s';
       ui.fidelity.disabled = tabular;
@@ -938,6 +943,11 @@ async function applyParams(): Promise<void> {
     const r = checkImageSize(size);
     if (!r.ok) paramErrors.set('size', `URL parameter size=${size}: ${r.reason}`);
   }
+  const share = params.get('share');
+  if (share !== null) {
+    const r = checkShare(share);
+    if (!r.ok) paramErrors.set('share', `URL parameter share=${share}: ${r.reason}`);
+  }
 
   const dataset = params.get('dataset');
   const entry = dataset === null ? undefined : DATASETS.find((d) => d.id === dataset);
@@ -1072,7 +1082,7 @@ function writeUrl(): void {
   if (ui.echoMode.value !== 'examples') next.set('echoMode', ui.echoMode.value);
   if (ui.evalMode.value !== 'live') next.set('evalMode', ui.evalMode.value);
   if (ui.echoAuto.checked) next.set('autoEcho', '');
-  for (const k of ['seed', 'size', 'autostart']) if (params.has(k)) next.set(k, params.get(k)!);
+  for (const k of ['seed', 'size', 'share', 'autostart']) if (params.has(k)) next.set(k, params.get(k)!);
   const query = next.toString().replace(/=(&|$)/g, '$1'); // flags without "="
   if (query !== location.search.slice(1)) history.replaceState(null, '', `${location.pathname}${query ? `?${query}` : ''}`);
 }

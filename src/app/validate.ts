@@ -22,6 +22,7 @@ const LIMITS = {
   shuffleBuffer: { min: 1, max: 65_536 },
   readers: { min: 1, max: 16 },
   requestsInFlight: { min: 1, max: 16 },
+  shares: { min: 1, max: 1024 },
   imageSide: { min: 8, max: 1024 },
 } as const;
 
@@ -65,6 +66,19 @@ export function checkImageSize(text: string): Checked<{ width: number; height: n
   if (!(width >= min && width <= max && height >= min && height <= max))
     return bad(`image size must be a side or width x height (like 32 or 64x48), each ${min} to ${max} pixels${t ? `, not "${t}"` : ''}`);
   return ok({ width, height });
+}
+
+/**
+ * This tab's share of the training records when several tabs or machines train on one dataset: "i/n", the i-th of n
+ * (1-based), each reading disjoint records (docs/pipeline.md, "Readers"). Returned 0-based, as a pipeline partition.
+ */
+export function checkShare(text: string): Checked<{ rank: number; count: number }> {
+  const t = text.trim();
+  const m = /^(\d+)\/(\d+)$/.exec(t);
+  const [i, n] = m ? [Number(m[1]), Number(m[2])] : [NaN, NaN];
+  if (!(n >= 1 && n <= LIMITS.shares.max && i >= 1 && i <= n))
+    return bad(`share must be i/n, the i-th of n shares (1 <= i <= n <= ${LIMITS.shares.max}), like 1/2${t ? `, not "${t}"` : ''}`);
+  return ok({ rank: i - 1, count: n });
 }
 
 /** A value from a fixed list (a select's options, or its URL parameter). */
@@ -115,6 +129,7 @@ const URL_PARAMS = [
   'autoEcho',
   'readers',
   'inflight',
+  'share',
   'size',
   'autostart',
 ] as const;

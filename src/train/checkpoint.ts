@@ -39,6 +39,8 @@ export interface Checkpoint {
     cacheLimitBytes: number;
     /** Readers of the training split: each has its share (partition) and its tape. */
     readers: number;
+    /** This run's share of the training records among several tabs or machines (SessionConfig.share); left out: all of them. */
+    share?: { rank: number; count: number };
     /** The size images were decoded to (SessionConfig.imageSize); left out: the manifest's. */
     imageSize?: { width: number; height: number };
   };
@@ -83,7 +85,9 @@ export function validateCheckpoint(value: unknown): Checkpoint {
                 ? 'a pending evaluation is malformed'
                 : !(c.controls?.requestsInFlight === undefined || (Number.isInteger(c.controls.requestsInFlight) && c.controls.requestsInFlight >= 1))
                   ? `reads in flight ${c.controls.requestsInFlight}`
-                  : undefined;
+                  : !(c.config.share === undefined || validShare(c.config.share))
+                    ? `share ${JSON.stringify(c.config.share)}`
+                    : undefined;
   if (problem) throw new Error(`the saved run cannot be continued: ${problem}`);
   try {
     c.tapes.forEach(validateTape);
@@ -92,6 +96,8 @@ export function validateCheckpoint(value: unknown): Checkpoint {
   }
   return c;
 }
+
+const validShare = (s: { rank: number; count: number }) => Number.isInteger(s?.count) && Number.isInteger(s.rank) && s.rank >= 0 && s.rank < s.count;
 
 /** A deferred evaluation kept in a checkpoint: its step and clock, and a copy of the weights. */
 const validPending = (p: PendingEvaluation) =>

@@ -54,6 +54,11 @@ export interface SessionConfig {
   readers?: number;
   /** Range requests each reader has out at once (default 4). */
   requestsInFlight?: number;
+  /**
+   * This run's share of the training records when several tabs or machines train on one dataset: rank of count (0-based),
+   * each reading disjoint records, its readers splitting its share among them. Left out: the whole split.
+   */
+  share?: { rank: number; count: number };
   /** Continue this saved run exactly (checkpoint.ts): its settings and controls replace the ones above. */
   resume?: Checkpoint;
   /** Start from these weights (a loaded model, model-file.ts) with a new optimiser; evaluated before the first step. */
@@ -270,6 +275,11 @@ export class LabSession {
     this.sendControl((api) => api.setShuffleBuffer(size));
   }
 
+  /** This run's share of the training records: a resumed run's own, else the config's. */
+  get share(): { rank: number; count: number } | undefined {
+    return this.config.resume ? this.config.resume.config.share : this.config.share;
+  }
+
   setRequestsInFlight(n: number): void {
     this.controls.requestsInFlight = n;
     this.sendControl((api) => api.setRequestsInFlight(n));
@@ -333,12 +343,17 @@ export class LabSession {
       let info = await abortable(first.api.open({ ...base, split: 'train' }, onEvent), signal);
       // More readers: each opens the split with its share; the first reopens with its own (it had to learn the record count).
       // A resumed run reopens each reader with its tape and the batches it had handed out.
-      const readers = resume ? resume.config.readers : Math.max(1, Math.min(c.readers ?? 1, info.records));
-      if (readers > info.records) throw new Error(`the saved run read with ${readers} readers; the split now has ${info.records} records`);
+      // This run's share (several tabs or machines on one dataset): records at positions rank, rank + count, ... of each
+      // epoch's order; its readers take turns within it, reader r at rank + count * r of count * readers partitions.
+      const { rank: shareRank, count: shares } = this.share ?? { rank: 0, count: 1 };
+      const ours = Math.ceil((info.records - shareRank) / shares);
+      if (ours < 1) throw new Error(`share ${shareRank + 1} of ${shares} holds no records: the training split has ${info.records}`);
+      const readers = resume ? resume.config.readers : Math.max(1, Math.min(c.readers ?? 1, ours));
+      if (readers > ours) throw new Error(`the saved run read with ${readers} readers; its share of the split now has ${ours} records`);
       const train = [first, ...Array.from({ length: readers - 1 }, (_, r) => this.spawn(`pipeline-train-${r + 1}`))];
-      if (readers > 1 || resume) {
+      if (readers > 1 || shares > 1 || resume) {
         const share = (rank: number): Partial<PipelineOptions> => ({
-          partition: { count: readers, rank },
+          partition: { count: shares * readers, rank: shareRank + shares * rank },
           ...(resume ? { resume: { tape: resume.tapes[rank]!, batches: batchesTakenFrom(rank, readers, resume.step) } } : {}),
         });
         const opened = await abortable(Promise.all(train.map((w, rank) => w.api.open({ ...base, split: 'train', ...share(rank) }, onEvent))), signal);
@@ -523,6 +538,7 @@ export class LabSession {
     const info = this.info;
     if (!save || !info || this.ended) return;
     const c = this.config.resume ? { ...this.config, ...this.config.resume.config } : this.config;
+    const own = this.config.resume?.config ?? this.config;
     const tapes = Promise.all(this.train.map((w) => w.api.tape()));
     const controls = { ...this.controls };
     const history = this.historyUpTo(at.step);
@@ -546,7 +562,9 @@ export class LabSession {
           seed: c.seed,
           cacheLimitBytes: c.cacheLimitBytes ?? 0,
           readers: this.train.length,
-          ...(c.imageSize ? { imageSize: c.imageSize } : {}),
+          // A resumed run's own (the merge above would take this page's where the saved run had none).
+          ...(own.imageSize ? { imageSize: own.imageSize } : {}),
+          ...(own.share && own.share.count > 1 ? { share: own.share } : {}),
         },
         controls,
         step: at.step,

@@ -171,6 +171,7 @@ const paramCases: [string, RegExp][] = [
   ['shuffle=0', /URL parameter shuffle=0: shuffle buffer must be a whole number from 1 to 65536/],
   ['readers=0', /URL parameter readers=0: readers must be a whole number from 1 to 16/],
   ['inflight=17', /URL parameter inflight=17: reads in flight must be a whole number from 1 to 16/],
+  ['share=3/2', /URL parameter share=3\/2: share must be i\/n, the i-th of n shares/],
   ['size=4', /URL parameter size=4: image size must be a side or width x height \(like 32 or 64x48\), each 8 to 1024 pixels/],
   ['echoMode=twice', /URL parameter echoMode=twice: echo mode must be one of examples, examples-after-augment, batches/],
   ['evalMode=later', /URL parameter evalMode=later: evaluation mode must be one of live, deferred/],
@@ -206,6 +207,21 @@ test('size= sets the model input of an image dataset: decoded to it, trained at 
   expect(s.dataset?.inputShape).toEqual([16, 16, 1]);
   expect(new URL(page.url()).searchParams.get('size')).toBe('16');
   await page.evaluate(() => window.__lab!.stop());
+});
+
+test('share=1/2 and share=2/2: two tabs on one dataset read disjoint training records', async ({ page }) => {
+  const recordsRead = async (share: string) => {
+    await page.goto(`/?model=tiny-cnn&batch=32&evalEvery=1000&readers=1&cache=0&group=1&share=${share}&autostart`);
+    const s = await waitFor(page, `share ${share} reading`, (x) => x.fetches.filter((f) => f.record.startsWith('train-')).length >= 6);
+    await page.evaluate(() => window.__lab!.stop());
+    await expect(page.locator('#dataset-info')).toContainText(`This tab trains on share ${share.replace('/', ' of ')} of the training records`);
+    return new Set(s.fetches.filter((f) => f.record.startsWith('train-')).map((f) => f.record));
+  };
+  const first = await recordsRead('1/2');
+  const second = await recordsRead('2/2');
+  expect(first.size).toBeGreaterThanOrEqual(6);
+  expect(second.size).toBeGreaterThanOrEqual(6);
+  expect([...first].filter((r) => second.has(r))).toEqual([]);
 });
 
 test('inflight= sets the reads each reader has out, and the control changes them mid-run', async ({ page }) => {

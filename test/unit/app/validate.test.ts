@@ -8,6 +8,7 @@ import {
   checkLearningRate,
   checkManifestUrl,
   checkRequestsInFlight,
+  checkShare,
   checkScanGroup,
   checkSeed,
   checkEvalMode,
@@ -49,6 +50,13 @@ describe('field checks', () => {
     expect(checkRequestsInFlight('8')).toEqual({ ok: true, value: 8 });
     for (const bad of ['0', '17', '2.5', 'many', '']) expect(checkRequestsInFlight(bad).ok, bad).toBe(false);
     expect(reason(checkRequestsInFlight('0'))).toBe('reads in flight must be a whole number from 1 to 16, not "0"');
+  });
+
+  it('share: i/n, 1 <= i <= n <= 1024, given back 0-based', () => {
+    expect(checkShare('2/3')).toEqual({ ok: true, value: { rank: 1, count: 3 } });
+    expect(checkShare('1/1')).toEqual({ ok: true, value: { rank: 0, count: 1 } });
+    for (const bad of ['0/2', '3/2', '1/0', '1/2000', '1', 'half', '', '1/2/3', '-1/2']) expect(checkShare(bad).ok, bad).toBe(false);
+    expect(reason(checkShare('3/2'))).toBe('share must be i/n, the i-th of n shares (1 <= i <= n <= 1024), like 1/2, not "3/2"');
   });
 
   it('evaluation mode: live or deferred', () => {

@@ -69,10 +69,13 @@ describe('checkpoints read back', () => {
     expect(() => validateCheckpoint(saved(3, [imageTape([], 0)]))).toThrow(/version 3, this lab reads 2/);
   });
 
-  it('reads in flight: absent (saved before it was a control) is fine, a bad number is refused', () => {
+  it('reads in flight and share: absent (saved before they existed) is fine, a bad one is refused', () => {
     const withReads = (n: unknown) => ({ ...saved(CHECKPOINT_VERSION, [imageTape([], 0)]), controls: { requestsInFlight: n } }) as unknown as Checkpoint;
     expect(validateCheckpoint(saved(CHECKPOINT_VERSION, [imageTape([], 0)])).controls).toBeUndefined();
     expect(validateCheckpoint(withReads(6)).controls.requestsInFlight).toBe(6);
     expect(() => validateCheckpoint(withReads(0))).toThrow(/cannot be continued: reads in flight 0/);
+    const withShare = (share: unknown) => ({ ...saved(CHECKPOINT_VERSION, [imageTape([], 0)]), config: { readers: 1, share } }) as unknown as Checkpoint;
+    expect(validateCheckpoint(withShare({ rank: 1, count: 2 })).config.share).toEqual({ rank: 1, count: 2 });
+    expect(() => validateCheckpoint(withShare({ rank: 2, count: 2 }))).toThrow(/cannot be continued: share \{"rank":2,"count":2\}/);
   });
 });

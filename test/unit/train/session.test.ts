@@ -210,6 +210,37 @@ describe('LabSession', () => {
     await s.stop();
   });
 
+  it("a share of the dataset (share=2/3: one of three tabs): its readers split the tab's records, disjoint from the other tabs'", async () => {
+    const { s, fakes } = session(undefined, { readers: 2, share: { rank: 1, count: 3 }, checkpointEvery: 5, saveCheckpoint: async (c) => void saved.push(c) });
+    const saved: Checkpoint[] = [];
+    void s.start();
+    await until('6 steps', () => s.steps.total >= 6);
+    const readers = fakes.workers.filter((w) => w.name.startsWith('pipeline-train'));
+    // Positions 1, 4, 7, ... of each epoch's order are this tab's; its readers take 1, 7, 13, ... and 4, 10, 16, ...
+    expect(readers.map((w) => w.options!.partition)).toEqual([
+      { count: 6, rank: 1 },
+      { count: 6, rank: 4 },
+    ]);
+    await until('a checkpoint', () => saved.length > 0);
+    expect(saved[0]!.config.share).toEqual({ rank: 1, count: 3 });
+    await s.stop();
+    // A resumed run keeps its own share, whatever the page asks now.
+    const resumed = session(undefined, { resume: saved[0]!, share: { rank: 0, count: 2 } });
+    void resumed.s.start();
+    await until('resumed steps', () => resumed.s.steps.total >= 2);
+    const again = resumed.fakes.workers.filter((w) => w.name.startsWith('pipeline-train'));
+    expect(again.map((w) => w.options!.partition)).toEqual([
+      { count: 6, rank: 1 },
+      { count: 6, rank: 4 },
+    ]);
+    await resumed.s.stop();
+    // A share past the records: 8 records, share 9 of 9 holds none.
+    const empty = session(undefined, { share: { rank: 8, count: 9 } });
+    await empty.s.start().catch(() => undefined);
+    await until('failed', () => empty.s.state === 'failed');
+    expect(empty.rec.states.at(-1)!.detail).toMatch(/share 9 of 9 holds no records: the training split has 8/);
+  });
+
   it('two readers: each opens its share of the split, batches come from each in turn, controls reach both, stop cancels both', async () => {
     const { s, fakes } = session(undefined, { readers: 2 });
     void s.start();
