@@ -495,6 +495,15 @@ function configFrom(cp: Checkpoint): LabSession['config'] {
   };
 }
 
+/** A saved run goes on with its own share of the records (its stream depends on it): what to say when the URL asks another. */
+function shareNote(cp: Checkpoint): string | undefined {
+  const asked = params.has('share') ? checkShare(params.get('share')!) : undefined;
+  const saved = cp.config.share ?? { rank: 0, count: 1 };
+  if (!asked?.ok || (asked.value.rank === saved.rank && asked.value.count === saved.count)) return undefined;
+  const own = saved.count > 1 ? `share ${saved.rank + 1} of ${saved.count}` : 'all the training records';
+  return `the saved run trains on ${own}; the URL's share=${params.get('share')} is not used for it`;
+}
+
 /** Starts a run (Start), continues a saved one (`resume`), or starts from a loaded model's weights (`initialModel`). */
 async function start(resume?: Checkpoint, initialModel?: ModelState): Promise<void> {
   if (starting) return; // a double click, or Start while the previous run still winds down
@@ -515,6 +524,8 @@ async function start(resume?: Checkpoint, initialModel?: ModelState): Promise<vo
   try {
     await session?.stop(); // the previous run ends completely (bounded) before the next one begins
     resetView();
+    const note = resume && shareNote(resume);
+    if (note) log(note, 'warning');
     const run: LabSession = new LabSession(
       config,
       listenerFor((): LabSession => run),
@@ -562,8 +573,8 @@ function showStep(m: StepMetrics): void {
   ui.m.loss.textContent = m.loss.toFixed(3);
   ui.m.speed.textContent = m.examplesPerSecond.toFixed(1);
   ui.m.bytes.textContent = formatBytes(m.bytesFetched);
-  // Fresh examples read over the split's size: the pipeline reads a few records ahead of training.
-  if (info) ui.m.epoch.textContent = (m.pipeline.examplesRead / info.examples).toFixed(2);
+  // Fresh examples read over the split's size (this tab's share of it): the pipeline reads a few records ahead of training.
+  if (info) ui.m.epoch.textContent = (m.pipeline.examplesRead / (info.examples / (session?.share?.count ?? 1))).toFixed(2);
   const p = m.pipeline;
   // A continued run reads some records again to rebuild where it stood: said, not counted as fresh.
   const reread = p.examplesReread ? ` · ${p.examplesReread.toLocaleString('en-US')} read again to continue` : '';

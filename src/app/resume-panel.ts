@@ -66,7 +66,8 @@ export function setupResumePanel(
       }
       const model = MODELS.find((m) => m.id === latest.config.modelId)?.label ?? latest.config.modelId;
       const when = new Date(latest.savedAt).toLocaleString();
-      show(`Saved run: ${latest.config.datasetName}, ${model}, step ${latest.step.toLocaleString('en-US')} (saved ${when}).`, true);
+      const share = latest.config.share ? `, share ${latest.config.share.rank + 1} of ${latest.config.share.count}` : '';
+      show(`Saved run: ${latest.config.datasetName}${share}, ${model}, step ${latest.step.toLocaleString('en-US')} (saved ${when}).`, true);
     },
     saved(step, error) {
       generation++;

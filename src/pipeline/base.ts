@@ -379,7 +379,8 @@ export abstract class BasePipeline<M> {
     const { count, rank } = this.options.partition ?? { count: 1, rank: 0 };
     for (let epoch = 0; epoch < this.options.epochs; epoch++) {
       const everyone = Array.from({ length: records }, (_, i) => i);
-      if (this.options.shuffleBuffer > 1) shuffleInPlace(everyone, this.orderRandom);
+      // Whether the split was opened shuffling, not the live control: every reader, tab and resume must draw the same orders.
+      if (this.shuffles) shuffleInPlace(everyone, this.orderRandom);
       for (let position = rank; position < records; position += count) yield { epoch, index: everyone[position]! };
     }
   }

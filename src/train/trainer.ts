@@ -276,16 +276,24 @@ export class Trainer {
       this.lastReport = reported;
 
       // An evaluation or a checkpoint waits for the steps still on the GPU: they are reported first, so their time counts as
-      // training, not as the (excluded) time of what waits for them.
-      if (this.hasTestSet && step % this.config.evalEvery === 0) {
+      // training (the speed's clock, and the run's from the next step on), not as the (excluded) time of what waits for them.
+      // The evaluation and checkpoint keep this step's time, as the step was reported with.
+      let drainedMs = 0;
+      const drain = async () => {
+        const t = performance.now();
         await abortable(reported, signal);
+        drainedMs += performance.now() - t;
+      };
+      if (this.hasTestSet && step % this.config.evalEvery === 0) {
+        await drain();
         await speed.outside(() => this.evaluationDue(step, active, hooks));
       }
       // After the evaluation (which changes no weights), so the checkpoint's history has it.
       if (hooks.checkpointDue?.(step)) {
-        await abortable(reported, signal);
+        await drain();
         hooks.checkpoint?.((await speed.outside(() => this.capture()))(), { step, time: active });
       }
+      active += drainedMs / 1000;
     }
     await abortable(reported, signal);
     if (this.hasTestSet && step > from.step && step % this.config.evalEvery !== 0) await this.evaluationDue(step, active, hooks);

@@ -222,6 +222,13 @@ test('share=1/2 and share=2/2: two tabs on one dataset read disjoint training re
   expect(first.size).toBeGreaterThanOrEqual(6);
   expect(second.size).toBeGreaterThanOrEqual(6);
   expect([...first].filter((r) => second.has(r))).toEqual([]);
+  // The saved run (share 2 of 2's, stopped last) says its share; continued from a page that asks another, it keeps its own and says so.
+  await page.goto('/?model=tiny-cnn&batch=32&evalEvery=1000&readers=1&cache=0&group=1&share=1/2');
+  await expect(page.locator('#resume-text')).toContainText('share 2 of 2');
+  await page.locator('#resume-go').click();
+  await expect(page.locator('#log')).toContainText("the saved run trains on share 2 of 2; the URL's share=1/2 is not used for it");
+  await expect(page.locator('#dataset-info')).toContainText('This tab trains on share 2 of 2');
+  await page.evaluate(() => window.__lab!.stop());
 });
 
 test('inflight= sets the reads each reader has out, and the control changes them mid-run', async ({ page }) => {

@@ -368,6 +368,27 @@ describe('seeds', () => {
   });
 });
 
+describe('record order', () => {
+  it('a split opened shuffling keeps drawing shuffled record orders when the shuffle buffer control goes to 1 mid-run', async () => {
+    // Readers, tabs and resumes draw the same orders only if the change of a live control cannot change them.
+    const fixture12 = await buildFixture({ train: 240, recordSize: RECORD_SIZE }); // 12 records
+    const server = await startTestServer(new Map(fixture12.files));
+    servers.push(server);
+    const order = async (change: boolean) => {
+      const records: string[] = [];
+      const p = new ImagePipeline(pcrRecords, await loadTurboJpegNode(), (e) => e.type === 'fetch' && records.push(e.record));
+      await p.open(options(server, { epochs: 3, shuffleBuffer: 64, prefetch: 1, requestsInFlight: 1 }));
+      await p.next();
+      if (change) p.setShuffleBuffer(1);
+      while (await p.next());
+      return records;
+    };
+    const kept = await order(false);
+    expect(kept).toHaveLength(36);
+    expect(await order(true)).toEqual(kept);
+  });
+});
+
 describe('partitions (InputSplit)', () => {
   it('the ranks of one count read disjoint records that together cover each epoch once, shuffled or not', async () => {
     const fixture6 = await buildFixture({ train: 120, recordSize: RECORD_SIZE }); // 6 records
