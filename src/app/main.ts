@@ -3,7 +3,7 @@
 // is entered, and a run starts only when all of them are good. A run's events
 // reach the screen only while that run is the current one.
 // URL parameters: dataset, manifest, model, batch, group, echo, lr, evalEvery, evalMode, seed, cache, shuffle, echoMode, autoEcho, readers, inflight,
-// size, autostart (README).
+// share, size, autostart (README).
 import './style.css';
 import * as tf from '@tensorflow/tfjs';
 import { adapterDescription, webgpuBackend } from '../gpu/backend.js';

@@ -8,8 +8,6 @@
 // Summing whole read times over the slots (the old measure) reads a shared link
 // as 4x faster whenever the trainer is the slow side and only one read is out,
 // which is exactly when echoing is on: the echo advice then undid itself.
-
-//
 // It also keeps how a whole read splits into waiting and body, for the ramp of
 // reads in flight (base.ts): while one read waits for its answer, others' bodies
 // can use the link, so about 1 + wait / body reads keep it busy.

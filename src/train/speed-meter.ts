@@ -5,18 +5,20 @@
 // long before the GPU has done them: timed by the loop, steps 2-3 read 2-3x the
 // steady speed and the chart's scale went with them. Time outside training
 // (pauses, evaluations, checkpoints) is left out, as from the run's clock.
+import { RingBuffer } from './ring-buffer.js';
 
 export class SpeedMeter {
   private excludedMs = 0;
   private outsideSince: number | undefined;
   private examples = 0;
   /** (active ms, examples read back by then): the run's start, then one per step reported; the last `window` + 1. */
-  private readonly marks: { at: number; examples: number }[] = [];
+  private readonly marks: RingBuffer<{ at: number; examples: number }>;
 
   constructor(
-    private readonly window = 8,
+    window = 8,
     private readonly now: () => number = () => performance.now(),
   ) {
+    this.marks = new RingBuffer(window + 1);
     this.marks.push({ at: this.activeMs(), examples: 0 });
   }
 
@@ -36,9 +38,8 @@ export class SpeedMeter {
   reported(examples: number): number {
     this.examples += examples;
     this.marks.push({ at: this.activeMs(), examples: this.examples });
-    if (this.marks.length > this.window + 1) this.marks.shift();
-    const first = this.marks[0]!;
-    const last = this.marks.at(-1)!;
+    const first = this.marks.first()!;
+    const last = this.marks.last()!;
     return last.at > first.at ? (1000 * (last.examples - first.examples)) / (last.at - first.at) : 0;
   }
 

@@ -227,6 +227,13 @@ export class Trainer {
       return reply;
     };
     let ahead = ask();
+    // An evaluation or a checkpoint waits for the steps still on the GPU: they are reported first, so their time counts as
+    // training (on the speed's clock and the run's), not as the (excluded) time of what waits for them. Returns its ms.
+    const drain = async (): Promise<number> => {
+      const t = performance.now();
+      await abortable(reported, signal);
+      return performance.now() - t;
+    };
     for (;;) {
       await speed.outside(() => hooks.gate());
       if (signal.aborted) return 'stopped';
@@ -275,22 +282,15 @@ export class Trainer {
       inFlight.push(reported);
       this.lastReport = reported;
 
-      // An evaluation or a checkpoint waits for the steps still on the GPU: they are reported first, so their time counts as
-      // training (the speed's clock, and the run's from the next step on), not as the (excluded) time of what waits for them.
-      // The evaluation and checkpoint keep this step's time, as the step was reported with.
+      // The evaluation and checkpoint keep this step's time, as the step was reported with; the drain counts from the next step.
       let drainedMs = 0;
-      const drain = async () => {
-        const t = performance.now();
-        await abortable(reported, signal);
-        drainedMs += performance.now() - t;
-      };
       if (this.hasTestSet && step % this.config.evalEvery === 0) {
-        await drain();
+        drainedMs += await drain();
         await speed.outside(() => this.evaluationDue(step, active, hooks));
       }
       // After the evaluation (which changes no weights), so the checkpoint's history has it.
       if (hooks.checkpointDue?.(step)) {
-        await drain();
+        drainedMs += await drain();
         hooks.checkpoint?.((await speed.outside(() => this.capture()))(), { step, time: active });
       }
       active += drainedMs / 1000;
