@@ -20,6 +20,7 @@ import { BoundedQueue } from './queue.js';
 import { hash32, seededRandom, shuffleInPlace, type Random, type SeededRandom } from '../shared/random.js';
 import { ControlTape, snapshotFor, type StreamSnapshot, type TapeState } from './tape.js';
 import { LinkClock } from './link-clock.js';
+import { NoReadableData } from '../shared/errors.js';
 
 export const emptyStats = (): PipelineStats => ({
   bytesFetched: 0,
@@ -296,8 +297,8 @@ export abstract class BasePipeline<M> {
    * keep the link busy (`LinkClock.readsToFill`) once the first has arrived. They run on across an epoch's end, so the link
    * does not idle while the last records' examples drain from the shuffle buffer
    * and the trainer does not then wait for the next epoch's first record. A
-   * record that fails yields nothing; a whole epoch that yields nothing ends the
-   * stream with an error. `read` gets the record, its position in the stream
+   * record that fails yields nothing; when as many records in a row have failed as
+   * this reader can be given, the stream ends with a NoReadableData error. `read` gets the record, its position in the stream
    * (counted across epochs: the tape's key) and its index in `records`; `size`
    * says how many examples an item is, for the tape's count of examples read. A
    * restored stream starts at its snapshot's record, past the items already taken.
@@ -330,7 +331,16 @@ export abstract class BasePipeline<M> {
         ahead.push({ epoch, reading });
       }
     });
-    const noData = () => new Error(`no readable data in split "${this.options.split}": every record failed (see warnings)`);
+    // The stream gives up when the records read in a row that gave nothing reach all this reader can be given (its own, or with
+    // shuffling any of the split's). Not at an empty epoch: one of a small share may hold only bad records where the next holds good.
+    const reachable = this.shuffles ? records.length : perEpoch;
+    let failedInARow = 0;
+    const hopeless = () => failedInARow >= reachable;
+    const part = this.options.partition ? ` (partition ${rank + 1} of ${count})` : '';
+    const noData = () => {
+      const which = failedInARow === 1 ? 'its one record' : `the last ${failedInARow} records read`;
+      return new NoReadableData(`no readable data in split "${this.options.split}"${part}: ${which} failed (see warnings)`);
+    };
     let consumed = from.record;
     let epoch = -1;
     let produced = 0;
@@ -341,7 +351,7 @@ export abstract class BasePipeline<M> {
         // Left in `ahead` while awaited, so a refill meanwhile counts it among the reads out.
         const turn = ahead[0]!;
         if (turn.epoch !== epoch) {
-          if (epoch >= 0 && produced === 0) throw noData();
+          if (epoch >= 0 && produced === 0 && hopeless()) throw noData();
           epoch = turn.epoch;
           produced = 0;
           this.stats.epoch = epoch;
@@ -356,6 +366,7 @@ export abstract class BasePipeline<M> {
           items.reduce((n, item) => n + size(item), 0),
         );
         arrived++;
+        failedInARow = items.length === 0 ? failedInARow + 1 : 0;
         fill();
         for (const item of items) {
           produced++;
@@ -368,7 +379,7 @@ export abstract class BasePipeline<M> {
         }
         skip = 0;
       }
-      if (epoch >= 0 && produced === 0) throw noData();
+      if (epoch >= 0 && produced === 0 && hopeless()) throw noData();
     } finally {
       this.refill = undefined; // a stream that ended, failed or was closed starts no more reads
     }

@@ -5,3 +5,11 @@
 export class ManifestError extends Error {
   override name = 'ManifestError';
 }
+
+/**
+ * A reader gave up: every record it could be given failed in a row. Its name crosses the worker boundary (comlink keeps an
+ * error's name), so the session can tell a reader that ran dry from a pipeline that broke.
+ */
+export class NoReadableData extends Error {
+  override name = 'NoReadableData';
+}

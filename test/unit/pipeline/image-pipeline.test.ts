@@ -408,6 +408,25 @@ describe('partitions (InputSplit)', () => {
     }
   });
 
+  it('a share whose epoch holds only a missing record reads on into the next epoch; in a fixed order it gives up, named', async () => {
+    const fixture6 = await buildFixture({ train: 120, recordSize: RECORD_SIZE }); // 6 records of 20, one of them missing
+    const missing = fixture6.manifest.splits.train!.records[4]!.file;
+    const server = await startTestServer(new Map([...fixture6.files].filter(([path]) => !path.endsWith(missing))));
+    servers.push(server);
+    // Shuffled: each epoch gives the missing record to some rank. Every rank reads on, and all the good records come, 4 times.
+    const ranks = await Promise.all([0, 1, 2, 3, 4, 5].map((rank) => drain(server, { epochs: 4, shuffleBuffer: 64, partition: { count: 6, rank } })));
+    expect(ranks.map((r) => r.fetches.length).reduce((a, b) => a + b)).toBe(20); // 4 epochs of 5 good records
+    expect(ranks.flatMap((r) => r.labels)).toHaveLength(4 * 5 * 20);
+    expect(ranks.filter((r) => r.labels.length < 4 * 20).length).toBeGreaterThan(0); // some rank met the missing record
+    // In order: rank 4 holds only the missing record, in every epoch. It gives up at its first epoch's end, and says which.
+    const p = new ImagePipeline(pcrRecords, await loadTurboJpegNode(), () => undefined);
+    await p.open(options(server, { epochs: 4, shuffleBuffer: 0, partition: { count: 6, rank: 4 } }));
+    await expect(p.next()).rejects.toThrow(
+      expect.objectContaining({ name: 'NoReadableData', message: expect.stringMatching(/"train" \(partition 5 of 6\): its one record failed/) }),
+    );
+    expect(p.stats.recordsSkipped).toBe(1);
+  });
+
   it('a rank beyond the records, or a bad partition, is refused at open', async () => {
     const server = await serve();
     const p = new ImagePipeline(pcrRecords, await loadTurboJpegNode(), () => undefined);
