@@ -1,6 +1,7 @@
 // Page side of the pipeline: starts a worker and returns its typed comlink proxy.
 import * as Comlink from 'comlink';
 import type { Batch, PipelineApi, PipelineStats } from './api.js';
+import type { Rotation } from './rotation.js';
 
 export interface PipelineHandle {
   api: Comlink.Remote<PipelineApi>;
@@ -33,23 +34,34 @@ export function startPipelineWorker(name: string): PipelineHandle {
 
 /**
  * Several pipeline workers reading the shares of one split (PipelineOptions.partition)
- * as one stream: batches taken from each in turn, so the order is deterministic;
- * a worker whose stream ended is passed over. Counters are summed (epoch: the lowest).
- * A resumed run starts with the reader whose turn it was (`firstTurn`).
+ * as one stream: batches taken from each in turn (`rotation`), so the order is
+ * deterministic. A worker whose stream ended, or that ran dry (NoReadableData),
+ * leaves the turn and `onLeave` hears why; the last one's failure is the stream's.
+ * Counters are summed over all of them; the epoch is the lowest of those still reading.
  */
-export function takeInTurn(apis: Comlink.Remote<PipelineApi>[], firstTurn = 0): { next(): Promise<Batch | null>; stats(): Promise<PipelineStats> } {
-  const live = [...apis];
-  let turn = firstTurn;
+export function takeInTurn(
+  apis: Comlink.Remote<PipelineApi>[],
+  rotation: Rotation,
+  onLeave: (rank: number, reason: string) => void,
+): { next(): Promise<Batch | null>; stats(): Promise<PipelineStats> } {
   return {
     async next() {
-      while (live.length > 0) {
-        turn %= live.length;
-        const batch = await live[turn]!.next();
-        if (batch) {
-          turn++;
-          return batch;
+      for (let rank = rotation.current; rank !== undefined; rank = rotation.current) {
+        let batch: Batch | null;
+        try {
+          batch = await apis[rank]!.next();
+        } catch (err) {
+          if ((err as Error).name !== 'NoReadableData' || rotation.reading.length === 1) throw err;
+          rotation.leave();
+          onLeave(rank, (err as Error).message);
+          continue;
         }
-        live.splice(turn, 1);
+        if (!batch) {
+          rotation.leave(true);
+          continue;
+        }
+        rotation.took();
+        return batch;
       }
       return null;
     },
@@ -57,8 +69,10 @@ export function takeInTurn(apis: Comlink.Remote<PipelineApi>[], firstTurn = 0): 
       const all = await Promise.all(apis.map((a) => a.stats()));
       const sum = { ...all[0]! };
       for (const s of all.slice(1)) {
-        for (const key of Object.keys(sum) as (keyof PipelineStats)[]) sum[key] = key === 'epoch' ? Math.min(sum[key], s[key]) : sum[key] + s[key];
+        for (const key of Object.keys(sum) as (keyof PipelineStats)[]) if (key !== 'epoch') sum[key] += s[key];
       }
+      const reading = rotation.reading.length > 0 ? rotation.reading : apis.map((_, rank) => rank);
+      sum.epoch = Math.min(...reading.map((rank) => all[rank]!.epoch));
       return sum;
     },
   };

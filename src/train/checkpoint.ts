@@ -1,10 +1,11 @@
 // A checkpoint: everything a run needs to go on exactly where it was after a
 // reload or a crash. The model and Adam's state (trainer.ts ModelState), the
 // step count and running time, each reader's tape (pipeline/tape.ts: where its
-// live controls took effect), the settings and live controls, and a compact
-// history for the charts. The session writes one every few steps and at pause;
+// live controls took effect), the readers that ran dry, the settings and live
+// controls, and a compact history for the charts. The session writes one every few steps and at pause;
 // storage/runs.ts keeps them in IndexedDB.
 import type { EchoMode } from '../pipeline/api.js';
+import { Rotation, type ReaderLeft } from '../pipeline/rotation.js';
 import { validateTape, type TapeState } from '../pipeline/tape.js';
 import type { ModelState, PendingEvaluation } from './trainer.js';
 
@@ -57,14 +58,11 @@ export interface Checkpoint {
   examplesRead: number;
   /** One tape per reader, by rank. */
   tapes: TapeState[];
+  /** Readers that ran dry and left the turn, and when (pipeline/rotation.ts); left out: none did. */
+  readersLeft?: ReaderLeft[];
   model: ModelState;
   /** For the charts: [step, loss, examples/s, MiB fetched] per step (the latest ones), and [step, accuracy, loss] per evaluation. */
   history: { steps: [number, number, number, number][]; evals: [number, number, number][] };
-}
-
-/** Batches reader `rank` of `readers` handed out by `step`: the session takes one from each reader in turn, starting with rank 0. */
-export function batchesTakenFrom(rank: number, readers: number, step: number): number {
-  return Math.max(0, Math.ceil((step - rank) / readers));
 }
 
 /** Checks a checkpoint read back from storage; throws naming what is wrong. */
@@ -91,6 +89,9 @@ export function validateCheckpoint(value: unknown): Checkpoint {
   if (problem) throw new Error(`the saved run cannot be continued: ${problem}`);
   try {
     c.tapes.forEach(validateTape);
+    const left = c.readersLeft ?? [];
+    if (!(Array.isArray(left) && left.length < c.config.readers)) throw new Error(`${JSON.stringify(c.readersLeft)} of ${c.config.readers} readers left`);
+    if (Rotation.replay(c.config.readers, left, c.step).current === undefined) throw new Error('no reader left to read');
   } catch (err) {
     throw new Error(`the saved run cannot be continued: ${(err as Error).message}`);
   }

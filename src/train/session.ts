@@ -14,8 +14,9 @@ import {
   type SampleImages,
 } from '../pipeline/api.js';
 import { takeInTurn, type PipelineHandle } from '../pipeline/client.js';
+import { Rotation } from '../pipeline/rotation.js';
 import { abortable } from './abort.js';
-import { batchesTakenFrom, CHECKPOINT_VERSION, type Checkpoint, type LiveControls } from './checkpoint.js';
+import { CHECKPOINT_VERSION, type Checkpoint, type LiveControls } from './checkpoint.js';
 import { EchoAdvisor, type EchoReading } from './echo-advisor.js';
 import type { ModelSpec } from './models/registry.js';
 import { RingBuffer } from './ring-buffer.js';
@@ -136,6 +137,8 @@ export class LabSession {
   private readonly advisor = new EchoAdvisor();
   /** The training split's readers, each a pipeline worker with its share of the records. */
   private train: PipelineHandle[] = [];
+  /** Whose turn it is among the training readers, and which have left it. */
+  private rotation: Rotation | undefined;
   private workers: PipelineHandle[] = [];
   private pauseAfterEval = false;
   /** The run's id in its checkpoints. */
@@ -307,8 +310,9 @@ export class LabSession {
 
   /** Sample images of the latest record; undefined for tables (no images), before the first record, and once the run has ended. */
   async samples(n: number): Promise<SampleImages | undefined> {
-    if (!this.train[0] || this.ended || this.info?.kind !== 'image') return undefined;
-    return this.train[0].api.samples(n);
+    const reader = this.train[this.rotation?.reading[0] ?? 0]; // one still reading: one that left shows nothing new
+    if (!reader || this.ended || this.info?.kind !== 'image') return undefined;
+    return reader.api.samples(n);
   }
 
   private async run(): Promise<void> {
@@ -351,15 +355,18 @@ export class LabSession {
       const readers = resume ? resume.config.readers : Math.max(1, Math.min(c.readers ?? 1, ours));
       if (readers > ours) throw new Error(`the saved run read with ${readers} readers; its share of the split now has ${ours} records`);
       const train = [first, ...Array.from({ length: readers - 1 }, (_, r) => this.spawn(`pipeline-train-${r + 1}`))];
+      // Whose turn it is: a resumed run's as it stood at its step, with the readers that had run dry left out.
+      const rotation = resume ? Rotation.replay(readers, resume.readersLeft ?? [], resume.step) : new Rotation(readers);
       if (readers > 1 || shares > 1 || resume) {
         const share = (rank: number): Partial<PipelineOptions> => ({
           partition: { count: shares * readers, rank: shareRank + shares * rank },
-          ...(resume ? { resume: { tape: resume.tapes[rank]!, batches: batchesTakenFrom(rank, readers, resume.step) } } : {}),
+          ...(resume ? { resume: { tape: resume.tapes[rank]!, batches: rotation.taken[rank]! } } : {}),
         });
         const opened = await abortable(Promise.all(train.map((w, rank) => w.api.open({ ...base, split: 'train', ...share(rank) }, onEvent))), signal);
         info = opened[0]!;
       }
       this.train = train;
+      this.rotation = rotation;
       // Controls changed while the pipeline was opening are applied now, not lost.
       const k = this.controls;
       await abortable(
@@ -410,7 +417,8 @@ export class LabSession {
       const from = resume ? { step: resume.step, time: resume.time } : undefined;
       const stream = takeInTurn(
         train.map((w) => w.api),
-        (resume?.step ?? 0) % readers,
+        rotation,
+        (rank, reason) => this.onWarning(`reader ${rank + 1} of ${readers} left the run, the others read on: ${reason}`),
       );
       const outcome = await trainer.run(
         stream,
@@ -540,6 +548,8 @@ export class LabSession {
     const c = this.config.resume ? { ...this.config, ...this.config.resume.config } : this.config;
     const own = this.config.resume?.config ?? this.config;
     const tapes = Promise.all(this.train.map((w) => w.api.tape()));
+    // Read now: a reader may leave while the tapes come. A leave at batch `step` happened asking for the step after this one.
+    const readersLeft = this.rotation?.left.filter((l) => l.batch <= at.step) ?? [];
     const controls = { ...this.controls };
     const history = this.historyUpTo(at.step);
     const last = this.steps.last();
@@ -572,6 +582,7 @@ export class LabSession {
         bytesFetched,
         examplesRead,
         tapes: taped,
+        ...(readersLeft.length > 0 ? { readersLeft } : {}),
         model: await state,
         history,
       };

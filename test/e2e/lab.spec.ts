@@ -145,6 +145,19 @@ test('a damaged dataset: the log names each bad record and image, and training g
   await page.evaluate(() => window.__lab!.stop());
 });
 
+test('six readers of the damaged dataset in order: the reader whose one record is missing leaves the run, the others train on', async ({ page }) => {
+  await page.goto('/?manifest=__fixtures__/broken/manifest.json&model=tiny-cnn&batch=16&evalEvery=1000&readers=6&shuffle=1&cache=0&autostart=1');
+  const left = (x: { warnings: string[] }) => x.warnings.find((w) => w.startsWith('reader 4 of 6 left the run'));
+  const s = await waitFor(page, 'reader 4 leaving', (x) => left(x) !== undefined);
+  expect(left(s)).toBe(
+    'reader 4 of 6 left the run, the others read on: no readable data in split "train" (partition 4 of 6): its one record failed (see warnings)',
+  );
+  const later = await waitFor(page, 'steps after it left', (x) => x.steps.length >= s.steps.length + 8);
+  expect(later.state).toBe('running');
+  expect(later.steps.every((x) => Number.isFinite(x.loss))).toBe(true);
+  await page.evaluate(() => window.__lab!.stop());
+});
+
 test('reads a dataset in the PCR reference format directly, one Range request per record at the chosen scan group', async ({ page }) => {
   const ranges: number[] = [];
   page.context().on('request', (r) => {

@@ -32,8 +32,8 @@ export interface FakeBehaviour {
   batches?: number;
   /** open() rejects with this message. */
   openError?: string;
-  /** next() rejects with this message after this many batches. */
-  failAfter?: { batches: number; message: string };
+  /** next() rejects with this message (and error name) after this many batches. */
+  failAfter?: { batches: number; message: string; name?: string };
 }
 
 export interface FakeWorker extends PipelineHandle {
@@ -84,7 +84,7 @@ export function fakePipelines(behaviour: (name: string) => FakeBehaviour = () =>
       },
       async next(): Promise<Batch | null> {
         const limit = b.batches ?? (w.options?.split === 'test' ? 4 : Infinity);
-        if (b.failAfter && served >= b.failAfter.batches) throw new Error(b.failAfter.message);
+        if (b.failAfter && served >= b.failAfter.batches) throw Object.assign(new Error(b.failAfter.message), { name: b.failAfter.name ?? 'Error' });
         if (served >= limit) return null;
         if ((await delay(b.nextMs ?? 0, cancelled)) === 'cancelled' || w.terminated) return null;
         const size = w.options!.batchSize;

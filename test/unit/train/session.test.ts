@@ -5,7 +5,7 @@
 // move controls before the pipeline is open, start again after a stop.
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Checkpoint } from '../../../src/train/checkpoint.js';
+import { validateCheckpoint, type Checkpoint } from '../../../src/train/checkpoint.js';
 import { mlp } from '../../../src/train/models/mlp.js';
 import { TRANSITIONS, type RunState } from '../../../src/train/run-state.js';
 import { LabSession, type SessionConfig, type SessionListener } from '../../../src/train/session.js';
@@ -331,9 +331,9 @@ describe('LabSession', () => {
 
 describe('checkpoints and exact resume', () => {
   /** Runs until `steps` steps are reported, saving checkpoints, and stops. */
-  async function runTo(steps: number, over: Partial<SessionConfig>) {
+  async function runTo(steps: number, over: Partial<SessionConfig>, behaviour?: (name: string) => FakeBehaviour) {
     const saved: Checkpoint[] = [];
-    const { s, rec } = session(undefined, { readers: 2, checkpointEvery: 10, saveCheckpoint: async (c) => void saved.push(structuredClone(c)), ...over });
+    const { s, rec } = session(behaviour, { readers: 2, checkpointEvery: 10, saveCheckpoint: async (c) => void saved.push(structuredClone(c)), ...over });
     const done = s.start();
     await until(`${steps} steps`, () => rec.steps.length > 0 && rec.steps.at(-1)!.step >= steps);
     await s.stop();
@@ -362,6 +362,39 @@ describe('checkpoints and exact resume', () => {
     await c.stop();
     await done;
     expect(restored!.evals.map((e) => e[0])).toEqual([10, 20]);
+  });
+
+  it('a reader that runs dry leaves the turn and the others read on; a run continued after it left takes the same batches', async () => {
+    const message = 'no readable data in split "train" (partition 2 of 3): its one record failed';
+    const dry = (name: string): FakeBehaviour => (name === 'pipeline-train-1' ? { failAfter: { batches: 4, message, name: 'NoReadableData' } } : {});
+    const a = await runTo(32, { readers: 3 }, dry);
+    expect(a.s.state).toBe('stopped');
+    expect(a.rec.warnings).toContain(`reader 2 of 3 left the run, the others read on: ${message}`);
+    // Reader 2 gave batches 1, 4, 7 and 10, and left when batch 13 was asked for.
+    const at10 = a.saved.find((c) => c.step === 10)!;
+    const at20 = a.saved.find((c) => c.step === 20)!;
+    expect(at10.readersLeft).toBeUndefined();
+    expect(at20.readersLeft).toEqual([{ rank: 1, batch: 13 }]);
+    const loss = (steps: StepMetrics[]) => steps.filter((m) => m.step >= 21 && m.step <= 32).map((m) => m.loss);
+    // From before it left (the resumed run meets the dry reader itself) and from after (the checkpoint says it left): the same losses.
+    for (const resume of [at10, at20]) expect(loss((await runTo(32, { resume }, dry)).rec.steps)).toEqual(loss(a.rec.steps));
+    // A checkpoint whose readers could not have left when it says is refused.
+    expect(() => validateCheckpoint({ ...at20, readersLeft: [{ rank: 2, batch: 13 }] })).toThrow(
+      "the saved run cannot be continued: reader 3 left at batch 13, when it was reader 2's turn",
+    );
+    expect(() => validateCheckpoint({ ...at20, readersLeft: [{ rank: 1, batch: 21 }] })).toThrow(/reader 2 left at batch 21, out of order/);
+  });
+
+  it('when the last reader runs dry the run fails with its reason; another failure of one reader fails the run at once', async () => {
+    const dry = { failAfter: { batches: 2, message: 'no readable data in split "train"', name: 'NoReadableData' } };
+    const a = session((name) => (name.startsWith('pipeline-train') ? dry : {}), { readers: 2 });
+    await a.s.start();
+    expect(a.s.state).toBe('failed');
+    expect(a.rec.warnings.filter((w) => w.includes('left the run'))).toHaveLength(1);
+    expect(a.rec.states.at(-1)!.detail).toContain('no readable data in split "train"');
+    const b = session((name) => (name === 'pipeline-train-1' ? { failAfter: { batches: 2, message: 'decoder crashed' } } : {}), { readers: 2 });
+    await b.s.start();
+    expect(b.rec.states.at(-1)).toEqual({ state: 'failed', detail: 'decoder crashed' });
   });
 
   it('losses after a resume differ without the saved optimiser state: the test sees what a checkpoint must keep', async () => {
