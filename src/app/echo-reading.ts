@@ -13,6 +13,9 @@ export function describeEchoReading(r: EchoReading, factor: number): string {
           : 'Echo matches R.';
   return (
     `Upstream (fetch, decode, augment) ${r.upstreamMsPerBatch.toFixed(0)} ms per batch · trainer ${r.downstreamMsPerStep.toFixed(0)} ms per step · ` +
-    `R = ${r.ratio.toFixed(r.ratio < 1 ? 2 : 1)} · waiting for data ${(100 * r.waitShare).toFixed(0)}% of the time. ${advice}`
+    `R = ${r.ratio.toFixed(r.ratio < 1 ? 2 : 1)} · waiting for data ${(100 * r.waitShare).toFixed(0)}% of the time` +
+    // Batches that were ready and still on their way: the page's thread was busy (drawing, other messages), not upstream.
+    (r.deliveryShare >= 0.05 ? `, for batches already made ${(100 * r.deliveryShare).toFixed(0)}% (the page's thread was busy)` : '') +
+    `. ${advice}`
   );
 }

@@ -98,6 +98,8 @@ export interface ImageBatch {
   size: number;
   /** Index of this batch in the stream (counted from the start of the run, across a resume). */
   index: number;
+  /** When the pipeline had it ready to hand out (performance.timeOrigin + performance.now(), a clock the page shares). */
+  readyAt?: number;
 }
 
 /** A TOC-compressed mini-batch with the index structures its GPU kernels need; never decompressed. */
@@ -111,6 +113,7 @@ export interface TocBatchMessage {
   ids: Int32Array;
   size: number;
   index: number;
+  readyAt?: number;
 }
 
 export type Batch = ImageBatch | TocBatchMessage;

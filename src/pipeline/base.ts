@@ -230,6 +230,7 @@ export abstract class BasePipeline<M> {
         if (!batch) continue;
         batch.index = index;
         this.stats.examplesEmitted += batch.size;
+        batch.readyAt = performance.timeOrigin + performance.now(); // a pull waiting for it gets it now; otherwise it waits in the queue
         this.loop.blockedSince = performance.now();
         await queue.push(batch);
         this.loop.blocked += performance.now() - this.loop.blockedSince;

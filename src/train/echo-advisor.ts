@@ -15,6 +15,8 @@ export interface EchoReading {
   ratio: number;
   /** Share of the window's time the trainer waited for data (time-weighted: data arrives a record at a time, so most waits fall on few steps). */
   waitShare: number;
+  /** Share of the window's time the trainer waited for batches the pipeline had ready: their messages, held while the page's thread was busy. */
+  deliveryShare: number;
   /** The echo factor that would keep the trainer busy: R rounded to a half, 1 to 16. */
   suggested: number;
 }
@@ -60,8 +62,10 @@ export class EchoAdvisor {
     const downstreamMsPerStep = recent.reduce((t, s) => t + s.computeMs, 0) / recent.length;
     const ratio = upstreamMsPerBatch / Math.max(1e-3, downstreamMsPerStep);
     const waited = steps.reduce((t, s) => t + s.waitMs, 0);
-    const waitShare = waited / Math.max(1e-9, waited + steps.reduce((t, s) => t + s.computeMs, 0));
-    return { upstreamMsPerBatch, downstreamMsPerStep, ratio, waitShare, suggested: Math.min(16, Math.max(1, Math.round(ratio * 2) / 2)) };
+    const forData = steps.reduce((t, s) => t + s.dataWaitMs, 0);
+    const total = Math.max(1e-9, waited + steps.reduce((t, s) => t + s.computeMs, 0));
+    const suggested = Math.min(16, Math.max(1, Math.round(ratio * 2) / 2));
+    return { upstreamMsPerBatch, downstreamMsPerStep, ratio, waitShare: forData / total, deliveryShare: (waited - forData) / total, suggested };
   }
 
   reset(): void {

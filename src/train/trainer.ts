@@ -55,6 +55,11 @@ export interface StepMetrics {
   computeMs: number;
   /** The step's wait for its batch. */
   waitMs: number;
+  /**
+   * The part of waitMs before the pipeline had the batch ready (Batch.readyAt): a wait for data. The rest is the
+   * batch on its way: the message from the worker, delivered when the page's thread is free of other work.
+   */
+  dataWaitMs: number;
   bytesFetched: number;
   pipeline: PipelineStats;
 }
@@ -270,6 +275,8 @@ export class Trainer {
         batchKey: hash32(...batch.ids),
         computeMs: t2 - t1resumed,
         waitMs: t1 - t0,
+        // A source that does not say when the batch was ready: all of the wait counts as waiting for data.
+        dataWaitMs: batch.readyAt === undefined ? t1 - t0 : Math.min(t1 - t0, Math.max(0, batch.readyAt - performance.timeOrigin - t0)),
         bytesFetched: stats.bytesFetched,
         pipeline: stats,
       };

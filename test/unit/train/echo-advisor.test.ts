@@ -15,6 +15,7 @@ function steps(n: number, upMs: number, downMs: number, freshShare = 1): StepMet
     batchKey: i,
     computeMs: downMs,
     waitMs: Math.max(0, upMs * freshShare - downMs),
+    dataWaitMs: Math.max(0, upMs * freshShare - downMs),
     bytesFetched: 0,
     pipeline: { ...emptyStats(), examplesRead: Math.round(32 * freshShare * (i + 1)), loopBusyMs: upMs * freshShare * (i + 1) },
   }));
@@ -40,10 +41,24 @@ describe('echo advisor', () => {
   });
 
   it('weighs the waiting share by time: one long wait in eight steps counts as its time, not as one step in eight', () => {
-    const ms = steps(30, 30, 10).map((m, i) => ({ ...m, waitMs: i % 8 === 0 ? 160 : 0, waitFraction: i % 8 === 0 ? 160 / 170 : 0 }));
+    const ms = steps(30, 30, 10).map((m, i) => ({
+      ...m,
+      waitMs: i % 8 === 0 ? 160 : 0,
+      dataWaitMs: i % 8 === 0 ? 160 : 0,
+      waitFraction: i % 8 === 0 ? 160 / 170 : 0,
+    }));
     const r = last(new EchoAdvisor(), ms)!;
     // 19 steps of 10 ms, 2 or 3 of them after a 160 ms wait: about two thirds of the time is waiting.
     expect(r.waitShare).toBeGreaterThan(0.6);
+    expect(r.deliveryShare).toBe(0);
+  });
+
+  it('a wait for a batch the pipeline had ready is not a wait for data: it reads as the page being busy', () => {
+    // Each step waits 6 ms, of which the batch was ready for the last 5: 1 ms for data, 5 ms on its way, 10 ms training.
+    const ms = steps(30, 30, 10).map((m) => ({ ...m, waitMs: 6, dataWaitMs: 1 }));
+    const r = last(new EchoAdvisor(), ms)!;
+    expect(r.waitShare).toBeCloseTo(1 / 16);
+    expect(r.deliveryShare).toBeCloseTo(5 / 16);
   });
 
   it('reads readers side by side: their summed clocks count once per reader', () => {

@@ -114,3 +114,44 @@ it('examples/s is the examples of the last 8 steps over the time between their r
   }
   trainer.dispose();
 });
+
+it('a wait for a batch the pipeline had ready counts as delivery, not as waiting for data (dataWaitMs)', async () => {
+  const run = async (readyLate: boolean) => {
+    let index = 0;
+    const source = {
+      async next(): Promise<Batch | null> {
+        if (index >= 6) return null;
+        const made = performance.timeOrigin + performance.now();
+        await new Promise((r) => setTimeout(r, 40));
+        // Made as the reply comes (the pipeline was slow), or long before and held on the way (the page was busy).
+        const readyAt = readyLate ? performance.timeOrigin + performance.now() : made;
+        const x = new Float32Array(4 * SIDE * SIDE).fill(index % 2);
+        return { kind: 'image', x, y: Int32Array.from([0, 1, 0, 1]), ids: Int32Array.from([0, 1, 2, 3]), size: 4, index: index++, readyAt };
+      },
+      stats: emptyStats,
+    };
+    const trainer = new Trainer(fakeInfo(64), { model: mlp, learningRate: 0.01, evalEvery: 1000 });
+    await trainer.prepare(undefined, new AbortController().signal);
+    const steps: { waitMs: number; dataWaitMs: number }[] = [];
+    const hooks: TrainerHooks = {
+      signal: new AbortController().signal,
+      gate: async () => undefined,
+      phase: () => undefined,
+      step: (m) => steps.push(m),
+      eval: () => undefined,
+    };
+    await trainer.run(source, hooks);
+    trainer.dispose();
+    return steps.slice(1); // the first step's wait began with the run
+  };
+  const late = await run(true);
+  const early = await run(false);
+  for (const m of late) {
+    expect(m.waitMs).toBeGreaterThan(10);
+    expect(m.dataWaitMs).toBeGreaterThan(m.waitMs - 5); // all of it a wait for data
+  }
+  for (const m of early) {
+    expect(m.waitMs).toBeGreaterThan(10);
+    expect(m.dataWaitMs).toBe(0); // the batch was ready before the trainer began to wait
+  }
+});
