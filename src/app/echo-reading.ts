@@ -14,8 +14,8 @@ export function describeEchoReading(r: EchoReading, factor: number): string {
   return (
     `Upstream (fetch, decode, augment) ${r.upstreamMsPerBatch.toFixed(0)} ms per batch · trainer ${r.downstreamMsPerStep.toFixed(0)} ms per step · ` +
     `R = ${r.ratio.toFixed(r.ratio < 1 ? 2 : 1)} · waiting for data ${(100 * r.waitShare).toFixed(0)}% of the time` +
-    // Batches that were ready and still on their way: the page's thread was busy (drawing, other messages), not upstream.
-    (r.deliveryShare >= 0.05 ? `, for batches already made ${(100 * r.deliveryShare).toFixed(0)}% (the page's thread was busy)` : '') +
+    // Batches that were made and still on their way from the worker: not upstream's time, so not in R either.
+    (r.deliveryShare >= 0.05 ? `, for batches already made ${(100 * r.deliveryShare).toFixed(0)}% (their hand-over from the worker)` : '') +
     `. ${advice}`
   );
 }

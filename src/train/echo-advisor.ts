@@ -15,7 +15,7 @@ export interface EchoReading {
   ratio: number;
   /** Share of the window's time the trainer waited for data (time-weighted: data arrives a record at a time, so most waits fall on few steps). */
   waitShare: number;
-  /** Share of the window's time the trainer waited for batches the pipeline had ready: their messages, held while the page's thread was busy. */
+  /** Share of the window's time the trainer waited for batches the pipeline had ready: their hand-over from the worker to the page. */
   deliveryShare: number;
   /** The echo factor that would keep the trainer busy: R rounded to a half, 1 to 16. */
   suggested: number;

@@ -57,7 +57,7 @@ export interface StepMetrics {
   waitMs: number;
   /**
    * The part of waitMs before the pipeline had the batch ready (Batch.readyAt): a wait for data. The rest is the
-   * batch on its way: the message from the worker, delivered when the page's thread is free of other work.
+   * hand-over: the ask and the reply crossing between page and worker, each taken when its thread is free.
    */
   dataWaitMs: number;
   bytesFetched: number;

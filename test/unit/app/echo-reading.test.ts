@@ -17,9 +17,9 @@ describe('the echo reading in words', () => {
     );
   });
 
-  it('says apart the wait for batches already made (the page busy) when it is 5% or more', () => {
+  it('says apart the wait for batches already made (their hand-over) when it is 5% or more', () => {
     expect(describeEchoReading(reading(0.2, 1, 0.32), 1)).toMatch(
-      /waiting for data 50% of the time, for batches already made 32% \(the page's thread was busy\)\. The trainer is the slow side/,
+      /waiting for data 50% of the time, for batches already made 32% \(their hand-over from the worker\)\. The trainer is the slow side/,
     );
     expect(describeEchoReading(reading(0.2, 1, 0.04), 1)).not.toMatch(/already made/);
   });
