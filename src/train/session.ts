@@ -411,6 +411,8 @@ export class LabSession {
       await trainer.prepare(testOpen ? test.api : undefined, signal, resume?.model ?? c.initialModel);
       this.retire(test);
       if (resume) this.listener.restored?.(resume.history);
+      // Said again, or a continued run would not show why a reader sits out (its failed records were logged before the reload).
+      for (const { rank, batch } of rotation.left) this.onWarning(`reader ${rank + 1} of ${readers} left the saved run at step ${batch + 1} and stays out`);
 
       this.machine.to('running');
       const every = c.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;

@@ -377,7 +377,10 @@ describe('checkpoints and exact resume', () => {
     expect(at20.readersLeft).toEqual([{ rank: 1, batch: 13 }]);
     const loss = (steps: StepMetrics[]) => steps.filter((m) => m.step >= 21 && m.step <= 32).map((m) => m.loss);
     // From before it left (the resumed run meets the dry reader itself) and from after (the checkpoint says it left): the same losses.
-    for (const resume of [at10, at20]) expect(loss((await runTo(32, { resume }, dry)).rec.steps)).toEqual(loss(a.rec.steps));
+    const [before, after] = [await runTo(32, { resume: at10 }, dry), await runTo(32, { resume: at20 }, dry)];
+    for (const b of [before, after]) expect(loss(b.rec.steps)).toEqual(loss(a.rec.steps));
+    expect(after.rec.warnings).toContain('reader 2 of 3 left the saved run at step 14 and stays out');
+    expect(before.rec.warnings).toContain(`reader 2 of 3 left the run, the others read on: ${message}`);
     // A checkpoint whose readers could not have left when it says is refused.
     expect(() => validateCheckpoint({ ...at20, readersLeft: [{ rank: 2, batch: 13 }] })).toThrow(
       "the saved run cannot be continued: reader 3 left at batch 13, when it was reader 2's turn",
