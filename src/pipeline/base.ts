@@ -197,13 +197,16 @@ export abstract class BasePipeline<M> {
     this.cache?.close();
   }
 
-  /** The batch loop's clock: busy unless waiting for room in the queue (then the trainer, not upstream, is the slow side). */
-  private readonly loop = { started: performance.now(), blocked: 0, blockedSince: 0 };
+  /**
+   * The batch loop's clock: busy unless waiting for room in the queue (then the trainer, not upstream, is the slow side),
+   * stopped when the loop ends (a reader that ran dry must not read as busy ever after).
+   */
+  private readonly loop = { started: performance.now(), blocked: 0, blockedSince: 0, endedAt: 0 };
 
   /** The counters with the clocks read now: a window of steps that ends while the loop waits still sees the reads ahead. */
   statsNow(): PipelineStats {
     const now = performance.now();
-    this.stats.loopBusyMs = (this.loop.blockedSince || now) - this.loop.started - this.loop.blocked;
+    this.stats.loopBusyMs = (this.loop.blockedSince || this.loop.endedAt || now) - this.loop.started - this.loop.blocked;
     this.stats.linkBusyMs = this.link.busyMs();
     this.stats.readsOut = this.link.readsOut;
     return { ...this.stats };
@@ -239,6 +242,8 @@ export abstract class BasePipeline<M> {
       queue.close();
     } catch (err) {
       queue.close(this.abort.signal.aborted ? undefined : err);
+    } finally {
+      this.loop.endedAt = performance.now();
     }
   }
 

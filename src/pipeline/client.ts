@@ -37,7 +37,7 @@ export function startPipelineWorker(name: string): PipelineHandle {
  * as one stream: batches taken from each in turn (`rotation`), so the order is
  * deterministic. A worker whose stream ended, or that ran dry (NoReadableData),
  * leaves the turn and `onLeave` hears why; the last one's failure is the stream's.
- * Counters are summed over all of them; the epoch is the lowest of those still reading.
+ * Counters are summed over all of them; the epoch, the readers and the reads-in-flight limit are those still reading.
  */
 export function takeInTurn(
   apis: Comlink.Remote<PipelineApi>[],
@@ -71,8 +71,11 @@ export function takeInTurn(
       for (const s of all.slice(1)) {
         for (const key of Object.keys(sum) as (keyof PipelineStats)[]) if (key !== 'epoch') sum[key] += s[key];
       }
-      const reading = rotation.reading.length > 0 ? rotation.reading : apis.map((_, rank) => rank);
-      sum.epoch = Math.min(...reading.map((rank) => all[rank]!.epoch));
+      // What is in force now comes from the readers still reading; the counts and clocks (stopped when a reader left) from all.
+      const reading = (rotation.reading.length > 0 ? rotation.reading : apis.map((_, rank) => rank)).map((rank) => all[rank]!);
+      sum.epoch = Math.min(...reading.map((s) => s.epoch));
+      sum.readers = reading.length;
+      sum.requestsInFlight = reading.reduce((n, s) => n + s.requestsInFlight, 0);
       return sum;
     },
   };

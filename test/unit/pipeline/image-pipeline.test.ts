@@ -425,6 +425,10 @@ describe('partitions (InputSplit)', () => {
       expect.objectContaining({ name: 'NoReadableData', message: expect.stringMatching(/"train" \(partition 5 of 6\): its one record failed/) }),
     );
     expect(p.stats.recordsSkipped).toBe(1);
+    // Its loop has ended: its clock stops, or upstream would read busy for as long as the run goes on.
+    const busy = p.statsNow().loopBusyMs;
+    await new Promise((r) => setTimeout(r, 60));
+    expect(p.statsNow().loopBusyMs).toBe(busy);
   });
 
   it('a rank beyond the records, or a bad partition, is refused at open', async () => {
