@@ -996,7 +996,8 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
       `budget (fresh images come a record of ${RECORD_IMAGES} at a time and the trainer runs through each in a burst, so a window is cut where a ` +
       'record arrives, not anywhere in a burst). **waiting: share of trainer clock**: 1 − steps x mean t_down / ' +
       'trainer clock. **waiting (page reading)**: mean of the page\'s "waiting for data" readings, each a mean of per-step shares over ' +
-      '20 steps (a step that waits for a whole record counts once, as much as a step that did not wait).',
+      '20 steps (a step that waits for a whole record counts once, as much as a step that did not wait); since 2026-11-26 it leaves out ' +
+      "the batches' hand-over from the worker (waits for batches already made), so it reads lower than in results measured before.",
     '',
     `## Part B: data echoing at group ${TOP}`,
     '',

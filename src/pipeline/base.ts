@@ -206,7 +206,8 @@ export abstract class BasePipeline<M> {
   /** The counters with the clocks read now: a window of steps that ends while the loop waits still sees the reads ahead. */
   statsNow(): PipelineStats {
     const now = performance.now();
-    this.stats.loopBusyMs = (this.loop.blockedSince || this.loop.endedAt || now) - this.loop.started - this.loop.blocked;
+    // Not started (a reader opened and never read, as one that had left a resumed run): not busy either.
+    this.stats.loopBusyMs = this.queue ? (this.loop.blockedSince || this.loop.endedAt || now) - this.loop.started - this.loop.blocked : 0;
     this.stats.linkBusyMs = this.link.busyMs();
     this.stats.readsOut = this.link.readsOut;
     return { ...this.stats };
@@ -303,8 +304,8 @@ export abstract class BasePipeline<M> {
    * keep the link busy (`LinkClock.readsToFill`) once the first has arrived. They run on across an epoch's end, so the link
    * does not idle while the last records' examples drain from the shuffle buffer
    * and the trainer does not then wait for the next epoch's first record. A
-   * record that fails yields nothing; when as many records in a row have failed as
-   * this reader can be given, the stream ends with a NoReadableData error. `read` gets the record, its position in the stream
+   * record that fails yields nothing; when every record this reader can be given
+   * has failed since it last read one, the stream ends with a NoReadableData error. `read` gets the record, its position in the stream
    * (counted across epochs: the tape's key) and its index in `records`; `size`
    * says how many examples an item is, for the tape's count of examples read. A
    * restored stream starts at its snapshot's record, past the items already taken.
@@ -322,7 +323,7 @@ export abstract class BasePipeline<M> {
     const upcoming = this.epochOrders(records.length);
     const from = this.startFrom ?? { record: 0, taken: 0 };
     for (let p = 0; p < from.record; p++) upcoming.next();
-    const ahead: { epoch: number; reading: Promise<T[]> }[] = [];
+    const ahead: { epoch: number; index: number; reading: Promise<T[]> }[] = [];
     let scheduled = from.record;
     // Ramped: no more reads in flight than records arrived (taken in order, at least one), so the first has the link to itself,
     // unless the reads so far waited long for answers that then came fast: then as many as keep the link busy at once.
@@ -334,17 +335,18 @@ export abstract class BasePipeline<M> {
         const { epoch, index } = next.value;
         const reading = read(records[index]!, scheduled++, index);
         reading.catch(() => undefined); // observed when its turn comes; this keeps an early failure from being "unhandled"
-        ahead.push({ epoch, reading });
+        ahead.push({ epoch, index, reading });
       }
     });
-    // The stream gives up when the records read in a row that gave nothing reach all this reader can be given (its own, or with
-    // shuffling any of the split's). Not at an empty epoch: one of a small share may hold only bad records where the next holds good.
+    // The stream gives up, at an epoch's end, once every record this reader can be given (its own, or with shuffling any of
+    // the split's) has failed since it last read one. Not at an empty epoch: one of a small share may hold only bad records
+    // where the next holds good. Distinct records, not reads: a shuffled share may draw the same bad record again and again.
     const reachable = this.shuffles ? records.length : perEpoch;
-    let failedInARow = 0;
-    const hopeless = () => failedInARow >= reachable;
+    const failedSinceRead = new Set<number>();
+    const hopeless = () => failedSinceRead.size >= reachable;
     const part = this.options.partition ? ` (partition ${rank + 1} of ${count})` : '';
     const noData = () => {
-      const which = failedInARow === 1 ? 'its one record' : `the last ${failedInARow} records read`;
+      const which = reachable === 1 ? 'its one record' : `all ${reachable} records it can be given`;
       return new NoReadableData(`no readable data in split "${this.options.split}"${part}: ${which} failed (see warnings)`);
     };
     let consumed = from.record;
@@ -372,7 +374,8 @@ export abstract class BasePipeline<M> {
           items.reduce((n, item) => n + size(item), 0),
         );
         arrived++;
-        failedInARow = items.length === 0 ? failedInARow + 1 : 0;
+        if (items.length > 0) failedSinceRead.clear();
+        else failedSinceRead.add(turn.index);
         fill();
         for (const item of items) {
           produced++;

@@ -46,6 +46,8 @@ export function takeInTurn(
 ): { next(): Promise<Batch | null>; stats(): Promise<PipelineStats> } {
   return {
     async next() {
+      // Set when a reader leaves: the batch then taken from the next was ready only as far as this wait goes (Batch.readyAt).
+      let leftAt = 0;
       for (let rank = rotation.current; rank !== undefined; rank = rotation.current) {
         let batch: Batch | null;
         try {
@@ -53,6 +55,7 @@ export function takeInTurn(
         } catch (err) {
           if ((err as Error).name !== 'NoReadableData' || rotation.reading.length === 1) throw err;
           rotation.leave();
+          leftAt = performance.timeOrigin + performance.now();
           onLeave(rank, (err as Error).message);
           continue;
         }
@@ -61,6 +64,7 @@ export function takeInTurn(
           continue;
         }
         rotation.took();
+        if (leftAt) batch.readyAt = Math.max(batch.readyAt ?? 0, leftAt);
         return batch;
       }
       return null;

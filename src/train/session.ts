@@ -356,6 +356,8 @@ export class LabSession {
       if (readers > ours) throw new Error(`the saved run read with ${readers} readers; its share of the split now has ${ours} records`);
       const train = [first, ...Array.from({ length: readers - 1 }, (_, r) => this.spawn(`pipeline-train-${r + 1}`))];
       // Whose turn it is: a resumed run's as it stood at its step, with the readers that had run dry left out.
+      // A reader that had left is opened with its tape but never read: the next checkpoint keeps the tape it gives then (its
+      // stream was never rebuilt, so that tape is thinner), which is enough, as a reader that left is never read again.
       const rotation = resume ? Rotation.replay(readers, resume.readersLeft ?? [], resume.step) : new Rotation(readers);
       if (readers > 1 || shares > 1 || resume) {
         const share = (rank: number): Partial<PipelineOptions> => ({
@@ -412,7 +414,10 @@ export class LabSession {
       this.retire(test);
       if (resume) this.listener.restored?.(resume.history);
       // Said again, or a continued run would not show why a reader sits out (its failed records were logged before the reload).
-      for (const { rank, batch } of rotation.left) this.onWarning(`reader ${rank + 1} of ${readers} left the saved run at step ${batch + 1} and stays out`);
+      for (const { rank, batch } of rotation.left) {
+        const when = batch === 0 ? 'before its first step' : `at step ${batch}`; // batch `batch` was asked for while step `batch` trained
+        this.onWarning(`reader ${rank + 1} of ${readers} left the saved run ${when} and stays out`);
+      }
 
       this.machine.to('running');
       const every = c.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;

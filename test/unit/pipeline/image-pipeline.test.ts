@@ -429,6 +429,20 @@ describe('partitions (InputSplit)', () => {
     const busy = p.statsNow().loopBusyMs;
     await new Promise((r) => setTimeout(r, 60));
     expect(p.statsNow().loopBusyMs).toBe(busy);
+    // Opened and never read (a reader that had left, in a continued run): not busy at all.
+    const unread = new ImagePipeline(pcrRecords, await loadTurboJpegNode(), () => undefined);
+    await unread.open(options(server, { partition: { count: 6, rank: 4 } }));
+    await new Promise((r) => setTimeout(r, 60));
+    expect(unread.statsNow().loopBusyMs).toBe(0);
+  });
+
+  it('shuffled shares of one record each, half the records missing: no rank gives up, though some draw bad records many epochs running', async () => {
+    const fixture6 = await buildFixture({ train: 120, recordSize: RECORD_SIZE });
+    const missing = fixture6.manifest.splits.train!.records.slice(0, 3).map((r) => r.file);
+    const server = await startTestServer(new Map([...fixture6.files].filter(([path]) => !missing.some((m) => path.endsWith(m)))));
+    servers.push(server);
+    const ranks = await Promise.all([0, 1, 2, 3, 4, 5].map((rank) => drain(server, { epochs: 30, shuffleBuffer: 64, partition: { count: 6, rank } })));
+    expect(ranks.flatMap((r) => r.labels)).toHaveLength(30 * 3 * 20); // every good record, every epoch
   });
 
   it('a rank beyond the records, or a bad partition, is refused at open', async () => {

@@ -28,12 +28,19 @@ describe('takeInTurn', () => {
     const apis = [reader(0, 3, {}), reader(1, 1, {}), reader(2, 2, {})];
     const stream = takeInTurn(apis, new Rotation(3), (rank, reason) => left.push(`${rank}: ${reason}`));
     const ids: number[] = [];
+    const stamped: number[] = [];
     await expect(
       (async () => {
-        for (;;) ids.push((await stream.next())!.ids[0]!);
+        for (;;) {
+          const batch = (await stream.next())!;
+          ids.push(batch.ids[0]!);
+          if (batch.readyAt !== undefined) stamped.push(batch.ids[0]!);
+        }
       })(),
     ).rejects.toThrow('partition 1: its one record failed');
     expect(ids).toEqual([0, 100, 200, 1, 201, 2]);
+    // The batch taken after a reader left counts as ready only from then: the wait for the failed reads was a wait for data.
+    expect(stamped).toEqual([201]);
     expect(left).toEqual(['1: partition 2: its one record failed', '2: partition 3: its one record failed']);
   });
 

@@ -379,8 +379,14 @@ describe('checkpoints and exact resume', () => {
     // From before it left (the resumed run meets the dry reader itself) and from after (the checkpoint says it left): the same losses.
     const [before, after] = [await runTo(32, { resume: at10 }, dry), await runTo(32, { resume: at20 }, dry)];
     for (const b of [before, after]) expect(loss(b.rec.steps)).toEqual(loss(a.rec.steps));
-    expect(after.rec.warnings).toContain('reader 2 of 3 left the saved run at step 14 and stays out');
+    expect(after.rec.warnings).toContain('reader 2 of 3 left the saved run at step 13 and stays out');
     expect(before.rec.warnings).toContain(`reader 2 of 3 left the run, the others read on: ${message}`);
+    // Reader 3 gives batches 2, 5, ..., 17 and leaves when batch 20 is asked for, while step 20 trains: the checkpoint at step 20 has it.
+    const dry3 = (name: string): FakeBehaviour => (name === 'pipeline-train-2' ? { failAfter: { batches: 6, message, name: 'NoReadableData' } } : {});
+    const c = await runTo(32, { readers: 3 }, dry3);
+    const c20 = c.saved.find((k) => k.step === 20)!;
+    expect(c20.readersLeft).toEqual([{ rank: 2, batch: 20 }]);
+    expect(loss((await runTo(32, { resume: c20 }, dry3)).rec.steps)).toEqual(loss(c.rec.steps));
     // A checkpoint whose readers could not have left when it says is refused.
     expect(() => validateCheckpoint({ ...at20, readersLeft: [{ rank: 2, batch: 13 }] })).toThrow(
       "the saved run cannot be continued: reader 3 left at batch 13, when it was reader 2's turn",
