@@ -578,9 +578,12 @@ function showStep(m: StepMetrics): void {
   const p = m.pipeline;
   // A continued run reads some records again to rebuild where it stood: said, not counted as fresh.
   const reread = p.examplesReread ? ` · ${p.examplesReread.toLocaleString('en-US')} read again to continue` : '';
+  // Readers that ran dry have left the turn (the log says which and why).
+  const opened = session?.readers ?? 0;
+  const reading = p.readers < opened ? ` · ${p.readers} of ${opened} readers still reading` : '';
   ui.echoCounters.textContent =
     `${p.examplesRead.toLocaleString('en-US')} fresh examples read · ${p.examplesEchoed.toLocaleString('en-US')} echoed copies · ` +
-    `${m.step.toLocaleString('en-US')} SGD steps · ${p.duplicatesInBatches.toLocaleString('en-US')} repeats within a batch${reread}`;
+    `${m.step.toLocaleString('en-US')} SGD steps · ${p.duplicatesInBatches.toLocaleString('en-US')} repeats within a batch${reread}${reading}`;
   ui.tocWork.hidden = p.tocNonZeros === 0;
   if (p.tocNonZeros > 0) ui.tocWork.textContent = describeTocWork(p.tocTerms, p.tocNonZeros);
 }

@@ -155,6 +155,7 @@ test('six readers of the damaged dataset in order: the reader whose one record i
   const later = await waitFor(page, 'steps after it left', (x) => x.steps.length >= s.steps.length + 8);
   expect(later.state).toBe('running');
   expect(later.steps.every((x) => Number.isFinite(x.loss))).toBe(true);
+  await expect(page.locator('#echo-counters')).toContainText('5 of 6 readers still reading');
   await page.evaluate(() => window.__lab!.stop());
 });
 

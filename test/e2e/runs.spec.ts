@@ -212,7 +212,8 @@ test('size= sets the model input of an image dataset: decoded to it, trained at 
 test('share=1/2 and share=2/2: two tabs on one dataset read disjoint training records', async ({ page }) => {
   const recordsRead = async (share: string) => {
     await page.goto(`/?model=tiny-cnn&batch=32&evalEvery=1000&readers=1&cache=0&group=1&share=${share}&autostart`);
-    const s = await waitFor(page, `share ${share} reading`, (x) => x.fetches.filter((f) => f.record.startsWith('train-')).length >= 6);
+    // And a step taken: a run stopped before its first step saves nothing, and the saved run below must be share 2 of 2's.
+    const s = await waitFor(page, `share ${share} reading`, (x) => x.fetches.filter((f) => f.record.startsWith('train-')).length >= 6 && x.steps.length > 0);
     await page.evaluate(() => window.__lab!.stop());
     await expect(page.locator('#dataset-info')).toContainText(`This tab trains on share ${share.replace('/', ' of ')} of the training records`);
     return new Set(s.fetches.filter((f) => f.record.startsWith('train-')).map((f) => f.record));
