@@ -305,7 +305,8 @@ export abstract class BasePipeline<M> {
    * does not idle while the last records' examples drain from the shuffle buffer
    * and the trainer does not then wait for the next epoch's first record. A
    * record that fails yields nothing; when every record this reader can be given
-   * has failed since it last read one, the stream ends with a NoReadableData error. `read` gets the record, its position in the stream
+   * has failed since it last read one, the stream ends with a NoReadableData
+   * error. `read` gets the record, its position in the stream
    * (counted across epochs: the tape's key) and its index in `records`; `size`
    * says how many examples an item is, for the tape's count of examples read. A
    * restored stream starts at its snapshot's record, past the items already taken.
