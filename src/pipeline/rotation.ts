@@ -21,7 +21,7 @@ export class Rotation {
   /** Batches taken from all readers. */
   private handed = 0;
 
-  constructor(readonly readers: number) {
+  constructor(readers: number) {
     this.taken = new Array<number>(readers).fill(0);
     this.live = Array.from({ length: readers }, (_, rank) => rank);
   }

@@ -7,7 +7,7 @@ export class ManifestError extends Error {
 }
 
 /**
- * A reader gave up: every record it could be given failed in a row. Its name crosses the worker boundary (comlink keeps an
+ * A reader gave up: every record it can be given failed since it last read one. Its name crosses the worker boundary (comlink keeps an
  * error's name), so the session can tell a reader that ran dry from a pipeline that broke.
  */
 export class NoReadableData extends Error {

@@ -2,8 +2,8 @@
 // reload or a crash. The model and Adam's state (trainer.ts ModelState), the
 // step count and running time, each reader's tape (pipeline/tape.ts: where its
 // live controls took effect), the readers that ran dry, the settings and live
-// controls, and a compact history for the charts. The session writes one every few steps and at pause;
-// storage/runs.ts keeps them in IndexedDB.
+// controls, and a compact history for the charts. The session writes one every
+// few steps and at pause; storage/runs.ts keeps them in IndexedDB.
 import type { EchoMode } from '../pipeline/api.js';
 import { Rotation, type ReaderLeft } from '../pipeline/rotation.js';
 import { validateTape, type TapeState } from '../pipeline/tape.js';

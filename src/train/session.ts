@@ -278,12 +278,12 @@ export class LabSession {
     this.sendControl((api) => api.setShuffleBuffer(size));
   }
 
-  /** This run's share of the training records: a resumed run's own, else the config's. */
   /** The training split's readers this run opened (0 before they are open); PipelineStats.readers counts those still reading. */
   get readers(): number {
     return this.train.length;
   }
 
+  /** This run's share of the training records: a resumed run's own, else the config's. */
   get share(): { rank: number; count: number } | undefined {
     return this.config.resume ? this.config.resume.config.share : this.config.share;
   }
