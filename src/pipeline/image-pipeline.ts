@@ -9,6 +9,7 @@
 import { JpegDecodeError, type TurboJpeg } from '../jpeg/turbo.js';
 import type { ImageShape } from '../pcr/manifest.js';
 import { RecordError } from '../pcr/record.js';
+import { TimeSlice } from '../shared/time-slice.js';
 import type { DatasetInfo, PendingBatch, PipelineEvent, PipelineOptions, SampleImages } from './api.js';
 import { BasePipeline, ServerGoneError, startsOf } from './base.js';
 import {
@@ -236,7 +237,7 @@ export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipe
     const shape = this.manifest.image;
     const { width, height, channels } = shape;
     const classes = this.manifest.classes.length;
-    const start = performance.now();
+    const slice = new TimeSlice();
     const decoded: DecodedRecord = new Array(prefix.imageCount);
     let warned = 0;
     const drop = (message: string) => {
@@ -244,6 +245,7 @@ export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipe
       if (warned++ < IMAGE_WARNINGS_PER_RECORD) this.warn(message);
     };
     for (let i = 0; i < prefix.imageCount; i++) {
+      await slice.due(); // the worker answers the trainer between images, not after the whole record
       const label = prefix.labels[i]!;
       const bad = this.source.badLabel?.(label, classes);
       if (bad) {
@@ -262,7 +264,7 @@ export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipe
       }
     }
     if (warned > IMAGE_WARNINGS_PER_RECORD) this.warn(`record ${record.file}: ${warned - IMAGE_WARNINGS_PER_RECORD} more images left out`);
-    this.stats.decodeMs += performance.now() - start;
+    this.stats.decodeMs += slice.busyMs;
     const examples = decoded.filter((c) => c !== undefined);
     this.stats[again ? 'examplesReread' : 'examplesRead'] += examples.length;
     this.latest = sampleOf(examples, shape, group) ?? this.latest;

@@ -8,6 +8,7 @@ import { toBatch } from '../toc/batch.js';
 import { readTocFrame, tocRecordBytes, tocSplitRows, validateTocManifest, type TocManifest, type TocRecordEntry, type TocSplitEntry } from '../toc/dataset.js';
 import { TocFormatError } from '../toc/types.js';
 import type { DatasetInfo, PendingBatch, TocBatchMessage } from './api.js';
+import { TimeSlice } from '../shared/time-slice.js';
 import { BasePipeline, ServerGoneError, startsOf } from './base.js';
 import { echo, mapHeld, shuffleBuffer, type EchoHeld, type ShuffleHeld } from './stages.js';
 
@@ -177,36 +178,44 @@ export class TocPipeline extends BasePipeline<TocManifest> {
       if (!this.abort.signal.aborted) this.skipRecord((err as Error).message);
       return undefined;
     }
-    const start = performance.now();
+    const slice = new TimeSlice();
     let firstRow = this.firstRows[index]!;
-    const out = entry.batches.map((frame, i): TocBatchMessage | undefined => {
-      const ids = Int32Array.from({ length: frame.rows }, (_, r) => firstRow + r);
+    const out: ParsedRecord = [];
+    for (const [i, frame] of entry.batches.entries()) {
+      await slice.due(); // the worker answers the trainer between batches, not after the whole record
+      out.push(this.parseBatch(bytes, entry, i, firstRow));
       firstRow += frame.rows;
-      if (frame.offset + frame.bytes > bytes.byteLength) {
-        this.warn(`record ${entry.file}, batch ${i} (byte ${frame.offset}): truncated, the record ends at byte ${bytes.byteLength}; batch skipped`);
-        return undefined;
-      }
-      try {
-        const { labels, logical } = readTocFrame(bytes, frame, entry.file, i, { classes: this.manifest.classes.length, columns: this.manifest.columns });
-        const batch = toBatch(logical);
-        const layout = tocRunsLayout(batch, { k: this.tocColumns() });
-        this.stats.tocNonZeros += layout.model.nnz;
-        this.stats.tocTerms += layout.model.terms;
-        for (const key of Object.keys(batch) as (keyof typeof batch)[]) {
-          const v = batch[key];
-          if (ArrayBuffer.isView(v)) (batch as unknown as Record<string, unknown>)[key] = owned(v as Uint32Array);
-        }
-        return { kind: 'toc', batch, layout, y: Int32Array.from(labels), ids, size: logical.rows, index: 0 };
-      } catch (err) {
-        if (!(err instanceof TocFormatError)) throw err;
-        this.stats.examplesDropped += frame.rows;
-        this.warn(`${err.message}; batch skipped`);
-        return undefined;
-      }
-    });
-    this.stats.decodeMs += performance.now() - start;
+    }
+    this.stats.decodeMs += slice.busyMs;
     this.stats[again ? 'examplesReread' : 'examplesRead'] += out.reduce((n, b) => n + (b?.size ?? 0), 0);
     return out;
+  }
+
+  /** Batch `i` of a fetched record, its rows numbered from `firstRow`; undefined (with a warning) when it is cut short or corrupt. */
+  private parseBatch(bytes: Uint8Array, entry: TocRecordEntry, i: number, firstRow: number): TocBatchMessage | undefined {
+    const frame = entry.batches[i]!;
+    const ids = Int32Array.from({ length: frame.rows }, (_, r) => firstRow + r);
+    if (frame.offset + frame.bytes > bytes.byteLength) {
+      this.warn(`record ${entry.file}, batch ${i} (byte ${frame.offset}): truncated, the record ends at byte ${bytes.byteLength}; batch skipped`);
+      return undefined;
+    }
+    try {
+      const { labels, logical } = readTocFrame(bytes, frame, entry.file, i, { classes: this.manifest.classes.length, columns: this.manifest.columns });
+      const batch = toBatch(logical);
+      const layout = tocRunsLayout(batch, { k: this.tocColumns() });
+      this.stats.tocNonZeros += layout.model.nnz;
+      this.stats.tocTerms += layout.model.terms;
+      for (const key of Object.keys(batch) as (keyof typeof batch)[]) {
+        const v = batch[key];
+        if (ArrayBuffer.isView(v)) (batch as unknown as Record<string, unknown>)[key] = owned(v as Uint32Array);
+      }
+      return { kind: 'toc', batch, layout, y: Int32Array.from(labels), ids, size: logical.rows, index: 0 };
+    } catch (err) {
+      if (!(err instanceof TocFormatError)) throw err;
+      this.stats.examplesDropped += frame.rows;
+      this.warn(`${err.message}; batch skipped`);
+      return undefined;
+    }
   }
 }
 
