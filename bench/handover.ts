@@ -1,0 +1,169 @@
+// How long the lab's pipeline worker takes to hand over a batch it has already
+// made: a page asks one batch ahead, as the trainer does, and then works STEP ms
+// on its own thread (a stand-in for the trainer: no GPU, so SwiftShader does not
+// take the cores and the wait left is the worker's and the messages'). The real
+// worker (src/pipeline/worker.ts, comlink), real bundled data over the dev server.
+// With --against DIR, that tree's worker takes turns with this one's, round by
+// round, alternating which goes first. The probe goes to the page as text, so it
+// runs against any tree whose worker opens and answers `next()` as this one does.
+// Usage: npx tsx bench/handover.ts [--against DIR] [--rounds N] [--steps N] [--step-ms 1,3]
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { openLabBrowser } from './support/lab-browser.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const { values } = parseArgs({
+  options: {
+    against: { type: 'string' },
+    rounds: { type: 'string', default: '4' },
+    steps: { type: 'string', default: '1000' },
+    'step-ms': { type: 'string', default: '1,3' },
+    out: { type: 'string', default: join(ROOT, 'bench', 'results', 'handover.md') },
+  },
+});
+const rounds = Number(values.rounds);
+const steps = Number(values.steps);
+const stepMs = values['step-ms']!.split(',').map(Number);
+if (!(rounds >= 1 && steps >= 100 && stepMs.every((s) => s >= 0))) throw new Error('--rounds >= 1, --steps >= 100, --step-ms: numbers >= 0');
+
+const DATA = [
+  { name: 'flights (TOC, 40 batches of 250 rows a record)', manifest: '/datasets/flights-250k-toc/manifest.json', batch: 250 },
+  { name: 'Fashion-MNIST mini (PCR, 256 images a record, group 6)', manifest: '/datasets/fashion-mnist-mini/manifest.json', batch: 32 },
+];
+
+interface Probe {
+  stepsPerSecond: number;
+  /** Share of wall time the stand-in trainer waited for a batch; the part before the batch was made apart. */
+  waitShare: number;
+  dataShare: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+/** The page's side: the lab's own worker, opened as the lab opens it (one reader, echo 1, shuffled, 4 reads in flight, no cache). */
+const probe = (manifest: string, batch: number, step: number) => `(async () => {
+  const Comlink = await import('/node_modules/comlink/dist/esm/comlink.mjs');
+  const worker = new Worker('/src/pipeline/worker.ts', { type: 'module' });
+  const api = Comlink.wrap(worker);
+  try {
+    await api.open({ manifestUrl: new URL('${manifest}', location.href).href, split: 'train', batchSize: ${batch}, fidelity: 6, echoFactor: 1,
+      seed: 1, shuffleBuffer: 512, echoMode: 'examples', requestsInFlight: 4, epochs: Infinity, augment: true, prefetch: 4, cacheLimitBytes: 0,
+      tocColumns: 'classes' }, Comlink.proxy(() => {}));
+    let ahead = api.next();
+    for (let i = 0; i < 50; i++) { await ahead; ahead = api.next(); }
+    const waits = [];
+    let forData = 0;
+    const t0 = performance.now();
+    for (let i = 0; i < ${steps}; i++) {
+      const asked = performance.now();
+      const b = await ahead;
+      const got = performance.now();
+      waits.push(got - asked);
+      forData += Math.min(got - asked, Math.max(0, b.readyAt - performance.timeOrigin - asked));
+      ahead = api.next();
+      while (performance.now() < got + ${step});
+    }
+    const secs = (performance.now() - t0) / 1000;
+    waits.sort((x, y) => x - y);
+    const q = (p) => waits[Math.floor(p * (waits.length - 1))];
+    const total = waits.reduce((s, x) => s + x, 0);
+    return { stepsPerSecond: ${steps} / secs, waitShare: total / 1000 / secs, dataShare: forData / 1000 / secs, p50: q(0.5), p99: q(0.99), max: q(1) };
+  } finally {
+    worker.terminate();
+  }
+})()`;
+
+/** A tree's commit, marked when its files differ from it. */
+const commitOf = (dir: string) => {
+  const git = (...args: string[]) => execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8' }).trim();
+  return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--untracked-files=no') ? ' with changes' : ''}`;
+};
+const trees: [string, string][] = [[`this tree (${commitOf(ROOT)})`, ROOT]];
+if (values.against) trees.push([`against (${relative(ROOT, resolve(values.against)) || '.'}, ${commitOf(values.against)})`, resolve(values.against)]);
+const labs = await Promise.all(trees.map(([, root]) => openLabBrowser(root)));
+const runs: { data: string; step: number; tree: string; round: number; r: Probe }[] = [];
+const t0 = performance.now();
+try {
+  for (let round = 0; round < rounds; round++) {
+    for (const data of DATA) {
+      for (const step of stepMs) {
+        const order = trees.map((_, i) => i);
+        if (round % 2) order.reverse();
+        for (const i of order) {
+          const { page, origin } = labs[i]!;
+          await page.goto(`${origin}${data.manifest}`); // a page of the origin that runs nothing of its own
+          const r = (await page.evaluate(probe(data.manifest, data.batch, step))) as Probe;
+          runs.push({ data: data.name, step, tree: trees[i]![0], round, r });
+          console.log(
+            `round ${round} ${data.name}, step ${step} ms, ${trees[i]![0]}: ${r.stepsPerSecond.toFixed(0)} steps/s, ` +
+              `waiting ${(100 * r.waitShare).toFixed(0)}% (for data ${(100 * r.dataShare).toFixed(0)}%), ` +
+              `wait p50 ${r.p50.toFixed(2)} p99 ${r.p99.toFixed(1)} max ${r.max.toFixed(1)} ms`,
+          );
+        }
+      }
+    }
+  }
+} finally {
+  await Promise.all(labs.map((l) => l.close()));
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+const spread = (xs: number[], digits: number) => `${Math.min(...xs).toFixed(digits)} / ${median(xs).toFixed(digits)} / ${Math.max(...xs).toFixed(digits)}`;
+const lines = [
+  '# Hand-over: how long a batch already made takes to reach the trainer',
+  '',
+  `Measured ${new Date().toISOString().slice(0, 16)}Z by \`npx tsx bench/handover.ts${values.against ? ` --against ${values.against}` : ''} ` +
+    `--rounds ${rounds} --steps ${steps} --step-ms ${stepMs.join(',')}\` in ${((performance.now() - t0) / 1000).toFixed(0)} s. Chromium ` +
+    `${labs[0]!.page.context().browser()?.version() ?? '?'} headless, ${os.cpus().length} CPU cores (${os.cpus()[0]?.model ?? '?'}), load average ` +
+    `${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' / ')} at the end.`,
+  '',
+  "**What is timed.** The lab's pipeline worker (src/pipeline/worker.ts through comlink, real bundled data from the Vite dev server) opened as the " +
+    'lab opens it: one reader, echo 1, shuffle buffer 512, 4 reads in flight, no prefix cache. A stand-in trainer on the page asks for the next ' +
+    `batch as soon as it has one (as src/train/trainer.ts does), then works the step time on the page's thread (a busy loop, no GPU), ${steps} ` +
+    'steps after 50 warm-up steps. **waiting** = the share of wall time it waited for a batch; **for data** = the part of those waits before the ' +
+    'worker had the batch made (Batch.readyAt): the rest is the hand-over (the ask and the reply crossing between the threads, each taken when its ' +
+    "thread is free). Wait p50 / p99 / max are per step, in ms. No GPU work, so these are the worker's and the messages' own figures: in the lab " +
+    'on SwiftShader the GPU emulation takes the same two cores.',
+  '',
+];
+for (const data of DATA) {
+  for (const step of stepMs) {
+    const of = (tree: string) => runs.filter((x) => x.data === data.name && x.step === step && x.tree === tree).map((x) => x.r);
+    lines.push(`## ${data.name}, batch ${data.batch}, step ${step} ms`, '');
+    lines.push(
+      '| worker | steps/s (min / median / max) | waiting, median | for data, median | wait p50 / p99 / max, ms (medians) |',
+      '| --- | ---: | ---: | ---: | ---: |',
+    );
+    for (const [tree] of trees) {
+      const rs = of(tree);
+      lines.push(
+        `| ${tree} | ${spread(
+          rs.map((r) => r.stepsPerSecond),
+          0,
+        )} | ${(100 * median(rs.map((r) => r.waitShare))).toFixed(0)}% | ${(100 * median(rs.map((r) => r.dataShare))).toFixed(0)}% | ` +
+          `${median(rs.map((r) => r.p50)).toFixed(2)} / ${median(rs.map((r) => r.p99)).toFixed(1)} / ${median(rs.map((r) => r.max)).toFixed(1)} |`,
+      );
+    }
+    if (trees.length === 2) {
+      const [a, b] = [of(trees[0]![0]), of(trees[1]![0])];
+      lines.push(
+        '',
+        `Steps/s, this tree / against, per round (min / median / max): ${spread(
+          a.map((r, i) => r.stepsPerSecond / b[i]!.stepsPerSecond),
+          2,
+        )}.`,
+      );
+    }
+    lines.push('');
+  }
+}
+writeFileSync(values.out!, lines.join('\n'));
+console.log(lines.join('\n'));
