@@ -50,7 +50,13 @@ const probe = (manifest: string, batch: number, step: number) => `(async () => {
   const Comlink = await import('/node_modules/comlink/dist/esm/comlink.mjs');
   const worker = new Worker('/src/pipeline/worker.ts', { type: 'module' });
   const api = Comlink.wrap(worker);
-  try {
+  // A worker that cannot load never answers: fail, do not hang.
+  let timer;
+  const failed = new Promise((_, reject) => {
+    worker.onerror = (e) => reject(new Error('the pipeline worker failed: ' + (e.message || 'it did not load')));
+    timer = setTimeout(() => reject(new Error('no answer from the pipeline worker in 120 s')), 120000);
+  });
+  const measured = (async () => {
     await api.open({ manifestUrl: new URL('${manifest}', location.href).href, split: 'train', batchSize: ${batch}, fidelity: 6, echoFactor: 1,
       seed: 1, shuffleBuffer: 512, echoMode: 'examples', requestsInFlight: 4, epochs: Infinity, augment: true, prefetch: 4, cacheLimitBytes: 0,
       tocColumns: 'classes' }, Comlink.proxy(() => {}));
@@ -73,19 +79,24 @@ const probe = (manifest: string, batch: number, step: number) => `(async () => {
     const q = (p) => waits[Math.floor(p * (waits.length - 1))];
     const total = waits.reduce((s, x) => s + x, 0);
     return { stepsPerSecond: ${steps} / secs, waitShare: total / 1000 / secs, dataShare: forData / 1000 / secs, p50: q(0.5), p99: q(0.99), max: q(1) };
+  })();
+  try {
+    return await Promise.race([failed, measured]);
   } finally {
+    clearTimeout(timer);
     worker.terminate();
   }
 })()`;
 
-/** A tree's commit, marked when its files differ from it. */
+/** A tree's commit, marked when its code (src, shaders) differs from it. */
 const commitOf = (dir: string) => {
   const git = (...args: string[]) => execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8' }).trim();
-  return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--untracked-files=no') ? ' with changes' : ''}`;
+  return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--', 'src', 'shaders') ? ' with changes to its code' : ''}`;
 };
 const trees: [string, string][] = [[`this tree (${commitOf(ROOT)})`, ROOT]];
 if (values.against) trees.push([`against (${relative(ROOT, resolve(values.against)) || '.'}, ${commitOf(values.against)})`, resolve(values.against)]);
-const labs = await Promise.all(trees.map(([, root]) => openLabBrowser(root)));
+// The other tree gets a dependency cache of its own: a worktree that links to this node_modules would share Vite's.
+const labs = await Promise.all(trees.map(([, root], i) => openLabBrowser(root, i === 0 ? undefined : join(root, 'node_modules', '.vite-against'))));
 const runs: { data: string; step: number; tree: string; round: number; r: Probe }[] = [];
 const t0 = performance.now();
 try {

@@ -23,12 +23,19 @@ export function freePort(): Promise<number> {
   });
 }
 
-export async function openLabBrowser(root: string): Promise<LabBrowser> {
+/** `cacheDir`: Vite's dependency cache, when two trees share one node_modules (a worktree's symlink) and must not rewrite each other's. */
+export async function openLabBrowser(root: string, cacheDir?: string): Promise<LabBrowser> {
   const port = await freePort();
   let server: ViteDevServer | undefined;
   let browser: Browser | undefined;
   try {
-    server = await createServer({ root, clearScreen: false, logLevel: 'warn', server: { host: 'localhost', port, strictPort: true, hmr: false, watch: null } });
+    server = await createServer({
+      root,
+      cacheDir,
+      clearScreen: false,
+      logLevel: 'warn',
+      server: { host: 'localhost', port, strictPort: true, hmr: false, watch: null },
+    });
     await server.listen();
     browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
