@@ -54,24 +54,27 @@ const probe = (manifest: string, batch: number, step: number) => `(async () => {
   let timer;
   const failed = new Promise((_, reject) => {
     worker.onerror = (e) => reject(new Error('the pipeline worker failed: ' + (e.message || 'it did not load')));
-    timer = setTimeout(() => reject(new Error('no answer from the pipeline worker in 120 s')), 120000);
+    const ms = 120000 + ${steps} * (${step} + 10);
+    timer = setTimeout(() => reject(new Error('no answer from the pipeline worker in ' + ms / 1000 + ' s')), ms);
   });
   const measured = (async () => {
     await api.open({ manifestUrl: new URL('${manifest}', location.href).href, split: 'train', batchSize: ${batch}, fidelity: 6, echoFactor: 1,
       seed: 1, shuffleBuffer: 512, echoMode: 'examples', requestsInFlight: 4, epochs: Infinity, augment: true, prefetch: 4, cacheLimitBytes: 0,
       tocColumns: 'classes' }, Comlink.proxy(() => {}));
-    let ahead = api.next();
-    for (let i = 0; i < 50; i++) { await ahead; ahead = api.next(); }
+    // The batch and the counters, as the trainer asks them each step.
+    const ask = () => Promise.all([api.next(), api.stats()]);
+    let ahead = ask();
+    for (let i = 0; i < 50; i++) { await ahead; ahead = ask(); }
     const waits = [];
     let forData = 0;
     const t0 = performance.now();
     for (let i = 0; i < ${steps}; i++) {
       const asked = performance.now();
-      const b = await ahead;
+      const [b] = await ahead;
       const got = performance.now();
       waits.push(got - asked);
       forData += Math.min(got - asked, Math.max(0, b.readyAt - performance.timeOrigin - asked));
-      ahead = api.next();
+      ahead = ask();
       while (performance.now() < got + ${step});
     }
     const secs = (performance.now() - t0) / 1000;
@@ -138,11 +141,11 @@ const lines = [
   '',
   "**What is timed.** The lab's pipeline worker (src/pipeline/worker.ts through comlink, real bundled data from the Vite dev server) opened as the " +
     'lab opens it: one reader, echo 1, shuffle buffer 512, 4 reads in flight, no prefix cache. A stand-in trainer on the page asks for the next ' +
-    `batch as soon as it has one (as src/train/trainer.ts does), then works the step time on the page's thread (a busy loop, no GPU), ${steps} ` +
-    'steps after 50 warm-up steps. **waiting** = the share of wall time it waited for a batch; **for data** = the part of those waits before the ' +
-    'worker had the batch made (Batch.readyAt): the rest is the hand-over (the ask and the reply crossing between the threads, each taken when its ' +
-    "thread is free). Wait p50 / p99 / max are per step, in ms. No GPU work, so these are the worker's and the messages' own figures: in the lab " +
-    'on SwiftShader the GPU emulation takes the same two cores.',
+    `batch and the counters as soon as it has a batch (as src/train/trainer.ts does), then works the step time on the page's thread ` +
+    `(a busy loop, no GPU), ${steps} steps after 50 warm-up steps. **waiting** = the share of wall time it waited for a batch; ` +
+    '**for data** = the part of those waits before the worker had the batch made (Batch.readyAt): the rest is the hand-over (the ask and ' +
+    'the reply crossing between the threads, each taken when its thread is free). Wait p50 / p99 / max are per step, in ms. No GPU work, so ' +
+    "these are the worker's and the messages' own figures: in the lab on SwiftShader the GPU emulation takes the same two cores.",
   '',
 ];
 for (const data of DATA) {

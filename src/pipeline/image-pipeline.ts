@@ -245,7 +245,8 @@ export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipe
       if (warned++ < IMAGE_WARNINGS_PER_RECORD) this.warn(message);
     };
     for (let i = 0; i < prefix.imageCount; i++) {
-      await slice.due(); // the worker answers the trainer between images, not after the whole record
+      await slice.yieldIfDue(); // the worker answers the trainer between images, not after the whole record
+      if (this.abort.signal.aborted) return undefined; // closed meanwhile: the rest would only take the next run's time
       const label = prefix.labels[i]!;
       const bad = this.source.badLabel?.(label, classes);
       if (bad) {

@@ -3,12 +3,12 @@
 // batches, shuffle their order, hand them over. Batches stay compressed all the
 // way to the GPU. A corrupt batch is reported (record, batch, byte offset) and
 // skipped; the others train.
+import { TimeSlice } from '../shared/time-slice.js';
 import { DEFAULT_RUNS_K, tocRunsLayout } from '../toc/gpu-runs.js';
 import { toBatch } from '../toc/batch.js';
 import { readTocFrame, tocRecordBytes, tocSplitRows, validateTocManifest, type TocManifest, type TocRecordEntry, type TocSplitEntry } from '../toc/dataset.js';
 import { TocFormatError } from '../toc/types.js';
 import type { DatasetInfo, PendingBatch, TocBatchMessage } from './api.js';
-import { TimeSlice } from '../shared/time-slice.js';
 import { BasePipeline, ServerGoneError, startsOf } from './base.js';
 import { echo, mapHeld, shuffleBuffer, type EchoHeld, type ShuffleHeld } from './stages.js';
 
@@ -182,7 +182,8 @@ export class TocPipeline extends BasePipeline<TocManifest> {
     let firstRow = this.firstRows[index]!;
     const out: ParsedRecord = [];
     for (const [i, frame] of entry.batches.entries()) {
-      await slice.due(); // the worker answers the trainer between batches, not after the whole record
+      await slice.yieldIfDue(); // the worker answers the trainer between batches, not after the whole record
+      if (this.abort.signal.aborted) return undefined; // closed meanwhile: the rest would only take the next run's time
       out.push(this.parseBatch(bytes, entry, i, firstRow));
       firstRow += frame.rows;
     }

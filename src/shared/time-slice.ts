@@ -27,7 +27,7 @@ export function yieldToTasks(): Promise<void> {
 }
 
 /**
- * Times a loop of work and yields once a slice has run SLICE_MS: `await slice.due()`
+ * Times a loop of work and yields once a slice has run SLICE_MS: `await slice.yieldIfDue()`
  * between items. `busyMs` is the time spent working, without the turns given away.
  */
 export class TimeSlice {
@@ -37,7 +37,7 @@ export class TimeSlice {
   constructor(private readonly sliceMs = SLICE_MS) {}
 
   /** Yields if this slice has run its time; resolves at once otherwise. */
-  async due(): Promise<void> {
+  async yieldIfDue(): Promise<void> {
     const now = performance.now();
     if (now - this.sliceStart < this.sliceMs) return;
     this.busy += now - this.sliceStart;
