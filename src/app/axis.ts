@@ -9,3 +9,21 @@ export function accuracyRange(min: number | null, max: number | null): [number, 
   const pad = Math.max(0.01, 0.1 * (max - min));
   return [Math.max(0, min - pad), Math.min(1, max + pad)];
 }
+
+const compact = (digits: number) => new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+/**
+ * A value axis's tick labels: short enough for the axis's room at phone width (200K, not 200,000, which was cut to
+ * "00,000"), with as many decimals as the step between ticks needs to tell neighbours apart (two ticks of a flat
+ * accuracy curve read 0.784 and 0.784).
+ */
+export function tickLabels(splits: number[]): string[] {
+  const step = splits.length > 1 ? Math.abs(splits[1]! - splits[0]!) : 0;
+  const decimals = (scale: number) => (step > 0 && step / scale < 1 ? Math.min(6, Math.ceil(-Math.log10(step / scale) - 1e-9)) : 0);
+  const big = splits.some((v) => Math.abs(v) >= 10_000);
+  const d = decimals(1);
+  const format = big
+    ? compact(Math.min(2, decimals(1000))).format
+    : (v: number) => v.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
+  return splits.map((v) => format(v));
+}

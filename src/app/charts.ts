@@ -7,6 +7,7 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { chartSummary } from './a11y.js';
+import { tickLabels } from './axis.js';
 import { drawThrottled } from './throttle.js';
 
 const MAX_POINTS = 2000;
@@ -63,10 +64,10 @@ export class LiveChart {
       width: parent.clientWidth || 320,
       height: 170,
       scales: { x: { time: false } },
-      // The y axis gets room for labels like 10,000 at any chart width.
+      // The y axis has room for labels like 10,000 or 131.6K at any chart width.
       axes: [
         { label: xLabel, ...axis },
-        { size: 56, ...axis },
+        { size: 56, values: (_u, splits) => tickLabels(splits), ...axis },
       ],
       legend: { show: false },
       // Points are hollow: filled with the panel's colour, not uPlot's white.

@@ -571,7 +571,8 @@ async function start(resume?: Checkpoint, initialModel?: ModelState): Promise<vo
 function showStep(m: StepMetrics): void {
   ui.m.step.textContent = String(m.step);
   ui.m.loss.textContent = m.loss.toFixed(3);
-  ui.m.speed.textContent = m.examplesPerSecond.toFixed(1);
+  // Whole examples where there are many (131,579, not 131578.9); one decimal where a slow model does a few a second.
+  ui.m.speed.textContent = m.examplesPerSecond.toLocaleString('en-US', { maximumFractionDigits: m.examplesPerSecond < 100 ? 1 : 0 });
   ui.m.bytes.textContent = formatBytes(m.bytesFetched);
   // Fresh examples read over the split's size (this tab's share of it): the pipeline reads a few records ahead of training.
   if (info) ui.m.epoch.textContent = (m.pipeline.examplesRead / (info.examples / (session?.share?.count ?? 1))).toFixed(2);

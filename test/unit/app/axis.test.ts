@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { accuracyRange } from '../../../src/app/axis.js';
+import { accuracyRange, tickLabels } from '../../../src/app/axis.js';
 
 it('an accuracy axis keeps within [0, 1], with room around flat and spread data', () => {
   expect(accuracyRange(0.89, 0.89)).toEqual([0.88, 0.9]);
@@ -9,4 +9,15 @@ it('an accuracy axis keeps within [0, 1], with room around flat and spread data'
   expect(accuracyRange(0, 1)).toEqual([0, 1]);
   expect(accuracyRange(0.995, 1)).toEqual([0.985, 1]);
   expect(accuracyRange(null, null)).toEqual([0, 1]);
+});
+
+it('tick labels fit a phone-width axis and tell neighbouring ticks apart', () => {
+  // examples/s of a fast table model: the full numbers were cut to "00,000" at 390 px.
+  expect(tickLabels([0, 100_000, 200_000])).toEqual(['0', '100K', '200K']);
+  expect(tickLabels([10_000, 10_500, 11_000])).toEqual(['10.0K', '10.5K', '11.0K']);
+  // A flat accuracy curve: two ticks 0.0001 apart once both read 0.784.
+  expect(tickLabels([0.7841, 0.7842])).toEqual(['0.7841', '0.7842']);
+  expect(tickLabels([0.4, 0.6])).toEqual(['0.4', '0.6']);
+  expect(tickLabels([0, 2000, 4000])).toEqual(['0', '2,000', '4,000']);
+  expect(tickLabels([5])).toEqual(['5']);
 });
