@@ -19,6 +19,9 @@ const compact = (digits: number) => new Intl.NumberFormat('en-US', { notation: '
  */
 export function tickLabels(splits: number[]): string[] {
   const step = splits.length > 1 ? Math.abs(splits[1]! - splits[0]!) : 0;
+  // One tick (a narrow range): three significant digits, not a step's decimals (0.785 read "1").
+  if (step === 0)
+    return splits.map((v) => (Math.abs(v) >= 10_000 ? compact(1).format(v) : Number(v.toPrecision(3)).toLocaleString('en-US', { maximumFractionDigits: 6 })));
   const decimals = (scale: number) => (step > 0 && step / scale < 1 ? Math.min(6, Math.ceil(-Math.log10(step / scale) - 1e-9)) : 0);
   const big = splits.some((v) => Math.abs(v) >= 10_000);
   const d = decimals(1);

@@ -19,5 +19,8 @@ it('tick labels fit a phone-width axis and tell neighbouring ticks apart', () =>
   expect(tickLabels([0.7841, 0.7842])).toEqual(['0.7841', '0.7842']);
   expect(tickLabels([0.4, 0.6])).toEqual(['0.4', '0.6']);
   expect(tickLabels([0, 2000, 4000])).toEqual(['0', '2,000', '4,000']);
+  // A narrow range may get one tick: it keeps three significant digits.
   expect(tickLabels([5])).toEqual(['5']);
+  expect(tickLabels([0.7853])).toEqual(['0.785']);
+  expect(tickLabels([131_578])).toEqual(['131.6K']);
 });
