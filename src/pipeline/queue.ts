@@ -1,8 +1,10 @@
-// A bounded queue between a producer loop and a consumer: the producer waits
+// A bounded queue between a producer loop and its consumers: the producer waits
 // when `capacity` items are waiting, so prefetching never runs away with memory.
+// Several pulls may wait at once (a trainer asking batches ahead): they are
+// answered in the order they were made.
 export class BoundedQueue<T> {
   private items: T[] = [];
-  private waitingConsumer: { resolve: (v: IteratorResult<T>) => void; reject: (err: unknown) => void } | undefined;
+  private waitingConsumers: { resolve: (v: IteratorResult<T>) => void; reject: (err: unknown) => void }[] = [];
   private waitingProducer: (() => void) | undefined;
   private closed = false;
   private failure: unknown;
@@ -10,9 +12,8 @@ export class BoundedQueue<T> {
   constructor(private readonly capacity: number) {}
 
   async push(item: T): Promise<void> {
-    if (this.waitingConsumer) {
-      const consumer = this.waitingConsumer;
-      this.waitingConsumer = undefined;
+    const consumer = this.waitingConsumers.shift();
+    if (consumer) {
       consumer.resolve({ value: item, done: false });
       return;
     }
@@ -20,13 +21,14 @@ export class BoundedQueue<T> {
     if (this.items.length >= this.capacity) await new Promise<void>((r) => (this.waitingProducer = r));
   }
 
-  /** Ends the stream; with a failure, the consumer's next pull throws it. */
+  /** Ends the stream; with a failure, the waiting pulls and every later one throw it. */
   close(failure?: unknown): void {
     this.closed = true;
     this.failure = failure;
-    if (failure !== undefined) this.waitingConsumer?.reject(failure);
-    else this.waitingConsumer?.resolve({ value: undefined, done: true });
-    this.waitingConsumer = undefined;
+    for (const consumer of this.waitingConsumers.splice(0)) {
+      if (failure !== undefined) consumer.reject(failure);
+      else consumer.resolve({ value: undefined, done: true });
+    }
     this.waitingProducer?.();
   }
 
@@ -44,6 +46,6 @@ export class BoundedQueue<T> {
     if (item !== undefined) return { value: item, done: false };
     if (this.failure) throw this.failure;
     if (this.closed) return { value: undefined, done: true };
-    return new Promise((resolve, reject) => (this.waitingConsumer = { resolve, reject }));
+    return new Promise((resolve, reject) => this.waitingConsumers.push({ resolve, reject }));
   }
 }
