@@ -100,6 +100,8 @@ export interface ImageBatch {
   index: number;
   /** When the pipeline had it ready to hand out (performance.timeOrigin + performance.now(), a clock the page shares). */
   readyAt?: number;
+  /** The reader's counters as it handed this batch over (worker.ts): they come with the batch, so no step waits for a second reply. */
+  stats?: PipelineStats;
 }
 
 /** A TOC-compressed mini-batch with the index structures its GPU kernels need; never decompressed. */
@@ -114,6 +116,7 @@ export interface TocBatchMessage {
   size: number;
   index: number;
   readyAt?: number;
+  stats?: PipelineStats;
 }
 
 export type Batch = ImageBatch | TocBatchMessage;

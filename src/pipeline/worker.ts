@@ -45,8 +45,11 @@ const api: PipelineApi = {
     return info;
   },
   async next() {
-    const batch = await current().next();
-    return batch ? Comlink.transfer(batch, batchTransferables(batch)) : null;
+    const reader = current();
+    const batch = await reader.next();
+    if (!batch) return null;
+    batch.stats = reader.statsNow();
+    return Comlink.transfer(batch, batchTransferables(batch));
   },
   setFidelity: (level) => current().setFidelity(level),
   setEchoFactor: (factor) => current().setEchoFactor(factor),

@@ -224,10 +224,11 @@ export class Trainer {
     if (evaluateFirst && this.hasTestSet) await speed.outside(() => this.evaluationDue(step, active, hooks));
 
     // The next batch is asked for while this one trains, so the worker's reply (a message each way, and whatever
-    // else the page is doing when it lands) overlaps the step instead of adding to it. The order is the stream's:
-    // a resume counts trained batches (the step), not batches asked for.
+    // else the page is doing when it lands) overlaps the step instead of adding to it; the stream asks its readers
+    // further ahead (takeInTurn). The order is the stream's: a resume counts trained batches (the step), not batches
+    // asked for. The counters are asked once the batch is in, so they are those it came with (Batch.stats).
     const ask = () => {
-      const reply = Promise.all([train.next(), train.stats()]);
+      const reply = train.next().then(async (batch) => [batch, await train.stats()] as const);
       reply.catch(() => undefined); // a reply abandoned by a stop may fail unobserved
       return reply;
     };

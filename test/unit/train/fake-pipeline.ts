@@ -59,6 +59,7 @@ export function fakePipelines(behaviour: (name: string) => FakeBehaviour = () =>
     const cancelled = new Promise<void>((r) => (cancel = r));
     let served = 0;
     let onEvent: ((e: PipelineEvent) => void) | undefined;
+    let turn: Promise<void> = Promise.resolve();
     const w: FakeWorker = {
       name,
       calls: [],
@@ -72,6 +73,41 @@ export function fakePipelines(behaviour: (name: string) => FakeBehaviour = () =>
       },
       api: undefined as unknown as Remote<PipelineApi>,
     };
+    const serve = async (): Promise<Batch | null> => {
+      const limit = b.batches ?? (w.options?.split === 'test' ? 4 : Infinity);
+      if (b.failAfter && served >= b.failAfter.batches) throw Object.assign(new Error(b.failAfter.message), { name: b.failAfter.name ?? 'Error' });
+      if (served >= limit) return null;
+      if ((await delay(b.nextMs ?? 0, cancelled)) === 'cancelled' || w.terminated) return null;
+      const size = w.options!.batchSize;
+      const random = seededRandom(hash32(name, served));
+      const x = new Float32Array(size * SIDE * SIDE);
+      const y = new Int32Array(size);
+      const ids = Int32Array.from({ length: size }, (_, i) => served * size + i);
+      for (let i = 0; i < size; i++) {
+        y[i] = random() < 0.5 ? 0 : 1;
+        for (let p = 0; p < SIDE * SIDE; p++) x[i * SIDE * SIDE + p] = (y[i] ? 0.6 : 0.1) + 0.3 * random();
+      }
+      served++;
+      // As if every batch were fresh and took nextMs upstream.
+      w.stats.examplesRead += size;
+      w.stats.loopBusyMs += b.nextMs ?? 0;
+      w.stats.batchesEmitted++;
+      w.stats.examplesEmitted += size;
+      w.stats.bytesFetched += size * 10;
+      onEvent?.({
+        type: 'fetch',
+        record: `${w.options!.split}-${served}`,
+        level: w.options!.fidelity,
+        requested: 10 * size,
+        cached: 0,
+        received: 10 * size,
+        status: 206,
+        examples: size,
+        ms: 1,
+        endedAt: performance.timeOrigin + performance.now(),
+      });
+      return { kind: 'image', x, y, ids, size, index: served - 1 };
+    };
     const api = {
       async open(options: PipelineOptions, listener: (e: PipelineEvent) => void): Promise<DatasetInfo> {
         w.calls.push(`open ${options.split}`);
@@ -82,40 +118,14 @@ export function fakePipelines(behaviour: (name: string) => FakeBehaviour = () =>
         if (b.openError) throw new Error(b.openError);
         return fakeInfo(options.split === 'test' ? 64 : 1024);
       },
-      async next(): Promise<Batch | null> {
-        const limit = b.batches ?? (w.options?.split === 'test' ? 4 : Infinity);
-        if (b.failAfter && served >= b.failAfter.batches) throw Object.assign(new Error(b.failAfter.message), { name: b.failAfter.name ?? 'Error' });
-        if (served >= limit) return null;
-        if ((await delay(b.nextMs ?? 0, cancelled)) === 'cancelled' || w.terminated) return null;
-        const size = w.options!.batchSize;
-        const random = seededRandom(hash32(name, served));
-        const x = new Float32Array(size * SIDE * SIDE);
-        const y = new Int32Array(size);
-        const ids = Int32Array.from({ length: size }, (_, i) => served * size + i);
-        for (let i = 0; i < size; i++) {
-          y[i] = random() < 0.5 ? 0 : 1;
-          for (let p = 0; p < SIDE * SIDE; p++) x[i * SIDE * SIDE + p] = (y[i] ? 0.6 : 0.1) + 0.3 * random();
-        }
-        served++;
-        // As if every batch were fresh and took nextMs upstream.
-        w.stats.examplesRead += size;
-        w.stats.loopBusyMs += b.nextMs ?? 0;
-        w.stats.batchesEmitted++;
-        w.stats.examplesEmitted += size;
-        w.stats.bytesFetched += size * 10;
-        onEvent?.({
-          type: 'fetch',
-          record: `${w.options!.split}-${served}`,
-          level: w.options!.fidelity,
-          requested: 10 * size,
-          cached: 0,
-          received: 10 * size,
-          status: 206,
-          examples: size,
-          ms: 1,
-          endedAt: performance.timeOrigin + performance.now(),
-        });
-        return { kind: 'image', x, y, ids, size, index: served - 1 };
+      // Asks that arrive together (the stream asks ahead) are answered one after another, in order, as the worker's queue does.
+      next(): Promise<Batch | null> {
+        const answer = turn.then(serve);
+        turn = answer.then(
+          () => undefined,
+          () => undefined,
+        );
+        return answer;
       },
       async setFidelity(level: number) {
         w.calls.push(`setFidelity ${level}`);
