@@ -1,12 +1,15 @@
 // How long the lab's pipeline worker takes to hand over a batch it has already
-// made: a page asks one batch ahead, as the trainer does, and then works STEP ms
-// on its own thread (a stand-in for the trainer: no GPU, so SwiftShader does not
-// take the cores and the wait left is the worker's and the messages'). The real
-// worker (src/pipeline/worker.ts, comlink), real bundled data over the dev server.
-// With --against DIR, that tree's worker takes turns with this one's, round by
-// round, alternating which goes first. The probe goes to the page as text, so it
-// runs against any tree whose worker opens and answers `next()` as this one does.
-// Usage: npx tsx bench/handover.ts [--against DIR] [--rounds N] [--steps N] [--step-ms 1,3]
+// made: a page keeps N asks for a batch (and the counters) in flight, and works
+// STEP ms on its own thread after each batch (a stand-in for the trainer: no GPU,
+// so SwiftShader does not take the cores and the wait left is the worker's and
+// the messages'). N = 1 is how the trainer asked before the stream asked ahead
+// (src/pipeline/client.ts, ASKS_AHEAD). The real worker (src/pipeline/worker.ts,
+// comlink), real bundled data over the dev server. With --against DIR, that
+// tree's worker takes turns with this one's, round by round, alternating which
+// goes first. The probe goes to the page as text, so it runs against any tree
+// whose worker opens and answers `next()` as this one does (N > 1 needs a worker
+// that answers asks that wait together: 30eff3f and before answer only the last).
+// Usage: npx tsx bench/handover.ts [--against DIR] [--rounds N] [--steps N] [--step-ms 1,3] [--ahead 1,4]
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -22,13 +25,17 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '4' },
     steps: { type: 'string', default: '1000' },
     'step-ms': { type: 'string', default: '1,3' },
+    ahead: { type: 'string', default: '1,4' },
     out: { type: 'string', default: join(ROOT, 'bench', 'results', 'handover.md') },
   },
 });
 const rounds = Number(values.rounds);
 const steps = Number(values.steps);
 const stepMs = values['step-ms']!.split(',').map(Number);
-if (!(rounds >= 1 && steps >= 100 && stepMs.every((s) => s >= 0))) throw new Error('--rounds >= 1, --steps >= 100, --step-ms: numbers >= 0');
+const aheads = values.ahead!.split(',').map(Number);
+if (!(rounds >= 1 && steps >= 100 && stepMs.every((s) => s >= 0) && aheads.every((a) => Number.isInteger(a) && a >= 1))) {
+  throw new Error('--rounds >= 1, --steps >= 100, --step-ms: numbers >= 0, --ahead: whole numbers >= 1');
+}
 
 const DATA = [
   { name: 'flights (TOC, 40 batches of 250 rows a record)', manifest: '/datasets/flights-250k-toc/manifest.json', batch: 250 },
@@ -46,7 +53,7 @@ interface Probe {
 }
 
 /** The page's side: the lab's own worker, opened as the lab opens it (one reader, echo 1, shuffled, 4 reads in flight, no cache). */
-const probe = (manifest: string, batch: number, step: number) => `(async () => {
+const probe = (manifest: string, batch: number, step: number, ahead: number) => `(async () => {
   const Comlink = await import('/node_modules/comlink/dist/esm/comlink.mjs');
   const worker = new Worker('/src/pipeline/worker.ts', { type: 'module' });
   const api = Comlink.wrap(worker);
@@ -61,20 +68,20 @@ const probe = (manifest: string, batch: number, step: number) => `(async () => {
     await api.open({ manifestUrl: new URL('${manifest}', location.href).href, split: 'train', batchSize: ${batch}, fidelity: 6, echoFactor: 1,
       seed: 1, shuffleBuffer: 512, echoMode: 'examples', requestsInFlight: 4, epochs: Infinity, augment: true, prefetch: 4, cacheLimitBytes: 0,
       tocColumns: 'classes' }, Comlink.proxy(() => {}));
-    // The batch and the counters, as the trainer asks them each step.
+    // The batch and the counters, as the trainer asks them each step, ${ahead} asks in flight.
     const ask = () => Promise.all([api.next(), api.stats()]);
-    let ahead = ask();
-    for (let i = 0; i < 50; i++) { await ahead; ahead = ask(); }
+    const asked = Array.from({ length: ${ahead} }, ask);
+    for (let i = 0; i < 50; i++) { await asked.shift(); asked.push(ask()); }
     const waits = [];
     let forData = 0;
     const t0 = performance.now();
     for (let i = 0; i < ${steps}; i++) {
-      const asked = performance.now();
-      const [b] = await ahead;
+      const since = performance.now();
+      const [b] = await asked.shift();
       const got = performance.now();
-      waits.push(got - asked);
-      forData += Math.min(got - asked, Math.max(0, b.readyAt - performance.timeOrigin - asked));
-      ahead = ask();
+      waits.push(got - since);
+      forData += Math.min(got - since, Math.max(0, b.readyAt - performance.timeOrigin - since));
+      asked.push(ask());
       while (performance.now() < got + ${step});
     }
     const secs = (performance.now() - t0) / 1000;
@@ -100,21 +107,23 @@ const trees: [string, string][] = [[`this tree (${commitOf(ROOT)})`, ROOT]];
 if (values.against) trees.push([`against (${relative(ROOT, resolve(values.against)) || '.'}, ${commitOf(values.against)})`, resolve(values.against)]);
 // The other tree gets a dependency cache of its own: a worktree that links to this node_modules would share Vite's.
 const labs = await Promise.all(trees.map(([, root], i) => openLabBrowser(root, i === 0 ? undefined : join(root, 'node_modules', '.vite-against'))));
-const runs: { data: string; step: number; tree: string; round: number; r: Probe }[] = [];
+// Every tree with every number of asks in flight; the first is the one the others are compared with (the other tree's, if any).
+const variants = trees.flatMap(([tree], lab) => aheads.map((ahead) => ({ lab, ahead, name: `${tree}, ${ahead} ask${ahead > 1 ? 's' : ''} ahead` })));
+if (trees.length === 2) variants.unshift(...variants.splice(aheads.length));
+const runs: { data: string; step: number; variant: string; round: number; r: Probe }[] = [];
 const t0 = performance.now();
 try {
   for (let round = 0; round < rounds; round++) {
     for (const data of DATA) {
       for (const step of stepMs) {
-        const order = trees.map((_, i) => i);
-        if (round % 2) order.reverse();
-        for (const i of order) {
-          const { page, origin } = labs[i]!;
+        const order = round % 2 ? [...variants].reverse() : variants;
+        for (const v of order) {
+          const { page, origin } = labs[v.lab]!;
           await page.goto(`${origin}${data.manifest}`); // a page of the origin that runs nothing of its own
-          const r = (await page.evaluate(probe(data.manifest, data.batch, step))) as Probe;
-          runs.push({ data: data.name, step, tree: trees[i]![0], round, r });
+          const r = (await page.evaluate(probe(data.manifest, data.batch, step, v.ahead))) as Probe;
+          runs.push({ data: data.name, step, variant: v.name, round, r });
           console.log(
-            `round ${round} ${data.name}, step ${step} ms, ${trees[i]![0]}: ${r.stepsPerSecond.toFixed(0)} steps/s, ` +
+            `round ${round} ${data.name}, step ${step} ms, ${v.name}: ${r.stepsPerSecond.toFixed(0)} steps/s, ` +
               `waiting ${(100 * r.waitShare).toFixed(0)}% (for data ${(100 * r.dataShare).toFixed(0)}%), ` +
               `wait p50 ${r.p50.toFixed(2)} p99 ${r.p99.toFixed(1)} max ${r.max.toFixed(1)} ms`,
           );
@@ -132,7 +141,8 @@ const lines = [
   '# Hand-over: how long a batch already made takes to reach the trainer',
   '',
   `Measured ${new Date().toISOString().slice(0, 16)}Z by \`npx tsx bench/handover.ts${values.against ? ` --against ${values.against}` : ''} ` +
-    `--rounds ${rounds} --steps ${steps} --step-ms ${stepMs.join(',')}\` in ${((performance.now() - t0) / 1000).toFixed(0)} s. Chromium ` +
+    `--rounds ${rounds} --steps ${steps} --step-ms ${stepMs.join(',')} --ahead ${aheads.join(',')}\` ` +
+    `in ${((performance.now() - t0) / 1000).toFixed(0)} s. Chromium ` +
     `${labs[0]!.page.context().browser()?.version() ?? '?'} headless, ${os.cpus().length} CPU cores (${os.cpus()[0]?.model ?? '?'}), load average ` +
     `${os
       .loadavg()
@@ -140,8 +150,9 @@ const lines = [
       .join(' / ')} at the end.`,
   '',
   "**What is timed.** The lab's pipeline worker (src/pipeline/worker.ts through comlink, real bundled data from the Vite dev server) opened as the " +
-    'lab opens it: one reader, echo 1, shuffle buffer 512, 4 reads in flight, no prefix cache. A stand-in trainer on the page asks for the next ' +
-    `batch and the counters as soon as it has a batch (as src/train/trainer.ts does), then works the step time on the page's thread ` +
+    'lab opens it: one reader, echo 1, shuffle buffer 512, 4 reads in flight, no prefix cache. A stand-in trainer on the page keeps N asks for a batch ' +
+    'and the counters in flight (N asks ahead; 1 is how the trainer asked before; the lab now keeps ASKS_AHEAD asks in flight per reader, ' +
+    `the counters riding on each batch: src/pipeline/client.ts), and works the step time on the page's thread after each batch ` +
     `(a busy loop, no GPU), ${steps} steps after 50 warm-up steps. **waiting** = the share of wall time it waited for a batch; ` +
     '**for data** = the part of those waits before the worker had the batch made (Batch.readyAt): the rest is the hand-over (the ask and ' +
     'the reply crossing between the threads, each taken when its thread is free). Wait p50 / p99 / max are per step, in ms. No GPU work, so ' +
@@ -150,31 +161,27 @@ const lines = [
 ];
 for (const data of DATA) {
   for (const step of stepMs) {
-    const of = (tree: string) => runs.filter((x) => x.data === data.name && x.step === step && x.tree === tree).map((x) => x.r);
+    const of = (variant: string) => runs.filter((x) => x.data === data.name && x.step === step && x.variant === variant).map((x) => x.r);
     lines.push(`## ${data.name}, batch ${data.batch}, step ${step} ms`, '');
     lines.push(
       '| worker | steps/s (min / median / max) | waiting, median | for data, median | wait p50 / p99 / max, ms (medians) |',
       '| --- | ---: | ---: | ---: | ---: |',
     );
-    for (const [tree] of trees) {
-      const rs = of(tree);
+    for (const { name } of variants) {
+      const rs = of(name);
       lines.push(
-        `| ${tree} | ${spread(
+        `| ${name} | ${spread(
           rs.map((r) => r.stepsPerSecond),
           0,
         )} | ${(100 * median(rs.map((r) => r.waitShare))).toFixed(0)}% | ${(100 * median(rs.map((r) => r.dataShare))).toFixed(0)}% | ` +
           `${median(rs.map((r) => r.p50)).toFixed(2)} / ${median(rs.map((r) => r.p99)).toFixed(1)} / ${median(rs.map((r) => r.max)).toFixed(1)} |`,
       );
     }
-    if (trees.length === 2) {
-      const [a, b] = [of(trees[0]![0]), of(trees[1]![0])];
-      lines.push(
-        '',
-        `Steps/s, this tree / against, per round (min / median / max): ${spread(
-          a.map((r, i) => r.stepsPerSecond / b[i]!.stepsPerSecond),
-          2,
-        )}.`,
-      );
+    const base = of(variants[0]!.name);
+    if (variants.length > 1) lines.push('', `Steps/s per round over ${variants[0]!.name} (min / median / max):`, '');
+    for (const { name } of variants.slice(1)) {
+      const ratios = of(name).map((r, i) => r.stepsPerSecond / base[i]!.stepsPerSecond);
+      lines.push(`- ${name}: ${spread(ratios, 2)}`);
     }
     lines.push('');
   }
