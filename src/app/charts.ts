@@ -54,7 +54,7 @@ export class LiveChart {
 
   constructor(
     private readonly parent: HTMLElement,
-    private readonly title: string,
+    private title: string,
     private readonly xLabel: string,
     color: string,
   ) {
@@ -63,7 +63,16 @@ export class LiveChart {
       title,
       width: parent.clientWidth || 320,
       height: 170,
-      scales: { x: { time: false } },
+      scales: {
+        x: { time: false },
+        // uPlot spans a series that stays at 0 (nothing fetched: all from the cache) from 0 to 100; 0 to 1 says nothing more came.
+        y: {
+          range: (_u, min, max) => {
+            if (min == null || max == null) return [null, null]; // no points yet
+            return min === 0 && max === 0 ? [0, 1] : uPlot.rangeNum(min, max, 0.1, true);
+          },
+        },
+      },
       // The y axis has room for labels like 10,000 or 131.6K at any chart width.
       axes: [
         { label: xLabel, ...axis },
@@ -114,6 +123,14 @@ export class LiveChart {
     if (this.summaryTimer !== undefined) return;
     const wait = Math.max(0, this.summarisedAt + SUMMARY_MS - performance.now());
     this.summaryTimer = setTimeout(() => this.summarise(), wait);
+  }
+
+  /** Names the chart anew (images or rows per second, as the dataset is). */
+  rename(title: string): void {
+    this.title = title;
+    const heading = this.plot.root.querySelector('.u-title');
+    if (heading) heading.textContent = title;
+    this.summarise();
   }
 
   /** The marks drawn, as "x: label" (for the tests). */

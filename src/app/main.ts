@@ -634,6 +634,7 @@ function listenerFor(current: () => LabSession): SessionListener {
         (share && share.count > 1 ? ` This tab trains on share ${share.rank + 1} of ${share.count} of the training records (URL share=).` : '');
       const tabular = i.kind === 'tabular';
       ui.m.speedLabel.textContent = tabular ? 'rows/s' : 'images/s';
+      charts.speed.rename(tabular ? 'rows / s' : 'images / s');
       ui.fidelity.disabled = tabular;
       // A TOC table is compressed in batches: it echoes whole batches whatever is chosen.
       ui.echoMode.disabled = tabular;

@@ -25,6 +25,10 @@ for (const model of ['logreg', 'svm', 'toc-mlp']) {
     expect(s.warnings).toEqual([]);
     // 250-row batches of flights share no prefix worth caching: the first layer does CSR's work, and says so.
     await expect(page.locator('#toc-work')).toHaveText(/100\.0% of the multiply-adds CSR would do \(no prefix is shared enough/);
+    // A table's speed is in rows, on the tile and on its chart alike.
+    await expect(page.locator('#m-speed-k')).toHaveText('rows/s');
+    await expect(page.locator('#chart-speed .u-title')).toHaveText('rows / s');
+    await expect(page.locator('#chart-speed')).toHaveAttribute('aria-label', /^rows \/ s/);
     if (model === 'logreg') await page.screenshot({ path: 'test-results/lab-toc.png' });
     await page.evaluate(() => window.__lab!.stop());
     // The tiles, drawn a few times a second while steps come faster, end on the run's last step.
