@@ -41,12 +41,15 @@ export function startPipelineWorker(name: string): PipelineHandle {
  */
 export const ASKS_AHEAD = 4;
 
+/** Asks each of `readers` readers keeps in flight: ASKS_AHEAD in all, as each is asked only every `readers` steps, and at least 2. */
+export const asksAhead = (readers: number): number => Math.max(2, Math.ceil(ASKS_AHEAD / readers));
+
 /**
  * Several pipeline workers reading the shares of one split (PipelineOptions.partition)
  * as one stream: batches taken from each in turn (`rotation`), so the order is
  * deterministic. A worker whose stream ended, or that ran dry (NoReadableData),
  * leaves the turn and `onLeave` hears why; the last one's failure is the stream's.
- * Each reader is asked `ahead` batches before its turn comes (ASKS_AHEAD); what it
+ * Each reader is asked `ahead` batches before its turn comes (asksAhead); what it
  * answers is taken in turn all the same, so asking ahead changes no batch's place.
  * Counters are summed over all of them, each as it stood when its reader last handed over a batch (Batch.stats) or left;
  * the epoch, the readers and the reads-in-flight limit are those still reading.
@@ -55,10 +58,11 @@ export function takeInTurn(
   apis: Comlink.Remote<PipelineApi>[],
   rotation: Rotation,
   onLeave: (rank: number, reason: string) => void,
-  ahead = ASKS_AHEAD,
+  ahead = asksAhead(apis.length),
 ): { next(): Promise<Batch | null>; stats(): Promise<PipelineStats> } {
+  if (!(Number.isInteger(ahead) && ahead >= 1)) throw new RangeError(`asks ahead must be a whole number >= 1, got ${ahead}`);
   const asked: Promise<Batch | null>[][] = apis.map(() => []);
-  /** Each reader's counters as it last handed over a batch; asked for until it has. */
+  /** Each reader's counters as it last handed over a batch or left; asked for until then. */
   const latest: (PipelineStats | undefined)[] = apis.map(() => undefined);
   const take = (rank: number): Promise<Batch | null> => {
     const queue = asked[rank]!;
@@ -72,7 +76,13 @@ export function takeInTurn(
   /** A reader that leaves: its asks ahead are dropped, and its counters read once more (its failed reads came after its last batch). */
   const leave = async (rank: number) => {
     asked[rank] = [];
-    latest[rank] = await apis[rank]!.stats();
+    latest[rank] = await apis[rank]!.stats().catch(() => latest[rank]); // a reader that cannot answer still leaves
+  };
+  /** Counters of a reader with none kept; kept from now on if it is out of the turn (a resumed run's reader that left before). */
+  const ask = async (rank: number) => {
+    const s = await apis[rank]!.stats();
+    if (!rotation.reading.includes(rank)) latest[rank] = s;
+    return s;
   };
   return {
     async next() {
@@ -85,8 +95,8 @@ export function takeInTurn(
         } catch (err) {
           if ((err as Error).name !== 'NoReadableData' || rotation.reading.length === 1) throw err;
           rotation.leave();
-          await leave(rank);
           leftAt = performance.timeOrigin + performance.now();
+          await leave(rank);
           onLeave(rank, (err as Error).message);
           continue;
         }
@@ -103,7 +113,7 @@ export function takeInTurn(
       return null;
     },
     async stats() {
-      const all = await Promise.all(apis.map((a, rank) => latest[rank] ?? a.stats()));
+      const all = await Promise.all(apis.map((_, rank) => latest[rank] ?? ask(rank)));
       const sum = { ...all[0]! };
       for (const s of all.slice(1)) {
         for (const key of Object.keys(sum) as (keyof PipelineStats)[]) if (key !== 'epoch') sum[key] += s[key];

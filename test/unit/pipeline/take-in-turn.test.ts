@@ -110,4 +110,16 @@ describe('takeInTurn', () => {
     await stream.next(); // reader 2's turn: it runs dry, and the record that failed after its last batch is counted
     expect(await stream.stats()).toMatchObject({ batchesEmitted: 4, recordsSkipped: 1, readers: 1 });
   });
+
+  it('asks a reader that left before a resume for its counters once, not every step; refuses fewer than one ask ahead', async () => {
+    const readers = [reader(0, 9, { bytesFetched: 10 }, true), reader(1, 0, { bytesFetched: 5, recordsSkipped: 1 }, true)];
+    const stream = takeInTurn(readers.map(remote), Rotation.replay(2, [{ rank: 1, batch: 1 }], 1), () => undefined);
+    for (let i = 0; i < 3; i++) {
+      await stream.next();
+      expect(await stream.stats()).toMatchObject({ batchesEmitted: i + 1, bytesFetched: 15, recordsSkipped: 1, readers: 1 });
+    }
+    expect(readers[1]!.statsAsked).toBe(1);
+    expect(readers[1]!.asked).toBe(0);
+    expect(() => takeInTurn(readers.map(remote), new Rotation(2), () => undefined, 0)).toThrow('asks ahead must be a whole number >= 1, got 0');
+  });
 });

@@ -106,7 +106,7 @@ export function fakePipelines(behaviour: (name: string) => FakeBehaviour = () =>
         ms: 1,
         endedAt: performance.timeOrigin + performance.now(),
       });
-      return { kind: 'image', x, y, ids, size, index: served - 1 };
+      return { kind: 'image', x, y, ids, size, index: served - 1, stats: { ...w.stats } }; // the counters ride on it, as the worker's do
     };
     const api = {
       async open(options: PipelineOptions, listener: (e: PipelineEvent) => void): Promise<DatasetInfo> {
