@@ -33,7 +33,7 @@ export function startPipelineWorker(name: string): PipelineHandle {
 }
 
 /**
- * Asks each reader keeps in flight (the batch being waited for included). A worker answers between its slices of decoding
+ * Asks kept in flight, over all readers (the batch being waited for included). A worker answers between its slices of decoding
  * (src/shared/time-slice.ts, about 4 ms), so one ask at a time left a trainer with 1-3 ms steps waiting for most of a slice
  * each record; asks made ahead are answered together after the slice and cover it. bench/handover.ts, steps/s over one ask
  * (median of 4 rounds): 4 ahead 1.23x at 1 ms steps and 1.15x at 3 ms on flights, 1.12x and 1.19x on Fashion-MNIST; 8 ahead
