@@ -126,7 +126,8 @@ const charts = {
 interface Field {
   input: HTMLInputElement;
   error: HTMLElement;
-  check(): Checked<unknown>;
+  /** Checks the field's text, or `text` (a value kept aside, as the batch size while a TOC dataset's rows stand there). */
+  check(text?: string): Checked<unknown>;
 }
 
 function field(input: HTMLInputElement, param: string, check: (text: string) => Checked<unknown>): Field {
@@ -136,7 +137,7 @@ function field(input: HTMLInputElement, param: string, check: (text: string) => 
   error.setAttribute('role', 'alert');
   input.setAttribute('aria-describedby', [input.getAttribute('aria-describedby'), error.id].filter(Boolean).join(' '));
   input.insertAdjacentElement('afterend', error);
-  const f: Field = { input, error, check: () => check(input.value) };
+  const f: Field = { input, error, check: (text = input.value) => check(text) };
   input.addEventListener('input', () => {
     clearParamError(param); // the person is fixing it here now
     showCheck(f);
@@ -145,8 +146,11 @@ function field(input: HTMLInputElement, param: string, check: (text: string) => 
   return f;
 }
 
+/** A field whose value the dataset fixes (a TOC dataset's batch rows) is not the person's to get right. */
+const fixedByDataset = (f: Field) => f.input.dataset.fixed === 'true';
+
 function showCheck(f: Field): boolean {
-  const r = f.input.disabled ? ({ ok: true } as const) : f.check();
+  const r = fixedByDataset(f) ? ({ ok: true } as const) : f.check();
   f.error.textContent = r.ok ? '' : r.reason;
   f.input.setAttribute('aria-invalid', String(!r.ok));
   return r.ok;
@@ -251,7 +255,27 @@ function listModels(preferred?: string): void {
     ? `This TOC dataset is compressed in mini-batches of ${rows} rows: it sets the size, not this field.`
     : 'TOC datasets are compressed in fixed mini-batches: the dataset sets the size.';
   ui.batchSize.dataset.fixed = String(tabular); // TOC batches are fixed by the dataset
+  showFixedBatch(tabular ? rows : undefined);
   refreshControls();
+}
+
+/**
+ * While a TOC dataset is chosen the (disabled) batch field shows the rows of its mini-batches, which a run uses and
+ * its record names; the person's own choice is kept aside and comes back with an image dataset (and stays in the URL).
+ */
+let fixedBatch: { rows: number; chosen: string } | undefined;
+
+function showFixedBatch(rows: number | undefined): void {
+  const chosen = fixedBatch?.chosen ?? ui.batchSize.value;
+  fixedBatch = rows === undefined ? undefined : { rows, chosen };
+  ui.batchSize.value = rows === undefined ? chosen : String(rows);
+  showCheck(fields.batchSize);
+}
+
+/** Puts a batch size in the field, or aside while a TOC dataset's rows stand there. */
+function putBatch(text: string): void {
+  if (fixedBatch) fixedBatch.chosen = text;
+  else ui.batchSize.value = text;
 }
 
 let probeSeq = 0;
@@ -300,7 +324,7 @@ function startBlockers(): string[] {
   if (gpuError) reasons.push('WebGPU is unavailable');
   if ([...paramErrors.keys()].some((k) => NAMING_PARAMS.has(k))) reasons.push('the URL names something that is not there (see above)');
   for (const f of Object.values(fields)) {
-    const r = f.input.disabled ? { ok: true } : f.check();
+    const r = fixedByDataset(f) ? { ok: true } : f.check();
     if (!r.ok) reasons.push((r as { reason: string }).reason);
   }
   if (ui.manifestUrl.dataset.probing) reasons.push('reading the manifest…');
@@ -430,7 +454,7 @@ function readConfig(): LabSession['config'] | undefined {
   return {
     manifestUrl: typed ?? (ui.dataset.value.startsWith(LOCAL_PREFIX) ? ui.dataset.value : new URL(ui.dataset.value, location.href).href),
     model,
-    batchSize: value(checkBatchSize(ui.batchSize.value)),
+    batchSize: fixedBatch?.rows ?? value(checkBatchSize(ui.batchSize.value)),
     learningRate: value(checkLearningRate(ui.learningRate.value)),
     // Until the person moves the slider, a run starts at the dataset's full fidelity (the pipeline clamps).
     fidelity: fidelityTouched ? Number(ui.fidelity.value) : Infinity,
@@ -465,7 +489,7 @@ function showDatasetAndModel(manifestUrl: string, modelId: string): void {
 function configFrom(cp: Checkpoint): LabSession['config'] {
   const k = cp.controls;
   showDatasetAndModel(cp.config.manifestUrl, cp.config.modelId);
-  ui.batchSize.value = String(cp.config.batchSize);
+  if (!fixedBatch) ui.batchSize.value = String(cp.config.batchSize); // a TOC run's is its dataset's, shown already
   ui.evalEvery.value = String(cp.config.evalEvery);
   ui.readers.value = String(cp.config.readers);
   ui.learningRate.value = String(k.learningRate);
@@ -917,15 +941,15 @@ ui.manifestUrl.addEventListener('change', () => {
 /** Puts each URL parameter into its control; one that is bad or names nothing is shown, never replaced by a default. */
 async function applyParams(): Promise<void> {
   for (const k of unknownParams(params)) log(`unknown URL parameter "${k}" ignored (see the README for those the lab reads)`, 'warning');
-  const put = (name: string, f: Field) => {
+  const put = (name: string, f: Field, set: (text: string) => void = (text) => void (f.input.value = text)) => {
     const text = params.get(name);
     if (text === null) return;
-    f.input.value = text;
-    const r = f.check();
+    set(text);
+    const r = f.check(text);
     if (!r.ok) paramErrors.set(name, `URL parameter ${name}=${text}: ${r.reason}`);
     showCheck(f);
   };
-  put('batch', fields.batchSize);
+  put('batch', fields.batchSize, putBatch);
   put('lr', fields.learningRate);
   put('evalEvery', fields.evalEvery);
   put('cache', fields.cacheLimit);
@@ -1081,12 +1105,11 @@ function writeUrl(): void {
   if (typed.ok && typed.value) next.set('manifest', ui.manifestUrl.value.trim());
   else if (dataset) next.set('dataset', dataset.id);
   if (ui.model.value) next.set('model', ui.model.value);
-  const put = (name: string, f: Field, fallback: string) => {
-    const text = f.input.value.trim();
-    const keep = f.check().ok ? text : params.get(name);
+  const put = (name: string, f: Field, fallback: string, text = f.input.value.trim()) => {
+    const keep = f.check(text).ok ? text : params.get(name);
     if (keep !== null && keep !== fallback) next.set(name, keep);
   };
-  put('batch', fields.batchSize, ui.batchSize.defaultValue);
+  put('batch', fields.batchSize, ui.batchSize.defaultValue, (fixedBatch?.chosen ?? ui.batchSize.value).trim());
   put('lr', fields.learningRate, ui.learningRate.defaultValue);
   put('evalEvery', fields.evalEvery, ui.evalEvery.defaultValue);
   put('echo', fields.echo, ui.echo.defaultValue);

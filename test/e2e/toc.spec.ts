@@ -41,9 +41,13 @@ for (const model of ['logreg', 'svm', 'toc-mlp']) {
 }
 
 test('birdstrikes in the batches the build chose: the first layer sums fewer terms than CSR and the MLP learns', async ({ page }) => {
-  await page.goto('/?dataset=birdstrikes-2000&model=toc-mlp&evalEvery=10&autostart=1');
+  await page.goto('/?dataset=birdstrikes-2000&model=toc-mlp&evalEvery=10&batch=48&autostart=1');
   const s = await waitFor(page, '12 steps and an evaluation', (x) => x.steps.length >= 12 && x.evals.length > 0 && !!x.pipeline);
+  // The batch field shows the rows the run trains on, as its row in the runs panel does; the URL keeps the person's 48.
   await expect(page.locator('#batch-hint')).toHaveText(/mini-batches of 2000 rows/);
+  await expect(page.locator('#batch-size')).toHaveValue('2000');
+  await expect(page.locator('#runs-table tbody tr').first()).toContainText('batch 2000,');
+  expect(new URL(page.url()).searchParams.get('batch')).toBe('48');
   const losses = s.steps.map((x) => x.loss);
   expect(losses.every(Number.isFinite)).toBe(true);
   expect(mean(losses.slice(-3))).toBeLessThan(mean(losses.slice(0, 3)));
@@ -60,6 +64,8 @@ test('birdstrikes in the batches the build chose: the first layer sums fewer ter
   // and stays hidden: no reading drawn late (the page draws its readings a few times a second) brings it back.
   await page.waitForTimeout(500);
   await expect(page.locator('#toc-work')).toBeHidden();
+  await expect(page.locator('#batch-size')).toHaveValue('48'); // the person's own batch size is back, and theirs to change
+  await expect(page.locator('#batch-size')).toBeEnabled();
 });
 
 test('the fidelity slider is off for tabular data, and echoing repeats whole batches', async ({ page }) => {
@@ -69,6 +75,7 @@ test('the fidelity slider is off for tabular data, and echoing repeats whole bat
   await expect(page.locator('#fidelity')).toBeDisabled();
   // The batch size field is not used: the hint says what the dataset fixes instead (its first batch, from the manifest).
   await expect(page.locator('#batch-size')).toBeDisabled();
+  await expect(page.locator('#batch-size')).toHaveValue('250');
   await expect(page.locator('#batch-hint')).toHaveText(/mini-batches of 250 rows/);
   expect(s.echoFactor).toBe(2);
   // Every batch twice: half the rows trained are echoed copies. (Rows read runs ahead: the next epoch's read of the record is out early.)
@@ -77,4 +84,26 @@ test('the fidelity slider is off for tabular data, and echoing repeats whole bat
   expect(examplesEchoed / examplesEmitted).toBeLessThan(0.55);
   expect(recordsFetched).toBe(1); // the next epoch's read comes from the prefix cache
   await page.evaluate(() => window.__lab!.stop());
+});
+
+test('choosing a TOC dataset shows its batch rows in the batch field, and an image dataset gives the chosen size back', async ({ page }) => {
+  await page.goto('/');
+  await expect(page.locator('#start')).toBeEnabled();
+  await page.locator('#batch-size').fill('24');
+  await page.locator('#dataset').selectOption('datasets/birdstrikes-2000-toc/manifest.json');
+  // 2000 is past the field's own limit (1024), but the dataset sets it: no error, and Start stays on.
+  await expect(page.locator('#batch-size')).toHaveValue('2000');
+  await expect(page.locator('#batch-size')).toBeDisabled();
+  await expect(page.locator('#batch-size-error')).toHaveText('');
+  await expect(page.locator('#start')).toBeEnabled();
+  await page.locator('#dataset').selectOption('datasets/fashion-mnist-mini/manifest.json');
+  await expect(page.locator('#batch-size')).toHaveValue('24');
+  await page.locator('#batch-size').fill('0');
+  await page.locator('#dataset').selectOption('datasets/flights-250k-toc/manifest.json');
+  await expect(page.locator('#batch-size')).toHaveValue('250');
+  await expect(page.locator('#start')).toBeEnabled();
+  // Back to images, the bad size the person typed is theirs again, and refused again.
+  await page.locator('#dataset').selectOption('datasets/fashion-mnist-mini/manifest.json');
+  await expect(page.locator('#batch-size-error')).toHaveText(/batch size must be a whole number from 1 to 1024/);
+  await expect(page.locator('#start')).toBeDisabled();
 });
