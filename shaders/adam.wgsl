@@ -2,7 +2,7 @@
 // moments from one invocation per element. tfjs's AdamOptimizer runs the same
 // arithmetic as a dozen elementwise programs per variable (Multiply, Add, Square,
 // RealDiv, Sqrt), each a dispatch with its own output; on SwiftShader those
-// dispatches were much of a tabular step (docs/toc.md, session 13). The order of
+// dispatches were much of a tabular step (docs/toc-kernels-log.md, "Session 13"). The order of
 // operations is tfjs's, so the values agree with its to f32 rounding.
 
 struct Params {

@@ -20,7 +20,8 @@
 // Loops load their end bound once (as csr.wgsl): SwiftShader re-reads it per term otherwise.
 // A side that caches nothing can have *plain* items (PLAIN, session 11; by default in unit batches): an item is its row of X alone and its value
 // item_values[t] lies beside it, so gather is CSR's loop load for load (no unpacking, no value load that waits on it).
-// (Session 6 tried M and H / G as two bindings with no copy of M: slower overall, measured; docs/toc.md.)
+// (Session 6 tried M and H / G as two bindings with no copy of M: slower overall, measured; docs/toc-kernels-log.md,
+// "Session 6: M and H / G as two bindings, tried and reverted".)
 
 struct Params {
   k: u32,

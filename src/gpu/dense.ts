@@ -1,7 +1,7 @@
 // A thin dense layer as our kernels (shaders/dense.wgsl): Z = X * W + b where W has
 // few columns, the TOC MLP's output layer. tfjs's tiled matmul programs leave most
 // of each tile idle at 2..10 units, and on SwiftShader that layer's products cost
-// more than the sparse first layer (docs/toc.md, session 13); here each output is
+// more than the sparse first layer (docs/toc-kernels-log.md, "Session 13"); here each output is
 // one invocation's dot product, and b's gradient the column sums of bias.wgsl.
 import * as tf from '@tensorflow/tfjs';
 import denseWgsl from '../../shaders/dense.wgsl?raw';

@@ -1,7 +1,7 @@
 // The lab's loss, mean softmax cross-entropy, as our kernels (shaders/softmax_ce.wgsl)
 // in place of tf.losses.softmaxCrossEntropy: the same value and gradient from two
 // dispatches in one submission instead of tfjs's reductions over [rows, classes], which on
-// SwiftShader cost most of a tabular step (docs/toc.md, session 13).
+// SwiftShader cost most of a tabular step (docs/toc-kernels-log.md, "Session 13").
 import * as tf from '@tensorflow/tfjs';
 import softmaxCeWgsl from '../../shaders/softmax_ce.wgsl?raw';
 import { dispatch, shapeParams, type KernelProgram } from './pipelines.js';

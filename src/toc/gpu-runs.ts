@@ -93,7 +93,7 @@ export interface TocRunsLayout {
   /**
    * The side caches nothing and its items are plain (RunsLayoutOptions.plainSides): rowItems (colItems) hold hi alone, one
    * u32 each, and item t's value is rowValues[t] (colValues[t]), empty when every value is 1. Session 11: the packed items'
-   * unpacking and the value load that waits on it cost 3-8% over CSR where nothing is cached (docs/toc.md).
+   * unpacking and the value load that waits on it cost 3-8% over CSR where nothing is cached (docs/toc-kernels-log.md, "Session 11").
    */
   rowPlain: boolean;
   colPlain: boolean;
