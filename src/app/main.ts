@@ -14,6 +14,7 @@ import { localManifestUrl, LOCAL_PREFIX } from '../storage/local-datasets.js';
 import type { Checkpoint } from '../train/checkpoint.js';
 import type { ModelState } from '../train/trainer.js';
 import { MODELS, modelById, modelsFor } from '../train/models/registry.js';
+import type { RunRecord } from '../train/run-record.js';
 import { LIVE_STATES, type RunState } from '../train/run-state.js';
 import { LabSession, type SessionListener } from '../train/session.js';
 import type { StepMetrics } from '../train/trainer.js';
@@ -247,6 +248,12 @@ function listModels(preferred?: string): void {
   const kind = selectedKind();
   const models = kind ? modelsFor(kind) : MODELS;
   ui.model.replaceChildren(...models.map((m) => new Option(m.label, m.id)));
+  // The URL's model, refused for the dataset the page opened with, is the choice once a dataset it reads is chosen.
+  const asked = params.get('model');
+  if (paramErrors.has('model') && models.some((m) => m.id === asked)) {
+    preferred = asked!;
+    clearParamError('model');
+  }
   if (preferred && models.some((m) => m.id === preferred)) ui.model.value = preferred;
   const tabular = kind === 'tabular';
   ui.batchHint.hidden = !tabular;
@@ -269,6 +276,8 @@ function showFixedBatch(rows: number | undefined): void {
   const chosen = fixedBatch?.chosen ?? ui.batchSize.value;
   fixedBatch = rows === undefined ? undefined : { rows, chosen };
   ui.batchSize.value = rows === undefined ? chosen : String(rows);
+  // A bad size from the URL is not this dataset's to refuse: it waits aside, and is refused under the field with an image dataset.
+  if (fixedBatch) clearParamError('batch');
   showCheck(fields.batchSize);
 }
 
@@ -279,7 +288,14 @@ function putBatch(text: string): void {
 }
 
 let probeSeq = 0;
-async function probeTypedManifest(): Promise<void> {
+/** The read of the typed manifest URL last begun (Start waits for it). */
+let typedManifestRead: Promise<void> = Promise.resolve();
+function probeTypedManifest(): Promise<void> {
+  typedManifestRead = readTypedManifest();
+  return typedManifestRead;
+}
+
+async function readTypedManifest(): Promise<void> {
   const seq = ++probeSeq;
   manifestProbe = undefined;
   const url = checkManifestUrl(ui.manifestUrl.value, location.href);
@@ -294,6 +310,7 @@ async function probeTypedManifest(): Promise<void> {
   showCheck(fields.manifestUrl);
   listModels(ui.model.value);
   previewDataset();
+  if (paramsApplied) writeUrl(); // the model may have changed with the dataset's kind (while the URL is read, it is written after)
 }
 
 // ---------------------------------------------------------------- the run
@@ -327,7 +344,6 @@ function startBlockers(): string[] {
     const r = fixedByDataset(f) ? { ok: true } : f.check();
     if (!r.ok) reasons.push((r as { reason: string }).reason);
   }
-  if (ui.manifestUrl.dataset.probing) reasons.push('reading the manifest…');
   if (!ui.manifestUrl.value.trim() && !ui.dataset.value) reasons.push('choose a dataset');
   if (!ui.model.value) reasons.push('choose a model');
   return reasons;
@@ -339,7 +355,9 @@ function refreshControls(): void {
   const busy = starting || live;
   const blockers = startBlockers();
   ui.start.disabled = busy || blockers.length > 0;
-  ui.startHint.textContent = busy || !blockers.length ? '' : `Start is off: ${blockers.join('; ')}`;
+  // While the typed manifest is read, Start stays on: a click (which itself leaves the field and so begins the read) waits for it.
+  const reading = ui.manifestUrl.dataset.probing ? 'reading the manifest…' : '';
+  ui.startHint.textContent = busy || !blockers.length ? reading : `Start is off: ${blockers.join('; ')}`;
   ui.pause.disabled = starting || !(state === 'running' || state === 'paused' || state === 'evaluating');
   ui.pause.textContent = state === 'paused' ? 'Resume' : 'Pause';
   ui.stop.disabled = !live || state === 'stopping';
@@ -383,15 +401,30 @@ function resetView(): void {
 
 /** What the scan groups cost: the live run's reading, else what the selected dataset's manifest says, else the last run's. */
 function shownCosts(): GroupCosts | undefined {
-  if (session && !session.ended) return info;
   const p = ui.manifestUrl.value.trim() ? manifestProbe?.result : probes.get(ui.dataset.value);
+  const manifest = p?.ok ? p.costs : undefined;
+  // An open run's reading, or until it has one its dataset's manifest (the selection cannot change under a run).
+  if (session && !session.ended) return info ?? manifest;
   // A dataset the page knows about (served or typed): its manifest's figures, or none (not the last run's, of another dataset).
-  return p ? (p.ok ? p.costs : undefined) : info;
+  return p ? manifest : info;
 }
 
-/** Before a run opens it, the slider's range, its label and the group table follow the selected dataset. */
+/** The controls a dataset's kind rules: a TOC table is lossless (one fidelity) and echoes whole batches whatever is chosen. */
+function showKindControls(tabular: boolean): void {
+  ui.fidelity.disabled = tabular;
+  ui.echoMode.disabled = tabular;
+  ui.echoMode.title = tabular ? 'TOC tables echo whole batches' : '';
+  sweepUi.groupOption.disabled = tabular;
+  if (tabular && sweepUi.kind.value === 'group') {
+    sweepUi.kind.value = 'echo';
+    sweepKindChanged();
+  }
+}
+
+/** Before a run opens it, the slider's range, its label, the group table and the controls its kind rules follow the selected dataset. */
 function previewDataset(): void {
   if (session && !session.ended) return;
+  showKindControls(selectedKind() === 'tabular');
   const costs = shownCosts();
   ui.fidelityTable.replaceChildren();
   ui.tocWork.hidden = true; // the last run's reading, not the selected dataset's
@@ -531,6 +564,15 @@ function shareNote(cp: Checkpoint): string | undefined {
 /** Starts a run (Start), continues a saved one (`resume`), or starts from a loaded model's weights (`initialModel`). */
 async function start(resume?: Checkpoint, initialModel?: ModelState): Promise<void> {
   if (starting) return; // a double click, or Start while the previous run still winds down
+  if (!resume && ui.manifestUrl.dataset.probing) {
+    starting = true; // Start pressed as the typed manifest URL is read: the run is read from it once the read is in
+    refreshControls();
+    try {
+      while (ui.manifestUrl.dataset.probing) await typedManifestRead;
+    } finally {
+      starting = false;
+    }
+  }
   let config: LabSession['config'] | undefined;
   try {
     config = resume ? configFrom(resume) : readConfig();
@@ -558,11 +600,12 @@ async function start(resume?: Checkpoint, initialModel?: ModelState): Promise<vo
     session = run;
     openSessions.add(run);
     resumePanel.hide();
+    const startedAt = Date.now();
     await runsPanel.begin(
       {
         id: run.runId,
-        name: runName(config),
-        startedAt: Date.now(),
+        name: runName(config.model.id, config, startedAt),
+        startedAt,
         dataset: resume?.config.datasetName ?? ui.dataset.selectedOptions[0]?.text ?? config.manifestUrl,
         model: config.model.label,
         settings: {
@@ -659,10 +702,7 @@ function listenerFor(current: () => LabSession): SessionListener {
       const tabular = i.kind === 'tabular';
       ui.m.speedLabel.textContent = tabular ? 'rows/s' : 'images/s';
       charts.speed.rename(tabular ? 'rows / s' : 'images / s');
-      ui.fidelity.disabled = tabular;
-      // A TOC table is compressed in batches: it echoes whole batches whatever is chosen.
-      ui.echoMode.disabled = tabular;
-      ui.echoMode.title = tabular ? 'TOC tables echo whole batches' : '';
+      showKindControls(tabular);
       ui.samples.hidden = tabular;
       ui.features.hidden = !tabular;
       if (tabular) {
@@ -728,7 +768,7 @@ function listenerFor(current: () => LabSession): SessionListener {
       if (!shown()) return;
       if (ui.echoAuto.checked && ui.echo.value !== String(factor)) {
         ui.echo.value = String(factor);
-        markCharts(`auto echo ${factor}`);
+        markCharts(`auto echo ${factor}`, { echoFactor: factor }, stepNow());
       }
       lastEcho = { r, factor };
       showReadings();
@@ -790,6 +830,7 @@ let sweeping = false;
 let sweepCancelled = false;
 const sweepUi = {
   kind: $<HTMLSelectElement>('sweep-kind'),
+  groupOption: document.querySelector<HTMLOptionElement>('#sweep-kind option[value="group"]')!,
   values: $<HTMLInputElement>('sweep-values'),
   steps: $<HTMLInputElement>('sweep-steps'),
   start: $<HTMLButtonElement>('sweep-start'),
@@ -844,6 +885,12 @@ async function sweep(): Promise<void> {
     sweepUi.stop.disabled = true;
   }
 }
+/** Each kind's values as the page first offers them: the other kind's are swapped for them, values the person typed are kept. */
+const SWEEP_DEFAULTS: Record<string, string> = { group: '6,3,2', echo: '1,2,4' };
+function sweepKindChanged(): void {
+  if (Object.values(SWEEP_DEFAULTS).includes(sweepUi.values.value.trim())) sweepUi.values.value = SWEEP_DEFAULTS[sweepUi.kind.value] ?? '';
+}
+sweepUi.kind.addEventListener('change', sweepKindChanged);
 sweepUi.start.addEventListener('click', () => void sweep());
 sweepUi.stop.addEventListener('click', () => {
   sweepCancelled = true;
@@ -870,31 +917,50 @@ ui.fidelity.addEventListener('input', () => {
   updateFidelityLabel();
   if (session && !session.ended) session.setFidelity(Number(ui.fidelity.value));
 });
-ui.fidelity.addEventListener('change', () => markCharts(`group ${ui.fidelity.value}`)); // on release, not every notch
+ui.fidelity.addEventListener('change', () => markCharts(`group ${ui.fidelity.value}`, { fidelity: Number(ui.fidelity.value) }, stepNow())); // on release
+/** Where the echo factor being typed first took effect (each keystroke applies it): its one mark goes there when the field is left. */
+let echoTypedAt: { run: LabSession; step: number | undefined } | undefined;
 ui.echo.addEventListener('change', () => {
-  if (checkEchoFactor(ui.echo.value).ok) markCharts(`echo ${ui.echo.value}`);
+  const r = checkEchoFactor(ui.echo.value);
+  const typed = echoTypedAt?.run === session ? echoTypedAt : undefined; // typed in this run, not one that has ended since
+  if (r.ok) markCharts(`echo ${r.value}`, { echoFactor: r.value }, typed ? typed.step : stepNow());
+  echoTypedAt = undefined;
 });
-ui.echoMode.addEventListener('change', () => markCharts(ui.echoMode.value === 'batches' ? 'echo batches' : 'echo examples'));
+ui.echoMode.addEventListener('change', () =>
+  markCharts(ui.echoMode.value === 'batches' ? 'echo batches' : 'echo examples', { echoMode: ui.echoMode.value }, stepNow()),
+);
 ui.echo.addEventListener('input', () => {
   const r = checkEchoFactor(ui.echo.value);
-  if (r.ok && session && !session.ended) session.setEchoFactor(r.value); // a bad value is shown and not applied
+  if (!r.ok || !session || session.ended) return; // a bad value is shown and not applied
+  session.setEchoFactor(r.value);
+  if (echoTypedAt?.run !== session) echoTypedAt = { run: session, step: stepNow() };
 });
 ui.learningRate.addEventListener('input', () => {
   const r = checkLearningRate(ui.learningRate.value);
   if (r.ok && session && !session.ended) session.setLearningRate(r.value);
 });
-/** Marks every chart at the run's current step: where a control changed. */
-function markCharts(label: string): void {
+/** The last step the open run reported; undefined before its first. */
+const stepNow = (): number | undefined => (session && !session.ended ? session.steps.last()?.step : undefined);
+
+/**
+ * Marks every chart where a control changed, at `step` (stepNow(), or where a typed value first took effect). A change
+ * before a new run's first step (`step` undefined) is where the run starts instead: its record's settings and name say so, and nothing is marked.
+ */
+function markCharts(label: string, change: Partial<RunRecord['settings']>, step: number | undefined): void {
   if (!session || session.ended || !LIVE_STATES.has(session.state)) return;
-  const step = session.steps.last()?.step ?? 0;
-  for (const c of Object.values(charts)) c.mark(step, label);
-  runsPanel.mark(step, label);
+  if (step === undefined && !session.config.resume) {
+    runsPanel.amend(change, (r) => runName(session!.config.model.id, r.settings, r.startedAt));
+    return;
+  }
+  const at = step ?? session.config.resume?.step ?? 0; // a continued run's first new step follows its checkpoint's
+  for (const c of Object.values(charts)) c.mark(at, label);
+  runsPanel.mark(at, label);
 }
 
 /** A run's name in the runs table: what sets it apart from the others. */
-function runName(c: LabSession['config']): string {
-  const group = Number.isFinite(c.fidelity) ? `group ${c.fidelity}` : 'full fidelity';
-  return `${c.model.id} · ${group} · echo ${c.echoFactor} · ${new Date().toLocaleTimeString()}`;
+function runName(modelId: string, s: Pick<RunRecord['settings'], 'fidelity' | 'echoFactor'>, startedAt: number): string {
+  const group = Number.isFinite(s.fidelity) ? `group ${s.fidelity}` : 'full fidelity';
+  return `${modelId} · ${group} · echo ${s.echoFactor} · ${new Date(startedAt).toLocaleTimeString()}`;
 }
 
 ui.echoAuto.addEventListener('change', () => {
@@ -919,6 +985,7 @@ ui.echoUse.addEventListener('click', () => {
   if (!suggested) return;
   ui.echo.value = suggested;
   ui.echo.dispatchEvent(new Event('input'));
+  ui.echo.dispatchEvent(new Event('change')); // taken at once: marked where it took effect
   ui.echoUse.hidden = true;
 });
 ui.dataset.addEventListener('change', () => {
@@ -1133,7 +1200,12 @@ for (const f of Object.values(fields)) f.input.addEventListener('input', writeUr
 // One reader per spare core (the page thread and the GPU driver need one), up to 4; a URL parameter may say otherwise.
 const DEFAULT_READERS = Math.min(4, Math.max(1, (navigator.hardwareConcurrency || 2) - 1));
 ui.readers.value = String(DEFAULT_READERS);
-const ready = applyParams().then(writeUrl);
+/** Set once the URL's parameters are in their controls: from then on the URL follows the controls. */
+let paramsApplied = false;
+const ready = applyParams().then(() => {
+  paramsApplied = true;
+  writeUrl();
+});
 void showCacheUsage();
 showState('idle');
 webgpuBackend()

@@ -39,6 +39,8 @@ export interface RunsPanel {
   step(m: StepMetrics): void;
   eval(m: EvalMetrics): void;
   mark(step: number, label: string): void;
+  /** A control changed before the run's first step: the run starts with it, so its settings and `name` (from them) are amended. */
+  amend(change: Partial<RunRecord['settings']>, name: (r: RunRecord) => string): void;
   state(state: string): void;
   /** The records shown (for the tests). */
   records(): RunRecord[];
@@ -182,7 +184,9 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
         button('Delete', `delete ${r.name}`, () => remove(r), r.id === live?.id),
       );
     }
-    el.status.textContent = all.length ? `${all.length} runs recorded in this browser; ${overlaid.size} overlaid.` : 'No runs recorded yet.';
+    el.status.textContent = all.length
+      ? `${all.length} run${all.length === 1 ? '' : 's'} recorded in this browser; ${overlaid.size} overlaid.`
+      : 'No runs recorded yet.';
   }
 
   function button(text: string, label: string, onClick: () => void, disabled = false): HTMLButtonElement {
@@ -276,6 +280,13 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     },
     mark(step, label) {
       live?.marks.push([step, label]);
+    },
+    amend(change, name) {
+      if (!live) return;
+      Object.assign(live.settings, change);
+      live.name = name(live);
+      void save(live);
+      draw();
     },
     state(state) {
       if (!live) return;

@@ -21,7 +21,7 @@ export interface RunRecord {
   updatedAt: number;
   dataset: string;
   model: string;
-  /** The settings as the person chose them at the start (fidelity and echo may change during the run: see marks). */
+  /** The settings the run started training with (fidelity and echo may change during the run: see marks). */
   settings: { batchSize: number; seed: number; learningRate: number; fidelity: number; echoFactor: number; echoMode: string; readers: number };
   /** The run's state when last saved (a run cut off by a reload stays "running" until continued). */
   state: string;

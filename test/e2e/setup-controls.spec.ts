@@ -1,0 +1,108 @@
+// The setup controls as a person meets them in the first minute (each case found
+// by a walk through the lab): they follow the dataset chosen now, not the last
+// run's; a control changed as a run opens is where the run starts; a typed
+// manifest URL is read before Start uses it; the address bar follows all of it.
+import { expect, test } from '@playwright/test';
+import { waitFor } from './helpers.js';
+
+const FLIGHTS = 'datasets/flights-250k-toc/manifest.json';
+const FASHION = 'datasets/fashion-mnist-mini/manifest.json';
+
+test('after a TOC run, an image dataset gets its fidelity slider, echo mode and scan-group sweep back before any run', async ({ page }) => {
+  await page.goto('/?dataset=flights-250k&model=logreg&evalEvery=1000&autostart=1');
+  await waitFor(page, '3 steps', (s) => s.steps.length >= 3);
+  await expect(page.locator('#fidelity')).toBeDisabled();
+  await expect(page.locator('#sweep-kind')).toHaveValue('echo'); // a TOC table has one fidelity: nothing to sweep there
+  await expect(page.locator('#sweep-values')).toHaveValue('1,2,4');
+  await page.evaluate(() => window.__lab!.stop());
+  await page.locator('#dataset').selectOption(FASHION);
+  await expect(page.locator('#fidelity')).toBeEnabled();
+  await expect(page.locator('#echo-mode')).toBeEnabled();
+  await expect(page.locator('#fidelity-label')).toContainText('scan group 6 of 6');
+  await page.locator('#fidelity').focus();
+  await page.keyboard.press('ArrowLeft');
+  await expect(page.locator('#fidelity')).toHaveValue('5');
+  await expect(page.locator('#sweep-kind option[value="group"]')).toBeEnabled();
+});
+
+test('a manifest URL typed in writes the model it chose into the address bar, and that address opens as it was left', async ({ page }) => {
+  await page.goto('/');
+  await expect(page.locator('#start')).toBeEnabled();
+  await page.locator('#manifest-url').fill(`/${FLIGHTS}`);
+  await page.locator('#manifest-url').press('Enter');
+  await expect(page.locator('#model')).toHaveValue('logreg');
+  await expect.poll(() => new URL(page.url()).searchParams.get('model')).toBe('logreg');
+  await page.reload();
+  await expect(page.locator('#model')).toHaveValue('logreg');
+  await expect(page.locator('#param-error')).toBeHidden();
+  await expect(page.locator('#start')).toBeEnabled();
+});
+
+test("a URL's model refused for the typed dataset is taken once the manifest field is cleared", async ({ page }) => {
+  await page.goto(`/?manifest=${encodeURIComponent(`/${FLIGHTS}`)}&model=cnn`);
+  await expect(page.locator('#param-error')).toContainText('URL parameter model=cnn: Small CNN (2 conv + dense) reads image data, the chosen dataset is tabular');
+  await expect(page.locator('#start')).toBeDisabled();
+  await page.locator('#manifest-url').fill('');
+  await page.locator('#manifest-url').press('Enter');
+  await expect(page.locator('#param-error')).toBeHidden();
+  await expect(page.locator('#model')).toHaveValue('cnn');
+  await expect(page.locator('#start')).toBeEnabled();
+  await expect.poll(() => new URL(page.url()).searchParams.get('model')).toBe('cnn');
+});
+
+test('a batch size from the URL past the limit waits aside on a TOC dataset, and is refused once an image dataset would use it', async ({ page }) => {
+  await page.goto('/?batch=2000&dataset=flights-250k');
+  await expect(page.locator('#batch-size')).toHaveValue('250');
+  await expect(page.locator('#param-error')).toBeHidden();
+  await expect(page.locator('#start')).toBeEnabled();
+  // The address bar follows the controls, and keeps the person's batch.
+  await page.locator('#model').selectOption('svm');
+  await expect.poll(() => page.url()).toContain('model=svm');
+  expect(new URL(page.url()).searchParams.get('batch')).toBe('2000');
+  await page.locator('#dataset').selectOption(FASHION);
+  await expect(page.locator('#batch-size')).toHaveValue('2000');
+  await expect(page.locator('#batch-size-error')).toHaveText(/batch size must be a whole number from 1 to 1024/);
+  await expect(page.locator('#start')).toBeDisabled();
+});
+
+test('Start pressed straight after typing a manifest URL reads it, then starts', async ({ page }) => {
+  await page.goto('/');
+  await expect(page.locator('#start')).toBeEnabled();
+  await page.locator('#manifest-url').fill('/datasets/birdstrikes-toc/manifest.json');
+  await page.locator('#start').click(); // no Enter: the click itself leaves the field, which begins the read
+  await waitFor(page, 'a step on birdstrikes', (s) => s.steps.length > 0 && s.dataset?.kind === 'tabular');
+  await expect(page.locator('#model')).toHaveValue('logreg');
+  expect((await page.evaluate(() => window.__lab!.runs())).open).toBe(1);
+});
+
+test('scan group and echo set as a run opens are where it starts: its record says so, and no mark is left', async ({ page }) => {
+  await page.goto('/?model=mlp&evalEvery=1000&cache=0');
+  await expect(page.locator('#start')).toBeEnabled();
+  await page.locator('#start').click();
+  await page.locator('#fidelity').fill('2');
+  await page.locator('#fidelity').dispatchEvent('change');
+  await page.locator('#echo').fill('3'); // applied at once; the field is left only after the run has begun
+  await waitFor(page, '5 steps', (s) => s.steps.length >= 5);
+  await page.locator('#echo').blur();
+  const [record] = await page.evaluate(() => window.__lab!.records());
+  expect(record!.settings).toMatchObject({ fidelity: 2, echoFactor: 3 });
+  expect(record!.name).toMatch(/^mlp · group 2 · echo 3 · /);
+  expect(record!.marks).toEqual([]);
+  await expect(page.locator('#runs-table tbody tr').first()).toContainText('group 2, echo 3 (examples)');
+});
+
+test('an echo factor typed mid-run is marked where it took effect, not where the field was left', async ({ page }) => {
+  await page.goto('/?dataset=flights-250k&model=logreg&evalEvery=1000');
+  await page.locator('#start').click();
+  await waitFor(page, '20 steps', (s) => s.steps.length >= 20);
+  await page.locator('#echo').fill('2'); // applied at once
+  const typedAt = (await page.evaluate(() => window.__lab!.progress())).last!.step;
+  await waitFor(page, '30 steps more', (s) => s.steps.at(-1)!.step >= typedAt + 30);
+  await page.locator('#echo').blur();
+  const marks = await page.evaluate(() => window.__lab!.marks());
+  expect(marks).toHaveLength(1);
+  const [step, label] = marks[0]!.split(': ');
+  expect(label).toBe('echo 2');
+  expect(Number(step)).toBeGreaterThanOrEqual(typedAt - 5); // a step or so may land between the fill and the reading
+  expect(Number(step)).toBeLessThanOrEqual(typedAt + 5);
+});
