@@ -9,7 +9,11 @@
 // goes first. The probe goes to the page as text, so it runs against any tree
 // whose worker opens and answers `next()` as this one does (N > 1 needs a worker
 // that answers asks that wait together: 30eff3f and before answer only the last).
-// Usage: npx tsx bench/handover.ts [--against DIR] [--rounds N] [--steps N] [--step-ms 1,3] [--ahead 1,4]
+// With --readers 2 (or 1,2), that many workers read disjoint partitions and the
+// page takes their batches in turn through the lab's own takeInTurn, N asks ahead
+// each, as a run with that many readers does (a tree before takeInTurn asked ahead
+// cannot run it).
+// Usage: npx tsx bench/handover.ts [--against DIR] [--rounds N] [--steps N] [--step-ms 1,3] [--ahead 1,4] [--readers 1]
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -26,6 +30,7 @@ const { values } = parseArgs({
     steps: { type: 'string', default: '1000' },
     'step-ms': { type: 'string', default: '1,3' },
     ahead: { type: 'string', default: '1,4' },
+    readers: { type: 'string', default: '1' },
     out: { type: 'string', default: join(ROOT, 'bench', 'results', 'handover.md') },
   },
 });
@@ -33,8 +38,10 @@ const rounds = Number(values.rounds);
 const steps = Number(values.steps);
 const stepMs = values['step-ms']!.split(',').map(Number);
 const aheads = values.ahead!.split(',').map(Number);
-if (!(rounds >= 1 && steps >= 100 && stepMs.every((s) => s >= 0) && aheads.every((a) => Number.isInteger(a) && a >= 1))) {
-  throw new Error('--rounds >= 1, --steps >= 100, --step-ms: numbers >= 0, --ahead: whole numbers >= 1');
+const readerCounts = values.readers!.split(',').map(Number);
+const whole = (xs: number[]) => xs.every((a) => Number.isInteger(a) && a >= 1);
+if (!(rounds >= 1 && steps >= 100 && stepMs.every((s) => s >= 0) && whole(aheads) && whole(readerCounts))) {
+  throw new Error('--rounds >= 1, --steps >= 100, --step-ms: numbers >= 0, --ahead and --readers: whole numbers >= 1');
 }
 
 const DATA = [
@@ -52,25 +59,41 @@ interface Probe {
   max: number;
 }
 
-/** The page's side: the lab's own worker, opened as the lab opens it (one reader, echo 1, shuffled, 4 reads in flight, no cache). */
-const probe = (manifest: string, batch: number, step: number, ahead: number) => `(async () => {
+/**
+ * The page's side: the lab's own workers, opened as the lab opens them (echo 1, shuffled, 4 reads in flight, no cache). One
+ * reader: N asks for the batch and the counters in flight, the page's own queue (any tree's worker). Several: reader r reads
+ * partition r of `readers`, and the trainer's one ask goes through the lab's takeInTurn, which keeps N asks ahead per reader.
+ */
+const probe = (manifest: string, batch: number, step: number, ahead: number, readers: number) => `(async () => {
   const Comlink = await import('/node_modules/comlink/dist/esm/comlink.mjs');
-  const worker = new Worker('/src/pipeline/worker.ts', { type: 'module' });
-  const api = Comlink.wrap(worker);
+  const workers = Array.from({ length: ${readers} }, () => new Worker('/src/pipeline/worker.ts', { type: 'module' }));
+  const apis = workers.map((w) => Comlink.wrap(w));
   // A worker that cannot load never answers: fail, do not hang.
   let timer;
   const failed = new Promise((_, reject) => {
-    worker.onerror = (e) => reject(new Error('the pipeline worker failed: ' + (e.message || 'it did not load')));
+    for (const w of workers) w.onerror = (e) => reject(new Error('a pipeline worker failed: ' + (e.message || 'it did not load')));
     const ms = 120000 + ${steps} * (${step} + 10);
-    timer = setTimeout(() => reject(new Error('no answer from the pipeline worker in ' + ms / 1000 + ' s')), ms);
+    timer = setTimeout(() => reject(new Error('no answer from the pipeline workers in ' + ms / 1000 + ' s')), ms);
   });
   const measured = (async () => {
-    await api.open({ manifestUrl: new URL('${manifest}', location.href).href, split: 'train', batchSize: ${batch}, fidelity: 6, echoFactor: 1,
-      seed: 1, shuffleBuffer: 512, echoMode: 'examples', requestsInFlight: 4, epochs: Infinity, augment: true, prefetch: 4, cacheLimitBytes: 0,
-      tocColumns: 'classes' }, Comlink.proxy(() => {}));
-    // The batch and the counters, as the trainer asks them each step, ${ahead} asks in flight.
-    const ask = () => Promise.all([api.next(), api.stats()]);
-    const asked = Array.from({ length: ${ahead} }, ask);
+    await Promise.all(apis.map((api, rank) => api.open({ manifestUrl: new URL('${manifest}', location.href).href, split: 'train',
+      batchSize: ${batch}, fidelity: 6, echoFactor: 1, seed: 1, shuffleBuffer: 512, echoMode: 'examples', requestsInFlight: 4, epochs: Infinity,
+      augment: true, prefetch: 4, cacheLimitBytes: 0, tocColumns: 'classes', ...(${readers} > 1 ? { partition: { count: ${readers}, rank } } : {}) },
+      Comlink.proxy(() => {}))));
+    let ask;
+    let asked;
+    if (${readers} === 1) {
+      // The batch and the counters, as the trainer asked them each step before the counters rode on the batch, ${ahead} asks in flight.
+      ask = () => Promise.all([apis[0].next(), apis[0].stats()]);
+      asked = Array.from({ length: ${ahead} }, ask);
+    } else {
+      const { takeInTurn } = await import('/src/pipeline/client.ts');
+      const { Rotation } = await import('/src/pipeline/rotation.ts');
+      const stream = takeInTurn(apis, new Rotation(${readers}), () => {}, ${ahead});
+      // As the trainer asks: the next batch while this one trains, its counters from the batch.
+      ask = () => stream.next().then(async (b) => [b, await stream.stats()]);
+      asked = [ask()];
+    }
     for (let i = 0; i < 50; i++) { await asked.shift(); asked.push(ask()); }
     const waits = [];
     let forData = 0;
@@ -94,7 +117,7 @@ const probe = (manifest: string, batch: number, step: number, ahead: number) => 
     return await Promise.race([failed, measured]);
   } finally {
     clearTimeout(timer);
-    worker.terminate();
+    for (const w of workers) w.terminate();
   }
 })()`;
 
@@ -108,8 +131,17 @@ if (values.against) trees.push([`against (${relative(ROOT, resolve(values.agains
 // The other tree gets a dependency cache of its own: a worktree that links to this node_modules would share Vite's.
 const labs = await Promise.all(trees.map(([, root], i) => openLabBrowser(root, i === 0 ? undefined : join(root, 'node_modules', '.vite-against'))));
 // Every tree with every number of asks in flight; the first is the one the others are compared with (the other tree's, if any).
-const variants = trees.flatMap(([tree], lab) => aheads.map((ahead) => ({ lab, ahead, name: `${tree}, ${ahead} ask${ahead > 1 ? 's' : ''} ahead` })));
-if (trees.length === 2) variants.unshift(...variants.splice(aheads.length));
+const variants = trees.flatMap(([tree], lab) =>
+  readerCounts.flatMap((readers) =>
+    aheads.map((ahead) => ({
+      lab,
+      ahead,
+      readers,
+      name: `${tree}, ${readers === 1 ? '' : `${readers} readers in turn, `}${ahead} ask${ahead > 1 ? 's' : ''} ahead${readers === 1 ? '' : ' each'}`,
+    })),
+  ),
+);
+if (trees.length === 2) variants.unshift(...variants.splice(aheads.length * readerCounts.length));
 const runs: { data: string; step: number; variant: string; round: number; r: Probe }[] = [];
 const t0 = performance.now();
 try {
@@ -120,7 +152,7 @@ try {
         for (const v of order) {
           const { page, origin } = labs[v.lab]!;
           await page.goto(`${origin}${data.manifest}`); // a page of the origin that runs nothing of its own
-          const r = (await page.evaluate(probe(data.manifest, data.batch, step, v.ahead))) as Probe;
+          const r = (await page.evaluate(probe(data.manifest, data.batch, step, v.ahead, v.readers))) as Probe;
           runs.push({ data: data.name, step, variant: v.name, round, r });
           console.log(
             `round ${round} ${data.name}, step ${step} ms, ${v.name}: ${r.stepsPerSecond.toFixed(0)} steps/s, ` +
@@ -141,7 +173,7 @@ const lines = [
   '# Hand-over: how long a batch already made takes to reach the trainer',
   '',
   `Measured ${new Date().toISOString().slice(0, 16)}Z by \`npx tsx bench/handover.ts${values.against ? ` --against ${values.against}` : ''} ` +
-    `--rounds ${rounds} --steps ${steps} --step-ms ${stepMs.join(',')} --ahead ${aheads.join(',')}\` ` +
+    `--rounds ${rounds} --steps ${steps} --step-ms ${stepMs.join(',')} --ahead ${aheads.join(',')} --readers ${readerCounts.join(',')}\` ` +
     `in ${((performance.now() - t0) / 1000).toFixed(0)} s. Chromium ` +
     `${labs[0]!.page.context().browser()?.version() ?? '?'} headless, ${os.cpus().length} CPU cores (${os.cpus()[0]?.model ?? '?'}), load average ` +
     `${os
@@ -156,7 +188,12 @@ const lines = [
     `(a busy loop, no GPU), ${steps} steps after 50 warm-up steps. **waiting** = the share of wall time it waited for a batch; ` +
     '**for data** = the part of those waits before the worker had the batch made (Batch.readyAt): the rest is the hand-over (the ask and ' +
     'the reply crossing between the threads, each taken when its thread is free). Wait p50 / p99 / max are per step, in ms. No GPU work, so ' +
-    "these are the worker's and the messages' own figures: in the lab on SwiftShader the GPU emulation takes the same two cores.",
+    "these are the worker's and the messages' own figures: in the lab on SwiftShader the GPU emulation takes the same two cores." +
+    (readerCounts.some((r) => r > 1)
+      ? ' **R readers in turn**: R workers read disjoint partitions and the stand-in trainer takes their batches through the ' +
+        "lab's takeInTurn (src/pipeline/client.ts), one ask of its own while a step runs, takeInTurn keeping N asks ahead per reader, " +
+        'the counters from each batch, as a run with R readers does (the lab keeps asksAhead(R) = max(2, ceil(4 / R)) each).'
+      : ''),
   '',
 ];
 for (const data of DATA) {

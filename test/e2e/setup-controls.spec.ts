@@ -40,7 +40,9 @@ test('a manifest URL typed in writes the model it chose into the address bar, an
 
 test("a URL's model refused for the typed dataset is taken once the manifest field is cleared", async ({ page }) => {
   await page.goto(`/?manifest=${encodeURIComponent(`/${FLIGHTS}`)}&model=cnn`);
-  await expect(page.locator('#param-error')).toContainText('URL parameter model=cnn: Small CNN (2 conv + dense) reads image data, the chosen dataset is tabular');
+  await expect(page.locator('#param-error')).toContainText(
+    'URL parameter model=cnn: Small CNN (2 conv + dense) reads image data, the chosen dataset is tabular',
+  );
   await expect(page.locator('#start')).toBeDisabled();
   await page.locator('#manifest-url').fill('');
   await page.locator('#manifest-url').press('Enter');
