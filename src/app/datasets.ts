@@ -116,7 +116,8 @@ export async function probeDataset(url: string, signal?: AbortSignal): Promise<D
       const costs = pcrCosts(json, url);
       return { ok: true, kind: 'image', fidelityLevels: typeof json.scanGroups === 'number' ? json.scanGroups : undefined, name, ...(costs ? { costs } : {}) };
     }
-    return { ok: false, reason: `${url}: not a bytelab manifest (format ${JSON.stringify(json.format)})` };
+    const format = json.format === undefined ? 'it has no "format"' : `its format is ${JSON.stringify(json.format)}`;
+    return { ok: false, reason: `${url}: not a bytelab manifest (${format}; "bytelab-pcr" or "bytelab-toc" expected)` };
   } catch (err) {
     return { ok: false, reason: (err as Error).message };
   }

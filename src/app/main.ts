@@ -849,6 +849,8 @@ async function sweep(): Promise<void> {
   sweepCancelled = false;
   sweepUi.start.disabled = true;
   sweepUi.stop.disabled = false;
+  // The swept control is the person's again afterwards, as they left it (every sweep run has been stopped by then).
+  const before = { fidelity: ui.fidelity.value, touched: fidelityTouched, echo: ui.echo.value };
   try {
     const outcome = await runSweep(
       plan.value,
@@ -883,6 +885,11 @@ async function sweep(): Promise<void> {
     sweeping = false;
     sweepUi.start.disabled = false;
     sweepUi.stop.disabled = true;
+    ui.fidelity.value = before.fidelity;
+    fidelityTouched = before.touched;
+    ui.echo.value = before.echo;
+    updateFidelityLabel();
+    writeUrl();
   }
 }
 /** Each kind's values as the page first offers them: the other kind's are swapped for them, values the person typed are kept. */
@@ -1071,7 +1078,8 @@ async function applyParams(): Promise<void> {
     previewDataset(); // nor the first dataset's scan groups under the slider
   }
   const manifest = params.get('manifest');
-  if (manifest !== null) {
+  if (manifest !== null && !manifest.trim()) paramErrors.set('manifest', 'URL parameter manifest= is empty: give a manifest URL, or leave it out');
+  else if (manifest !== null) {
     ui.manifestUrl.value = manifest;
     await probeTypedManifest();
     const r = fields.manifestUrl.check();

@@ -622,7 +622,7 @@ export async function fetchManifest(url: string, signal?: AbortSignal): Promise<
   const text = await res.text();
   // Single-page servers (Vite's dev server among them) answer a missing file with their index.html.
   if (/^\s*</.test(text) || (res.headers.get('content-type') ?? '').includes('text/html')) {
-    throw new Error(`${url}: missing: the server answered HTML (HTTP ${res.status}), not a manifest`);
+    throw new Error(`${url}: not a manifest: the server answered with an HTML page (HTTP ${res.status}), as some do for a file they do not have`);
   }
   try {
     return JSON.parse(text);

@@ -99,4 +99,7 @@ test('a sweep over scan groups runs one run per value with the same seed and fil
   }
   await expect(page.locator('#runs-table tbody tr')).toHaveCount(2);
   expect(await page.evaluate(() => window.__lab!.runs())).toEqual({ open: 0, workers: 0 });
+  // The slider is the person's again, as they left it (full fidelity), not the last swept group.
+  await expect(page.locator('#fidelity')).toHaveValue('6');
+  expect(new URL(page.url()).searchParams.has('group')).toBe(false);
 });

@@ -180,6 +180,7 @@ const paramCases: [string, RegExp][] = [
   ['model=logreg', /URL parameter model=logreg: .* reads tabular data, the chosen dataset is image/],
   ['dataset=fashion-mnist', /URL parameter dataset=fashion-mnist: not built; run npm run data:full/],
   ['manifest=nowhere/manifest.json', /URL parameter manifest=nowhere\/manifest\.json: .*nowhere\/manifest\.json: missing/],
+  ['manifest=%20', /URL parameter manifest= is empty: give a manifest URL, or leave it out/],
 ];
 for (const [param, message] of paramCases) {
   test(`refuses the URL parameter ${param}`, async ({ page }) => {

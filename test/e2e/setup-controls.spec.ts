@@ -108,3 +108,20 @@ test('an echo factor typed mid-run is marked where it took effect, not where the
   expect(Number(step)).toBeGreaterThanOrEqual(typedAt - 5); // a step or so may land between the fill and the reading
   expect(Number(step)).toBeLessThanOrEqual(typedAt + 5);
 });
+
+test('a typed URL that is not a manifest says what came back instead', async ({ page }) => {
+  await page.goto('/');
+  await expect(page.locator('#start')).toBeEnabled();
+  // A page (single-page servers answer files they do not have with theirs).
+  await page.locator('#manifest-url').fill('/index.html');
+  await page.locator('#manifest-url').press('Enter');
+  await expect(page.locator('#manifest-url-error')).toHaveText(/not a manifest: the server answered with an HTML page \(HTTP 200\)/);
+  await expect(page.locator('#start')).toBeDisabled();
+  // JSON, but not a manifest of ours.
+  await page.locator('#manifest-url').fill('/package.json');
+  await page.locator('#manifest-url').press('Enter');
+  await expect(page.locator('#manifest-url-error')).toHaveText(
+    /package\.json: not a bytelab manifest \(it has no "format"; "bytelab-pcr" or "bytelab-toc" expected\)/,
+  );
+  await expect(page.locator('#start')).toBeDisabled();
+});
