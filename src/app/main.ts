@@ -232,8 +232,14 @@ async function listDatasets(select?: string): Promise<void> {
 
 /** What reading the manifest of the dataset a run would read now found, if it was read and is good. */
 function selectedProbe(): Extract<DatasetProbe, { ok: true }> | undefined {
-  const p = ui.manifestUrl.value.trim() ? manifestProbe?.result : probes.get(ui.dataset.value);
+  const p = ui.manifestUrl.value.trim() ? typedProbe()?.result : probes.get(ui.dataset.value);
   return p?.ok ? p : undefined;
+}
+
+/** The read of the typed manifest URL, if it read what the field says now. */
+function typedProbe(): typeof manifestProbe {
+  const url = checkManifestUrl(ui.manifestUrl.value, location.href);
+  return url.ok && url.value === manifestProbe?.url ? manifestProbe : undefined;
 }
 
 /** The kind of the dataset a run would read now, if known. */
@@ -243,17 +249,23 @@ function selectedKind(): DatasetInfo['kind'] | undefined {
   return selectedProbe()?.kind ?? DATASETS.find((d) => d.manifest === ui.dataset.value)?.kind;
 }
 
+/**
+ * The model to offer first once the person has chosen a dataset: the URL's, if it was refused for the dataset the page
+ * opened with and reads this one (then it is no longer an error), else the one chosen now.
+ */
+function modelForChosenDataset(): string {
+  const asked = params.get('model');
+  const kind = selectedKind();
+  if (!paramErrors.has('model') || !asked || !kind || !modelsFor(kind).some((m) => m.id === asked)) return ui.model.value;
+  clearParamError('model');
+  return asked;
+}
+
 /** Offers only the models that can read the chosen dataset (all of them while a typed URL is unread). */
 function listModels(preferred?: string): void {
   const kind = selectedKind();
   const models = kind ? modelsFor(kind) : MODELS;
   ui.model.replaceChildren(...models.map((m) => new Option(m.label, m.id)));
-  // The URL's model, refused for the dataset the page opened with, is the choice once a dataset it reads is chosen.
-  const asked = params.get('model');
-  if (paramErrors.has('model') && models.some((m) => m.id === asked)) {
-    preferred = asked!;
-    clearParamError('model');
-  }
   if (preferred && models.some((m) => m.id === preferred)) ui.model.value = preferred;
   const tabular = kind === 'tabular';
   ui.batchHint.hidden = !tabular;
@@ -295,20 +307,26 @@ function probeTypedManifest(): Promise<void> {
   return typedManifestRead;
 }
 
+/** A manifest that has not come in this long is given up on (Start waits for it). */
+const MANIFEST_READ_TIMEOUT_MS = 20_000;
+
 async function readTypedManifest(): Promise<void> {
   const seq = ++probeSeq;
   manifestProbe = undefined;
+  delete ui.manifestUrl.dataset.probing; // this read is the one that counts now, whatever it finds
   const url = checkManifestUrl(ui.manifestUrl.value, location.href);
   if (url.ok && url.value) {
     ui.manifestUrl.dataset.probing = 'true';
     refreshControls();
-    const result = await probeDataset(url.value);
-    if (seq !== probeSeq) return; // the person typed again meanwhile
+    const limit = AbortSignal.timeout(MANIFEST_READ_TIMEOUT_MS);
+    let result = await probeDataset(url.value, limit);
+    if (seq !== probeSeq) return; // the person typed again meanwhile: that read counts
+    if (!result.ok && limit.aborted) result = { ok: false, reason: `${url.value}: no answer in ${MANIFEST_READ_TIMEOUT_MS / 1000} s` };
     manifestProbe = { url: url.value, result };
     delete ui.manifestUrl.dataset.probing;
   }
   showCheck(fields.manifestUrl);
-  listModels(ui.model.value);
+  listModels(modelForChosenDataset());
   previewDataset();
   if (paramsApplied) writeUrl(); // the model may have changed with the dataset's kind (while the URL is read, it is written after)
 }
@@ -401,7 +419,7 @@ function resetView(): void {
 
 /** What the scan groups cost: the live run's reading, else what the selected dataset's manifest says, else the last run's. */
 function shownCosts(): GroupCosts | undefined {
-  const p = ui.manifestUrl.value.trim() ? manifestProbe?.result : probes.get(ui.dataset.value);
+  const p = ui.manifestUrl.value.trim() ? typedProbe()?.result : probes.get(ui.dataset.value);
   const manifest = p?.ok ? p.costs : undefined;
   // An open run's reading, or until it has one its dataset's manifest (the selection cannot change under a run).
   if (session && !session.ended) return info ?? manifest;
@@ -487,7 +505,8 @@ function readConfig(): LabSession['config'] | undefined {
   return {
     manifestUrl: typed ?? (ui.dataset.value.startsWith(LOCAL_PREFIX) ? ui.dataset.value : new URL(ui.dataset.value, location.href).href),
     model,
-    batchSize: fixedBatch?.rows ?? value(checkBatchSize(ui.batchSize.value)),
+    // A TOC dataset sets its batches (a manifest that does not say how big: the field, or its default, only names the run).
+    batchSize: fixedBatch?.rows ?? value(checkBatchSize(ui.batchSize.value)) ?? Number(ui.batchSize.defaultValue),
     learningRate: value(checkLearningRate(ui.learningRate.value)),
     // Until the person moves the slider, a run starts at the dataset's full fidelity (the pipeline clamps).
     fidelity: fidelityTouched ? Number(ui.fidelity.value) : Infinity,
@@ -522,7 +541,8 @@ function showDatasetAndModel(manifestUrl: string, modelId: string): void {
 function configFrom(cp: Checkpoint): LabSession['config'] {
   const k = cp.controls;
   showDatasetAndModel(cp.config.manifestUrl, cp.config.modelId);
-  if (!fixedBatch) ui.batchSize.value = String(cp.config.batchSize); // a TOC run's is its dataset's, shown already
+  // A TOC run's batches are its dataset's (shown once its manifest is read): only an image run's size goes in the field.
+  if (modelById(cp.config.modelId).input === 'image') putBatch(String(cp.config.batchSize));
   ui.evalEvery.value = String(cp.config.evalEvery);
   ui.readers.value = String(cp.config.readers);
   ui.learningRate.value = String(k.learningRate);
@@ -568,7 +588,12 @@ async function start(resume?: Checkpoint, initialModel?: ModelState): Promise<vo
     starting = true; // Start pressed as the typed manifest URL is read: the run is read from it once the read is in
     refreshControls();
     try {
-      while (ui.manifestUrl.dataset.probing) await typedManifestRead;
+      // The latest read: one begun while waiting (the person typed again) is waited for too.
+      let read: Promise<void>;
+      do {
+        read = typedManifestRead;
+        await read;
+      } while (read !== typedManifestRead);
     } finally {
       starting = false;
     }
@@ -954,11 +979,13 @@ const stepNow = (): number | undefined => (session && !session.ended ? session.s
  * before a new run's first step (`step` undefined) is where the run starts instead: its record's settings and name say so, and nothing is marked.
  */
 function markCharts(label: string, change: Partial<RunRecord['settings']>, step: number | undefined): void {
-  if (!session || session.ended || !LIVE_STATES.has(session.state)) return;
+  if (!session || session.ended) return;
+  // From the moment the run exists (Start), before its state has moved on from idle.
   if (step === undefined && !session.config.resume) {
     runsPanel.amend(change, (r) => runName(session!.config.model.id, r.settings, r.startedAt));
     return;
   }
+  if (!LIVE_STATES.has(session.state)) return;
   const at = step ?? session.config.resume?.step ?? 0; // a continued run's first new step follows its checkpoint's
   for (const c of Object.values(charts)) c.mark(at, label);
   runsPanel.mark(at, label);
@@ -997,7 +1024,8 @@ ui.echoUse.addEventListener('click', () => {
 });
 ui.dataset.addEventListener('change', () => {
   clearParamError('dataset');
-  listModels(ui.model.value);
+  if (!ui.manifestUrl.value.trim()) clearParamError('manifest'); // a dataset from the list, instead of the URL's manifest
+  listModels(modelForChosenDataset());
   previewDataset();
   buildPanel.refresh();
 });
@@ -1099,7 +1127,7 @@ async function applyParams(): Promise<void> {
 
   const group = params.get('group');
   if (group !== null) {
-    const p = ui.manifestUrl.value.trim() ? manifestProbe?.result : probes.get(ui.dataset.value);
+    const p = ui.manifestUrl.value.trim() ? typedProbe()?.result : probes.get(ui.dataset.value);
     const r = checkScanGroup(group, p?.ok ? p.fidelityLevels : undefined);
     if (!r.ok) paramErrors.set('group', `URL parameter group=${group}: ${r.reason}`);
     else {

@@ -2,6 +2,7 @@
 // by a walk through the lab): they follow the dataset chosen now, not the last
 // run's; a control changed as a run opens is where the run starts; a typed
 // manifest URL is read before Start uses it; the address bar follows all of it.
+import { createServer, type Server } from 'node:net';
 import { expect, test } from '@playwright/test';
 import { waitFor } from './helpers.js';
 
@@ -124,4 +125,25 @@ test('a typed URL that is not a manifest says what came back instead', async ({ 
     /package\.json: not a bytelab manifest \(it has no "format"; "bytelab-pcr" or "bytelab-toc" expected\)/,
   );
   await expect(page.locator('#start')).toBeDisabled();
+});
+
+test('Start after a manifest read that hangs was given up for another URL starts on what the fields say now', async ({ page }) => {
+  // A server that takes the connection and never answers.
+  const silent: Server = createServer(() => undefined);
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  try {
+    const port = (silent.address() as { port: number }).port;
+    await page.goto('/?model=mlp&evalEvery=1000');
+    await expect(page.locator('#start')).toBeEnabled();
+    await page.locator('#manifest-url').fill(`http://127.0.0.1:${port}/manifest.json`);
+    await page.locator('#manifest-url').press('Tab'); // the read begins, and hangs
+    await expect(page.locator('#start-hint')).toHaveText('reading the manifest…');
+    await page.locator('#manifest-url').fill('');
+    await page.locator('#manifest-url').press('Enter'); // back to the dataset in the list
+    await expect(page.locator('#start-hint')).toHaveText('');
+    await page.locator('#start').click();
+    await waitFor(page, 'a step on the listed dataset', (s) => s.steps.length > 0 && s.dataset?.kind === 'image');
+  } finally {
+    silent.close();
+  }
 });
