@@ -447,11 +447,19 @@ function previewDataset(): void {
   ui.fidelityTable.replaceChildren();
   ui.tocWork.hidden = true; // the last run's reading, not the selected dataset's
   if (costs) {
-    ui.fidelity.max = String(costs.fidelityLevels);
-    if (!fidelityTouched || Number(ui.fidelity.value) > costs.fidelityLevels) ui.fidelity.value = String(costs.fidelityLevels);
+    if (costs.kind === 'image') showGroups(costs.fidelityLevels);
     drawFidelityTable(costs);
   }
   updateFidelityLabel();
+}
+
+/**
+ * The slider spans an image dataset's scan groups: the person's group where the dataset has it, else its last. A TOC
+ * table's one fidelity leaves the (disabled) slider alone, so the group chosen for images is still there after one.
+ */
+function showGroups(levels: number): void {
+  ui.fidelity.max = String(levels);
+  if (!fidelityTouched || Number(ui.fidelity.value) > levels) ui.fidelity.value = String(levels);
 }
 
 /** One row per scan group: bytes per image, share of the full record, MS-SSIM. */
@@ -509,7 +517,7 @@ function readConfig(): LabSession['config'] | undefined {
     batchSize: fixedBatch?.rows ?? value(checkBatchSize(ui.batchSize.value)) ?? Number(ui.batchSize.defaultValue),
     learningRate: value(checkLearningRate(ui.learningRate.value)),
     // Until the person moves the slider, a run starts at the dataset's full fidelity (the pipeline clamps).
-    fidelity: fidelityTouched ? Number(ui.fidelity.value) : Infinity,
+    fidelity: fidelityTouched && selectedKind() !== 'tabular' ? Number(ui.fidelity.value) : Infinity,
     echoFactor: value(checkEchoFactor(ui.echo.value)),
     evalEvery: value(checkEvalEvery(ui.evalEvery.value)),
     evalMode: value(checkEvalMode(ui.evalMode.value)),
@@ -714,8 +722,7 @@ function listenerFor(current: () => LabSession): SessionListener {
     info(i) {
       if (!shown()) return;
       info = i;
-      ui.fidelity.max = String(i.fidelityLevels);
-      if (!fidelityTouched) ui.fidelity.value = String(i.fidelityLevels);
+      if (i.kind === 'image') showGroups(i.fidelityLevels);
       const shape = i.image
         ? `${i.image.width}x${i.image.height}x${i.image.channels} images, ${i.fidelityLevels} scan groups`
         : `${i.inputShape[0]} columns, TOC-compressed`;
@@ -1220,7 +1227,7 @@ function writeUrl(): void {
   put('cache', fields.cacheLimit, ui.cacheLimit.defaultValue);
   put('readers', fields.readers, String(DEFAULT_READERS));
   put('inflight', fields.requestsInFlight, String(DEFAULT_REQUESTS_IN_FLIGHT));
-  if (fidelityTouched) next.set('group', ui.fidelity.value);
+  if (fidelityTouched && selectedKind() !== 'tabular') next.set('group', ui.fidelity.value); // a TOC table has no groups
   if (ui.echoMode.value !== 'examples') next.set('echoMode', ui.echoMode.value);
   if (ui.evalMode.value !== 'live') next.set('evalMode', ui.evalMode.value);
   if (ui.echoAuto.checked) next.set('autoEcho', '');

@@ -90,7 +90,10 @@ test('choosing a TOC dataset shows its batch rows in the batch field, and an ima
   await page.goto('/');
   await expect(page.locator('#start')).toBeEnabled();
   await page.locator('#batch-size').fill('24');
+  await page.locator('#fidelity').fill('3');
   await page.locator('#dataset').selectOption('datasets/birdstrikes-2000-toc/manifest.json');
+  await expect.poll(() => new URL(page.url()).searchParams.get('dataset')).toBe('birdstrikes-2000');
+  expect(new URL(page.url()).searchParams.has('group')).toBe(false); // a TOC table has no scan groups
   // 2000 is past the field's own limit (1024), but the dataset sets it: no error, and Start stays on.
   await expect(page.locator('#batch-size')).toHaveValue('2000');
   await expect(page.locator('#batch-size')).toBeDisabled();
@@ -98,6 +101,8 @@ test('choosing a TOC dataset shows its batch rows in the batch field, and an ima
   await expect(page.locator('#start')).toBeEnabled();
   await page.locator('#dataset').selectOption('datasets/fashion-mnist-mini/manifest.json');
   await expect(page.locator('#batch-size')).toHaveValue('24');
+  await expect(page.locator('#fidelity')).toHaveValue('3'); // the scan group chosen for images, not the table's one fidelity
+  await expect(page.locator('#fidelity-label')).toContainText('scan group 3 of 6');
   await page.locator('#batch-size').fill('0');
   await page.locator('#dataset').selectOption('datasets/flights-250k-toc/manifest.json');
   await expect(page.locator('#batch-size')).toHaveValue('250');
