@@ -95,6 +95,7 @@ const ui = {
   log: $<HTMLOListElement>('log'),
   samples: $<HTMLCanvasElement>('samples'),
   samplesCaption: $('samples-caption'),
+  lastRunNote: $('last-run-note'),
   features: $('features'),
   batchHint: $('batch-hint'),
   m: {
@@ -240,6 +241,13 @@ function selectedProbe(): Extract<DatasetProbe, { ok: true }> | undefined {
 function typedProbe(): typeof manifestProbe {
   const url = checkManifestUrl(ui.manifestUrl.value, location.href);
   return url.ok && url.value === manifestProbe?.url ? manifestProbe : undefined;
+}
+
+/** The manifest a run would read now: the typed URL, else the listed dataset's (call with a good typed URL or none). */
+function chosenManifestUrl(): string {
+  const typed = checkManifestUrl(ui.manifestUrl.value, location.href);
+  if (typed.ok && typed.value) return typed.value;
+  return ui.dataset.value.startsWith(LOCAL_PREFIX) ? ui.dataset.value : new URL(ui.dataset.value, location.href).href;
 }
 
 /** The kind of the dataset a run would read now, if known. */
@@ -397,6 +405,7 @@ function showState(state: RunState, detail?: string): void {
 /** Clears everything the previous run drew: tiles, charts, dataset info, fidelity table, samples, log. */
 function resetView(): void {
   for (const c of Object.values(charts)) c.clear();
+  ui.lastRunNote.hidden = true;
   ui.log.replaceChildren();
   ui.m.step.textContent = '0';
   ui.m.loss.textContent = ui.m.acc.textContent = ui.m.speed.textContent = ui.m.wait.textContent = '–';
@@ -443,6 +452,11 @@ function showKindControls(tabular: boolean): void {
 function previewDataset(): void {
   if (session && !session.ended) return;
   showKindControls(selectedKind() === 'tabular');
+  // The samples, confusion matrix and dataset line stay the last run's: said so once another dataset is chosen.
+  const last = session?.config.manifestUrl;
+  const chosen = ui.manifestUrl.value.trim() || ui.dataset.value ? chosenManifestUrl() : undefined;
+  ui.lastRunNote.hidden = !last || !chosen || last === chosen;
+  ui.lastRunNote.textContent = `From the last run, on ${info?.name ?? last}; a run on the chosen dataset shows its own.`;
   const costs = shownCosts();
   ui.fidelityTable.replaceChildren();
   ui.tocWork.hidden = true; // the last run's reading, not the selected dataset's
@@ -509,9 +523,8 @@ function readConfig(): LabSession['config'] | undefined {
   const value = <T>(r: Checked<T>) => (r as { value: T }).value;
   const model = MODELS.find((m) => m.id === ui.model.value);
   if (!model) return undefined;
-  const typed = value(checkManifestUrl(ui.manifestUrl.value, location.href));
   return {
-    manifestUrl: typed ?? (ui.dataset.value.startsWith(LOCAL_PREFIX) ? ui.dataset.value : new URL(ui.dataset.value, location.href).href),
+    manifestUrl: chosenManifestUrl(),
     model,
     // A TOC dataset sets its batches (a manifest that does not say how big: the field, or its default, only names the run).
     batchSize: fixedBatch?.rows ?? value(checkBatchSize(ui.batchSize.value)) ?? Number(ui.batchSize.defaultValue),

@@ -24,6 +24,10 @@ test('after a TOC run, an image dataset gets its fidelity slider, echo mode and 
   await page.keyboard.press('ArrowLeft');
   await expect(page.locator('#fidelity')).toHaveValue('5');
   await expect(page.locator('#sweep-kind option[value="group"]')).toBeEnabled();
+  // The samples and the test split below are still the flights run's, and say so until its dataset is chosen again.
+  await expect(page.locator('#last-run-note')).toHaveText(/^From the last run, on .*[Ff]lights.*; a run on the chosen dataset shows its own\.$/);
+  await page.locator('#dataset').selectOption(FLIGHTS);
+  await expect(page.locator('#last-run-note')).toBeHidden();
 });
 
 test('a manifest URL typed in writes the model it chose into the address bar, and that address opens as it was left', async ({ page }) => {
