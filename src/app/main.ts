@@ -233,14 +233,15 @@ async function listDatasets(select?: string): Promise<void> {
 
 /** What reading the manifest of the dataset a run would read now found, if it was read and is good. */
 function selectedProbe(): Extract<DatasetProbe, { ok: true }> | undefined {
-  const p = ui.manifestUrl.value.trim() ? typedProbe()?.result : probes.get(ui.dataset.value);
+  const p = chosenProbe();
   return p?.ok ? p : undefined;
 }
 
-/** The read of the typed manifest URL, if it read what the field says now. */
-function typedProbe(): typeof manifestProbe {
+/** What reading the manifest of the dataset a run would read now found, good or bad; undefined while it is unread. */
+function chosenProbe(): DatasetProbe | undefined {
+  if (!ui.manifestUrl.value.trim()) return probes.get(ui.dataset.value);
   const url = checkManifestUrl(ui.manifestUrl.value, location.href);
-  return url.ok && url.value === manifestProbe?.url ? manifestProbe : undefined;
+  return url.ok && url.value === manifestProbe?.url ? manifestProbe?.result : undefined; // a read of what the field says now
 }
 
 /** The manifest a run would read now: the typed URL, else the listed dataset's (call with a good typed URL or none). */
@@ -428,7 +429,7 @@ function resetView(): void {
 
 /** What the scan groups cost: the live run's reading, else what the selected dataset's manifest says, else the last run's. */
 function shownCosts(): GroupCosts | undefined {
-  const p = ui.manifestUrl.value.trim() ? typedProbe()?.result : probes.get(ui.dataset.value);
+  const p = chosenProbe();
   const manifest = p?.ok ? p.costs : undefined;
   // An open run's reading, or until it has one its dataset's manifest (the selection cannot change under a run).
   if (session && !session.ended) return info ?? manifest;
@@ -1147,7 +1148,7 @@ async function applyParams(): Promise<void> {
 
   const group = params.get('group');
   if (group !== null) {
-    const p = ui.manifestUrl.value.trim() ? typedProbe()?.result : probes.get(ui.dataset.value);
+    const p = chosenProbe();
     const r = checkScanGroup(group, p?.ok ? p.fidelityLevels : undefined);
     if (!r.ok) paramErrors.set('group', `URL parameter group=${group}: ${r.reason}`);
     else {
