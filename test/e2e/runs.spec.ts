@@ -169,6 +169,8 @@ const paramCases: [string, RegExp][] = [
   ['seed=x', /URL parameter seed=x: seed must be a whole number/],
   ['cache=lots', /URL parameter cache=lots: cache size \(MB\) must be a whole number from 0 to 65536/],
   ['shuffle=0', /URL parameter shuffle=0: shuffle buffer must be a whole number from 1 to 65536/],
+  ['shuffle=abc', /URL parameter shuffle=abc: shuffle buffer must be a whole number from 1 to 65536, not "abc"/],
+  ['echo=2x', /URL parameter echo=2x: echo factor/],
   ['readers=0', /URL parameter readers=0: readers must be a whole number from 1 to 16/],
   ['inflight=17', /URL parameter inflight=17: reads in flight must be a whole number from 1 to 16/],
   ['share=3/2', /URL parameter share=3\/2: share must be i\/n, the i-th of n shares/],
@@ -193,6 +195,18 @@ for (const [param, message] of paramCases) {
     expect((await snapshot(page)).state).toBe('idle');
   });
 }
+
+test("a field shows the URL's bad value as it was written, and names it, so the person sees what to fix", async ({ page }) => {
+  await page.goto('/?shuffle=abc&echo=2x');
+  await expect(page.locator('#shuffle-buffer')).toHaveValue('abc'); // a number input would have shown nothing
+  await expect(page.locator('#shuffle-buffer-error')).toHaveText('shuffle buffer must be a whole number from 1 to 65536, not "abc"');
+  await expect(page.locator('#echo')).toHaveValue('2x');
+  await expect(page.locator('#start')).toBeDisabled();
+  await page.locator('#shuffle-buffer').fill('256');
+  await page.locator('#echo').fill('2');
+  await expect(page.locator('#start')).toBeEnabled();
+  await expect(page.locator('#param-error')).toBeHidden();
+});
 
 test('a dataset the URL names wrongly leaves none chosen, and no scan groups of another under the slider', async ({ page }) => {
   await page.goto('/?dataset=nope');
