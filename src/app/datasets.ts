@@ -8,7 +8,9 @@ import { LOCAL_PREFIX } from '../storage/local-datasets.js';
 import { isReferenceIndexUrl } from '../pipeline/reference-records.js';
 export interface DatasetEntry {
   id: string;
+  /** Short enough for the closed list at the controls' width; `about` says the rest (the option's tooltip). */
   label: string;
+  about: string;
   /** Relative to the page. */
   manifest: string;
   kind: 'image' | 'tabular';
@@ -17,41 +19,71 @@ export interface DatasetEntry {
 }
 
 export const DATASETS: DatasetEntry[] = [
-  { id: 'fashion-mnist-mini', label: 'Fashion-MNIST (8,192 + 1,024, bundled)', manifest: 'datasets/fashion-mnist-mini/manifest.json', kind: 'image' },
-  { id: 'fashion-mnist', label: 'Fashion-MNIST (60,000 + 10,000)', manifest: 'data/fashion-mnist/manifest.json', build: 'npm run data:full', kind: 'image' },
+  {
+    id: 'fashion-mnist-mini',
+    label: 'Fashion-MNIST 8k (bundled)',
+    about: 'Fashion-MNIST, 8,192 training + 1,024 test images, PCR',
+    manifest: 'datasets/fashion-mnist-mini/manifest.json',
+    kind: 'image',
+  },
+  {
+    id: 'fashion-mnist',
+    label: 'Fashion-MNIST 60k',
+    about: 'Fashion-MNIST, 60,000 training + 10,000 test images, PCR',
+    manifest: 'data/fashion-mnist/manifest.json',
+    build: 'npm run data:full',
+    kind: 'image',
+  },
   {
     id: 'synthetic-coarse',
-    label: 'Synthetic coarse: hue x shape, 128x128 colour (4,000 + 800)',
+    label: 'Synthetic coarse (colour)',
+    about: 'Synthetic coarse: hue x shape, 128x128 colour, 4,000 + 800 images, PCR',
     manifest: 'data/synthetic-coarse/manifest.json',
     build: 'npm run data:synthetic',
     kind: 'image',
   },
   {
     id: 'synthetic-fine',
-    label: 'Synthetic fine: 1-3 px textures, 128x128 colour (4,000 + 800)',
+    label: 'Synthetic fine (colour)',
+    about: 'Synthetic fine: 1-3 px textures, 128x128 colour, 4,000 + 800 images, PCR',
     manifest: 'data/synthetic-fine/manifest.json',
     build: 'npm run data:synthetic',
     kind: 'image',
   },
-  { id: 'flights-250k', label: 'Flights, delay > 15 min (250k rows, TOC, bundled)', manifest: 'datasets/flights-250k-toc/manifest.json', kind: 'tabular' },
-  { id: 'birdstrikes', label: 'Bird strikes, damage (10k rows, TOC, bundled)', manifest: 'datasets/birdstrikes-toc/manifest.json', kind: 'tabular' },
+  {
+    id: 'flights-250k',
+    label: 'Flights 250k (TOC, bundled)',
+    about: 'Flights, delay > 15 min: 250,000 rows, TOC',
+    manifest: 'datasets/flights-250k-toc/manifest.json',
+    kind: 'tabular',
+  },
+  {
+    id: 'birdstrikes',
+    label: 'Bird strikes (TOC, bundled)',
+    about: 'Bird strikes, amount of damage: 10,000 rows, TOC',
+    manifest: 'datasets/birdstrikes-toc/manifest.json',
+    kind: 'tabular',
+  },
   {
     // The same rows in the batch size and column order the build chose for the kernels (toc build --batch-size auto).
     id: 'birdstrikes-2000',
-    label: 'Bird strikes in 2,000-row batches (TOC, chosen for reuse, bundled)',
+    label: 'Bird strikes, 2k batches (TOC)',
+    about: 'Bird strikes in 2,000-row batches and the column order chosen for reuse by the TOC kernels, bundled',
     manifest: 'datasets/birdstrikes-2000-toc/manifest.json',
     kind: 'tabular',
   },
   {
     id: 'flights-3m',
-    label: 'Flights, all 3 million rows (TOC)',
+    label: 'Flights 3M (TOC)',
+    about: 'Flights, delay > 15 min: all 3 million rows, TOC',
     manifest: 'data/flights-3m-toc/manifest.json',
     build: 'npm run data:toc:flights',
     kind: 'tabular',
   },
   {
     id: 'fashion-mnist-toc',
-    label: 'Fashion-MNIST pixels as a table (TOC)',
+    label: 'Fashion-MNIST table (TOC)',
+    about: 'Fashion-MNIST pixels as a table: 60,000 + 10,000 rows of 784 columns, TOC',
     manifest: 'data/fashion-mnist-toc/manifest.json',
     build: 'npm run data:toc:fashion',
     kind: 'tabular',

@@ -212,12 +212,10 @@ async function listDatasets(select?: string): Promise<void> {
   unbuilt.label = 'Not built yet';
   for (const d of DATASETS) {
     const p = probes.get(d.manifest)!;
-    if (p.ok) served.append(new Option(d.label, d.manifest));
-    else {
-      const o = new Option(`${d.label}: ${d.build ? `not built, run ${d.build}` : p.reason}`, d.manifest);
-      o.disabled = true;
-      unbuilt.append(o);
-    }
+    const o = new Option(p.ok ? d.label : `${d.label}: ${d.build ? `not built, run ${d.build}` : p.reason}`, d.manifest);
+    o.title = d.about;
+    o.disabled = !p.ok;
+    (p.ok ? served : unbuilt).append(o);
   }
   const local = await buildPanel.list().catch(() => []);
   const mine = document.createElement('optgroup');
@@ -453,6 +451,7 @@ function showKindControls(tabular: boolean): void {
 function previewDataset(): void {
   if (session && !session.ended) return;
   showKindControls(selectedKind() === 'tabular');
+  ui.dataset.title = ui.dataset.selectedOptions[0]?.title ?? ''; // the closed list shows the short label only
   // The samples, confusion matrix and dataset line stay the last run's: said so once another dataset is chosen.
   const last = session?.config.manifestUrl;
   const chosen = ui.manifestUrl.value.trim() || ui.dataset.value ? chosenManifestUrl() : undefined;
@@ -1149,7 +1148,8 @@ async function applyParams(): Promise<void> {
   const group = params.get('group');
   if (group !== null) {
     const p = chosenProbe();
-    const r = checkScanGroup(group, p?.ok ? p.fidelityLevels : undefined);
+    // A TOC table has no scan groups: its group is the person's for image datasets, checked against the most any has.
+    const r = checkScanGroup(group, p?.ok && p.kind === 'image' ? p.fidelityLevels : undefined);
     if (!r.ok) paramErrors.set('group', `URL parameter group=${group}: ${r.reason}`);
     else {
       ui.fidelity.max = String(Math.max(r.value, Number(ui.fidelity.max)));

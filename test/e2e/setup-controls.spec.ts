@@ -72,6 +72,16 @@ test('a batch size from the URL past the limit waits aside on a TOC dataset, and
   await expect(page.locator('#start')).toBeDisabled();
 });
 
+test("a URL's scan group on a TOC table is the person's group for image datasets, not an error", async ({ page }) => {
+  await page.goto('/?dataset=flights-250k&group=3');
+  await expect(page.locator('#model')).toHaveValue('logreg');
+  await expect(page.locator('#param-error')).toBeHidden();
+  await expect(page.locator('#start')).toBeEnabled();
+  await page.locator('#dataset').selectOption(FASHION);
+  await expect(page.locator('#fidelity')).toHaveValue('3');
+  await expect(page.locator('#fidelity-label')).toContainText('scan group 3 of 6');
+});
+
 test('Start pressed straight after typing a manifest URL reads it, then starts', async ({ page }) => {
   await page.goto('/');
   await expect(page.locator('#start')).toBeEnabled();
