@@ -9,7 +9,7 @@ export const TRANSITIONS: Readonly<Record<RunState, readonly RunState[]>> = {
   idle: ['loading', 'stopped'],
   loading: ['running', 'stopping', 'failed'],
   running: ['paused', 'evaluating', 'stopping', 'stopped', 'failed'],
-  paused: ['running', 'stopping', 'failed'],
+  paused: ['running', 'evaluating', 'stopping', 'failed'], // evaluating: the step paused in ends in an evaluation
   evaluating: ['running', 'paused', 'stopping', 'stopped', 'failed'],
   stopping: ['stopped', 'failed'],
   stopped: [],

@@ -500,6 +500,12 @@ export class LabSession {
   private onPhase(phase: 'training' | 'evaluating'): void {
     if (this.abort.signal.aborted || this.state === 'stopping') return;
     if (phase === 'evaluating') {
+      if (this.state === 'paused') {
+        // Paused in the middle of a step that ends in an evaluation: it runs now, then the run pauses, as after a pause during one.
+        this.openGate();
+        this.checkpointAtGate = false;
+        this.pauseAfterEval = true;
+      }
       this.machine.to('evaluating');
     } else if (this.pauseAfterEval) {
       this.pauseAfterEval = false;

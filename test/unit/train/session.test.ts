@@ -112,6 +112,40 @@ describe('LabSession', () => {
     expect(s.state).toBe('stopped');
   });
 
+  it('a pause in the middle of a step that ends in an evaluation: the evaluation runs, then the run pauses', async () => {
+    // The pause lands inside step 3 (evalEvery 3), past the trainer's gate: as a click does during a slow step on the GPU.
+    const testBatches = 4; // the fake's test split, prepared before the first step
+    let s!: LabSession;
+    const pausing: typeof mlp = {
+      ...mlp,
+      create(info) {
+        const model = mlp.create(info);
+        const prepare = model.prepare.bind(model);
+        let calls = 0;
+        model.prepare = (batch) => {
+          if (++calls === testBatches + 3) s.pause();
+          return prepare(batch);
+        };
+        return model;
+      },
+    };
+    const made = session(undefined, { evalEvery: 3, model: pausing });
+    s = made.s;
+    const rec = made.rec;
+    void s.start();
+    await until('the pause', () => s.state === 'paused');
+    await until('the evaluation of step 3', () => rec.evals.length === 1);
+    await sleep(400);
+    expect(s.state).toBe('paused'); // not failed: paused -> evaluating -> paused
+    expect(rec.names().slice(-3)).toEqual(['paused', 'evaluating', 'paused']);
+    expect(rec.steps.at(-1)!.step).toBe(3);
+    expect(rec.evals[0]!.step).toBe(3);
+    s.resume();
+    await until('steps after resume', () => rec.steps.length >= 5);
+    await s.stop();
+    expect(s.state).toBe('stopped');
+  });
+
   it('stop while the pipeline is opening ends at once and cancels the worker', async () => {
     const { s, rec, fakes } = session(() => ({ openMs: Infinity }));
     const done = s.start();
