@@ -122,7 +122,7 @@ it('a wait for a batch the pipeline had ready counts as delivery, not as waiting
       async next(): Promise<Batch | null> {
         if (index >= 6) return null;
         const made = performance.timeOrigin + performance.now();
-        await new Promise((r) => setTimeout(r, 40));
+        await new Promise((r) => setTimeout(r, 200)); // far longer than a step, also on a loaded machine: the trainer waits
         // Made as the reply comes (the pipeline was slow), or long before and held on the way (the page was busy).
         const readyAt = readyLate ? performance.timeOrigin + performance.now() : made;
         const x = new Float32Array(4 * SIDE * SIDE).fill(index % 2);
