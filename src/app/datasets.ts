@@ -4,7 +4,6 @@ import type { DatasetInfo } from '../pipeline/api.js';
 import { fetchManifest } from '../pipeline/base.js';
 import { bytesForGroup, imageCount, validateManifest } from '../pcr/manifest.js';
 import { tocRecordBytes, tocSplitRows, validateTocManifest, type TocSplitEntry } from '../toc/dataset.js';
-import { LOCAL_PREFIX } from '../storage/local-datasets.js';
 import { isReferenceIndexUrl } from '../pipeline/reference-records.js';
 export interface DatasetEntry {
   id: string;
@@ -135,7 +134,7 @@ export type DatasetProbe =
  * or a dataset built in this browser is taken to be images without a read.
  */
 export async function probeDataset(url: string, signal?: AbortSignal): Promise<DatasetProbe> {
-  if (isReferenceIndexUrl(url) || url.startsWith(LOCAL_PREFIX)) return { ok: true, kind: 'image' };
+  if (isReferenceIndexUrl(url)) return { ok: true, kind: 'image' };
   try {
     const json = (await fetchManifest(url, signal)) as { format?: unknown; scanGroups?: unknown; name?: unknown };
     const name = typeof json.name === 'string' ? json.name : undefined;

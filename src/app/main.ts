@@ -218,6 +218,9 @@ async function listDatasets(select?: string): Promise<void> {
     (p.ok ? served : unbuilt).append(o);
   }
   const local = await buildPanel.list().catch(() => []);
+  // A dataset built in this browser is read like a served one: its scan groups' costs under the slider before a run.
+  const localUrls = local.map((d) => localManifestUrl(d.id)).filter((url) => !probes.has(url));
+  await Promise.all(localUrls.map(async (url) => probes.set(url, await probeDataset(url))));
   const mine = document.createElement('optgroup');
   mine.label = 'Built in this browser';
   mine.append(...local.map((d) => new Option(`${d.name} (${(d.bytes / 1024).toFixed(0)} KiB)`, localManifestUrl(d.id))));
@@ -631,6 +634,7 @@ async function start(resume?: Checkpoint, initialModel?: ModelState): Promise<vo
   }
   if (initialModel) config.initialModel = initialModel;
   config.saveCheckpoint = (cp) => resumePanel.store.saveCheckpoint(cp);
+  writeUrl(); // a continued run or a loaded model put its own settings in the controls: a reload opens them
   starting = true;
   refreshControls();
   try {
@@ -962,21 +966,50 @@ ui.start.addEventListener('click', () => void start());
 void resumePanel.refresh();
 ui.pause.addEventListener('click', () => (session?.state === 'paused' ? session.resume() : session?.pause()));
 ui.stop.addEventListener('click', () => void stop());
+/**
+ * A live field applies each keystroke's value to the run; its one mark goes, when the field is left, to the step where the
+ * typing first took effect (`applied` on input, `marked` on change), in the run it was typed in, not one that has ended since.
+ */
+function typedMarks() {
+  let at: { run: LabSession; step: number | undefined } | undefined;
+  return {
+    applied() {
+      if (session && at?.run !== session) at = { run: session, step: stepNow() };
+    },
+    marked(label: string, change: Partial<RunRecord['settings']>) {
+      const typed = at?.run === session ? at : undefined;
+      markCharts(label, change, typed ? typed.step : stepNow());
+      at = undefined;
+    },
+  };
+}
+const fidelityMoved = typedMarks();
+const FIDELITY_MARK_MS = 400;
+const echoTyped = typedMarks();
+const learningRateTyped = typedMarks();
 ui.fidelity.addEventListener('input', () => {
   fidelityTouched = true;
   clearParamError('group');
   refreshControls();
   updateFidelityLabel();
-  if (session && !session.ended) session.setFidelity(Number(ui.fidelity.value));
+  if (session && !session.ended) {
+    session.setFidelity(Number(ui.fidelity.value));
+    fidelityMoved.applied();
+  }
 });
-ui.fidelity.addEventListener('change', () => markCharts(`group ${ui.fidelity.value}`, { fidelity: Number(ui.fidelity.value) }, stepNow())); // on release
-/** Where the echo factor being typed first took effect (each keystroke applies it): its one mark goes there when the field is left. */
-let echoTypedAt: { run: LabSession; step: number | undefined } | undefined;
+// On release; arrow keys release at each press, so presses in a row make one mark, where the first took effect.
+let fidelityMark: ReturnType<typeof setTimeout> | undefined;
+ui.fidelity.addEventListener('change', () => {
+  clearTimeout(fidelityMark);
+  fidelityMark = setTimeout(() => fidelityMoved.marked(`group ${ui.fidelity.value}`, { fidelity: Number(ui.fidelity.value) }), FIDELITY_MARK_MS);
+});
 ui.echo.addEventListener('change', () => {
   const r = checkEchoFactor(ui.echo.value);
-  const typed = echoTypedAt?.run === session ? echoTypedAt : undefined; // typed in this run, not one that has ended since
-  if (r.ok) markCharts(`echo ${r.value}`, { echoFactor: r.value }, typed ? typed.step : stepNow());
-  echoTypedAt = undefined;
+  if (r.ok) echoTyped.marked(`echo ${r.value}`, { echoFactor: r.value });
+});
+ui.learningRate.addEventListener('change', () => {
+  const r = checkLearningRate(ui.learningRate.value);
+  if (r.ok) learningRateTyped.marked(`lr ${r.value}`, { learningRate: r.value });
 });
 ui.echoMode.addEventListener('change', () =>
   markCharts(ui.echoMode.value === 'batches' ? 'echo batches' : 'echo examples', { echoMode: ui.echoMode.value }, stepNow()),
@@ -985,11 +1018,13 @@ ui.echo.addEventListener('input', () => {
   const r = checkEchoFactor(ui.echo.value);
   if (!r.ok || !session || session.ended) return; // a bad value is shown and not applied
   session.setEchoFactor(r.value);
-  if (echoTypedAt?.run !== session) echoTypedAt = { run: session, step: stepNow() };
+  echoTyped.applied();
 });
 ui.learningRate.addEventListener('input', () => {
   const r = checkLearningRate(ui.learningRate.value);
-  if (r.ok && session && !session.ended) session.setLearningRate(r.value);
+  if (!r.ok || !session || session.ended) return;
+  session.setLearningRate(r.value);
+  learningRateTyped.applied();
 });
 /** The last step the open run reported; undefined before its first. */
 const stepNow = (): number | undefined => (session && !session.ended ? session.steps.last()?.step : undefined);

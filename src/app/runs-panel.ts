@@ -55,7 +55,8 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
   let plot: uPlot | undefined;
 
   const target = () => {
-    const t = Number(el.target.value);
+    const text = el.target.value.trim();
+    const t = text ? Number(text) : Number.NaN; // an empty field is no target, not 0%
     return Number.isFinite(t) && t >= 0 && t <= 100 ? t / 100 : undefined;
   };
 
@@ -169,7 +170,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       const k = r.settings;
       row.insertCell().textContent =
         `group ${Number.isFinite(k.fidelity) ? k.fidelity : 'all'}, echo ${k.echoFactor} (${k.echoMode}), batch ${k.batchSize}, ` +
-        `lr ${k.learningRate}, seed ${k.seed}${r.marks.length ? `, ${r.marks.length} changes` : ''}`;
+        `lr ${k.learningRate}, seed ${k.seed}${r.marks.length ? `, ${r.marks.length} change${r.marks.length === 1 ? '' : 's'}` : ''}`;
       row.insertCell().textContent = s.steps.toLocaleString('en-US');
       row.insertCell().textContent = s.bestAccuracy === undefined ? '–' : `${(100 * s.bestAccuracy).toFixed(1)}%`;
       row.insertCell().textContent = s.finalLoss === undefined ? '–' : s.finalLoss.toFixed(3);

@@ -53,6 +53,10 @@ test('two runs at different scan groups are recorded, overlaid, and get a time-t
     await expect(cells.nth(6)).toContainText(/\d+\.\d s \(step \d+\)/);
     await expect(cells.nth(7)).toContainText(/[kM]?B/);
   }
+  // An emptied target is no target (it read as 0%, which every run "reached" at its first evaluation).
+  await page.locator('#runs-target').fill('');
+  await expect(page.locator('#runs-table thead')).toContainText('time to ?');
+  await page.locator('#runs-target').fill('15');
   // Both curves on the one chart (uPlot's legend lists a series per run).
   await expect(page.locator('#runs-chart .u-legend .u-series')).toHaveCount(2);
   await page.locator('#runs-x').selectOption('mib');

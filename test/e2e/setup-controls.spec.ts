@@ -122,6 +122,41 @@ test('an echo factor typed mid-run is marked where it took effect, not where the
   expect(label).toBe('echo 2');
   expect(Number(step)).toBeGreaterThanOrEqual(typedAt - 5); // a step or so may land between the fill and the reading
   expect(Number(step)).toBeLessThanOrEqual(typedAt + 5);
+  // The learning rate too: the run trains at the typed rate from then on, and its record says so.
+  await page.locator('#learning-rate').fill('0.02');
+  await page.locator('#learning-rate').blur();
+  await expect.poll(() => page.evaluate(() => window.__lab!.marks())).toEqual([marks[0], expect.stringMatching(/^\d+: lr 0\.02$/)]);
+  await expect(page.locator('#runs-table tbody tr').first()).toContainText('2 changes');
+});
+
+test('scan-group presses in a row with the arrow keys make one mark, at the step the first took effect', async ({ page }) => {
+  await page.goto('/?model=mlp&evalEvery=1000');
+  await page.locator('#start').click();
+  await waitFor(page, '3 steps', (s) => s.steps.length >= 3);
+  await page.locator('#fidelity').focus();
+  for (let i = 0; i < 3; i++) await page.keyboard.press('ArrowLeft');
+  await expect(page.locator('#fidelity')).toHaveValue('3');
+  await expect.poll(() => page.evaluate(() => window.__lab!.marks())).toEqual([expect.stringMatching(/^\d+: group 3$/)]);
+  await page.waitForTimeout(1000);
+  expect(await page.evaluate(() => window.__lab!.marks())).toHaveLength(1);
+  await expect(page.locator('#runs-table tbody tr').first()).toContainText(/\b1 change(?!s)/);
+});
+
+test('Continue on a saved run puts its dataset and model in the address bar, whatever the list showed', async ({ page }) => {
+  await page.goto('/?dataset=flights-250k&model=logreg&evalEvery=1000');
+  await page.locator('#start').click();
+  await waitFor(page, '5 steps', (s) => s.steps.length >= 5);
+  await page.locator('#pause').click(); // a pause saves the run
+  await expect(page.locator('#state')).toHaveText('paused');
+  await page.reload();
+  await expect(page.locator('#resume-text')).toContainText('Saved run');
+  await page.locator('#dataset').selectOption(FASHION);
+  await expect.poll(() => new URL(page.url()).searchParams.get('dataset')).toBe('fashion-mnist-mini');
+  await page.locator('#resume-go').click();
+  await waitFor(page, 'the continued run', (s) => s.steps.length >= 2);
+  await expect(page.locator('#dataset')).toHaveValue(FLIGHTS);
+  const url = new URL(page.url()).searchParams;
+  expect([url.get('dataset'), url.get('model')]).toEqual(['flights-250k', 'logreg']);
 });
 
 test('a typed URL that is not a manifest says what came back instead', async ({ page }) => {
