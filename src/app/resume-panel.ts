@@ -44,14 +44,17 @@ export function setupResumePanel(
     // A checkpoint this lab cannot read (another format) is offered for discarding only: then every saved run goes.
     await (id ? store.removeCheckpoint(id) : store.clearCheckpoints()).catch(() => undefined);
     unreadable = undefined;
+    await panel.refresh(); // the next saved run, if any, at once (not first after a reload)
   });
 
-  return {
+  const panel: ResumePanel = {
     store,
     async refresh() {
       const mine = ++generation;
       let latest: Checkpoint | undefined;
+      let count = 0;
       try {
+        count = await store.checkpointCount();
         latest = await store.latestCheckpoint();
         unreadable = undefined;
       } catch (err) {
@@ -67,7 +70,8 @@ export function setupResumePanel(
       const model = MODELS.find((m) => m.id === latest.config.modelId)?.label ?? latest.config.modelId;
       const when = new Date(latest.savedAt).toLocaleString();
       const share = latest.config.share ? `, share ${latest.config.share.rank + 1} of ${latest.config.share.count}` : '';
-      show(`Saved run: ${latest.config.datasetName}${share}, ${model}, step ${latest.step.toLocaleString('en-US')} (saved ${when}).`, true);
+      const older = count > 1 ? ` ${count - 1} older saved run${count > 2 ? 's' : ''} behind it: Discard shows the next.` : '';
+      show(`Saved run: ${latest.config.datasetName}${share}, ${model}, step ${latest.step.toLocaleString('en-US')} (saved ${when}).${older}`, true);
     },
     saved(step, error) {
       generation++;
@@ -78,4 +82,5 @@ export function setupResumePanel(
       box.hidden = true;
     },
   };
+  return panel;
 }

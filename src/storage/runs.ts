@@ -47,6 +47,11 @@ export class RunStore {
     return cursor ? validateCheckpoint(cursor.value) : undefined;
   }
 
+  /** Saved runs with a checkpoint (one each, the newest CHECKPOINTS_KEPT runs). */
+  async checkpointCount(): Promise<number> {
+    return (await this.open()).count('checkpoints');
+  }
+
   async removeCheckpoint(runId: string): Promise<void> {
     await (await this.open()).delete('checkpoints', runId);
   }

@@ -196,3 +196,21 @@ test('Start after a manifest read that hangs was given up for another URL starts
     silent.close();
   }
 });
+
+test('Discard on a saved run shows the next one saved at once, and the line says how many wait behind it', async ({ page }) => {
+  for (const model of ['svm', 'logreg']) {
+    await page.goto(`/?dataset=flights-250k&model=${model}&evalEvery=1000`);
+    await page.locator('#start').click();
+    await waitFor(page, '3 steps', (s) => s.steps.length >= 3);
+    await page.locator('#pause').click(); // a pause saves the run
+    await expect(page.locator('#resume-text')).toContainText('Checkpoint saved');
+  }
+  await page.reload();
+  await expect(page.locator('#resume-text')).toContainText('Logistic regression');
+  await expect(page.locator('#resume-text')).toContainText('1 older saved run behind it');
+  await page.locator('#resume-discard').click();
+  await expect(page.locator('#resume-text')).toContainText('Linear SVM');
+  await expect(page.locator('#resume-text')).not.toContainText('behind it');
+  await page.locator('#resume-discard').click();
+  await expect(page.locator('#resume-text')).toBeHidden();
+});
