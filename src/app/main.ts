@@ -864,12 +864,10 @@ const modelPanel = setupModelPanel(
   },
   () => session,
   (meta, weights) => {
-    if (starting || (session && LIVE_STATES.has(session.state))) {
-      log('stop the run first: a loaded model starts a run of its own', 'warning');
-      return;
-    }
+    if (starting || (session && LIVE_STATES.has(session.state))) return false; // the panel says to stop the run first
     showDatasetAndModel(meta.dataset.manifestUrl, meta.modelId);
     void start(undefined, freshOptimizerState(weights));
+    return true;
   },
 );
 

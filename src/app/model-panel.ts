@@ -4,12 +4,18 @@
 // evaluated on the test split before its first step, then trains on.
 import * as tf from '@tensorflow/tfjs';
 import { webgpuBackend } from '../gpu/backend.js';
+import type { DatasetInfo } from '../pipeline/api.js';
 import { fromArtifacts, toArtifacts, type ModelFileMeta } from '../train/model-file.js';
+import { MODELS } from '../train/models/registry.js';
+import { LIVE_STATES } from '../train/run-state.js';
 import type { LabSession } from '../train/session.js';
 import type { ModelState } from '../train/trainer.js';
+import { DATASETS } from './datasets.js';
 
 /** tfjs's IndexedDB models that are bytelab's start with this. */
 const PREFIX = 'indexeddb://bytelab-model/';
+
+const STOP_FIRST = 'stop the run first: a loaded model starts a run of its own';
 
 export interface ModelPanelElements {
   save: HTMLButtonElement;
@@ -25,13 +31,103 @@ export interface ModelPanel {
   refresh(): void;
 }
 
+/** A file name for a model: its id, dataset and step, each part made of letters, digits, dots and single dashes. */
+export function modelFileName(meta: Pick<ModelFileMeta, 'modelId' | 'dataset' | 'step'>): string {
+  const part = (s: string) => s.replace(/[^\w.]+/g, '-').replace(/^-+|-+$/g, '');
+  return [meta.modelId, meta.dataset.name, `step${meta.step}`].map(part).filter(Boolean).join('-');
+}
+
+/**
+ * The dataset address a model file keeps: relative to the page when the dataset is on the page's own server (under its
+ * folder), so the file loads from a lab on another origin or port; any other address as it is.
+ */
+export function storedManifestUrl(manifestUrl: string, pageHref: string): string {
+  const base = new URL('.', pageHref).href;
+  return manifestUrl.startsWith(base) && manifestUrl.length > base.length ? manifestUrl.slice(base.length) : manifestUrl;
+}
+
+/**
+ * The absolute dataset address a loaded model reads here: a relative one against this page, an absolute one as it is,
+ * except an old file's (saved with the page's absolute address, often a dev server on another port): when its path is
+ * that of a listed dataset, the listed dataset of this page, with a note that says so.
+ */
+export function manifestForHere(stored: string, pageHref: string): { url: string; note?: string } {
+  const url = new URL(stored, pageHref); // throws on an address that is not one
+  const page = new URL(pageHref);
+  if (url.origin === page.origin || !/^https?:$/.test(url.protocol)) return { url: url.href };
+  const listed = DATASETS.find((d) => url.pathname.endsWith(`/${d.manifest}`));
+  if (!listed) return { url: url.href };
+  return { url: new URL(listed.manifest, pageHref).href, note: `its dataset address ${url.href} is another server's: this page's ${listed.label} is read` };
+}
+
+/**
+ * Throws, naming the file, unless the model it names is one of the lab's, reads its dataset's kind (image or table),
+ * and has variables of the weights' shapes: otherwise the run would start as whatever model is selected.
+ */
+export function checkModelFits(meta: ModelFileMeta, weights: ModelState['weights'], where: string): void {
+  const spec = MODELS.find((m) => m.id === meta.modelId);
+  if (!spec) throw new Error(`${where}: unknown model "${meta.modelId}" (the lab has ${MODELS.map((m) => m.id).join(', ')})`);
+  const kind: DatasetInfo['kind'] = meta.dataset.inputShape?.length === 1 ? 'tabular' : 'image';
+  if (spec.input !== kind) throw new Error(`${where}: it names ${spec.label}, which reads ${spec.input} data, but its dataset ${meta.dataset.name} is ${kind}`);
+  let shapes: number[][];
+  try {
+    const info = { ...meta.dataset, kind, fidelityLevels: 1, examples: 0, records: 0, bytesPerLevel: [] };
+    const variables = spec.create(info).variables();
+    shapes = variables.map((v) => v.shape);
+    tf.dispose(variables); // not the model's dispose(): that also frees our kernels' buffers, which a run may share
+  } catch {
+    return; // the model could not be built to compare (its variable names are taken): the run checks the shapes as it starts
+  }
+  const fits = shapes.length === weights.length && shapes.every((s, i) => s.join() === weights[i]!.shape.join());
+  const list = (l: number[][]) => l.map((s) => `[${s}]`).join(' ');
+  if (!fits) throw new Error(`${where}: its weights do not fit ${spec.label}: the file has ${list(weights.map((w) => w.shape))}, the model ${list(shapes)}`);
+}
+
+/**
+ * A model.json and its weights file as tfjs artifacts. Not tfjs's browserFiles: it throws uncaught on a .json that is
+ * not JSON, and wants each .bin under the name the manifest lists, where a browser names a second download
+ * "x.weights (1).bin". A single weights file is taken whatever its name; several are matched by name.
+ */
+export async function readModelFiles(json: File, bins: File[]): Promise<tf.io.ModelArtifacts> {
+  const notModel = (why: string) => new Error(`${json.name} is not a model file: ${why}`);
+  let model: tf.io.ModelJSON | null;
+  try {
+    model = JSON.parse(await json.text()) as tf.io.ModelJSON | null;
+  } catch (err) {
+    throw notModel((err as Error).message);
+  }
+  if (!Array.isArray(model?.weightsManifest)) throw notModel('it has no weightsManifest');
+  const manifest = model.weightsManifest;
+  const paths = manifest.flatMap((g) => g.paths);
+  const files = paths.map((p) => bins.find((b) => b.name === p.split('/').pop()) ?? (paths.length === 1 && bins.length === 1 ? bins[0] : undefined));
+  const missing = paths.filter((_, i) => !files[i]);
+  if (missing.length) throw new Error(`${json.name} needs the weights file ${missing.join(', ')}: choose it with the .json`);
+  const specs = manifest.flatMap((g) => g.weights);
+  const buffers = await Promise.all(files.map((f) => f!.arrayBuffer()));
+  // float32 weights (what bytelab writes) take 4 bytes each: a wrong or cut .bin is named rather than misread.
+  if (specs.every((s) => s.dtype === 'float32' && !s.quantization)) {
+    const need = 4 * specs.reduce((n, s) => n + s.shape.reduce((a, b) => a * b, 1), 0);
+    const have = buffers.reduce((n, b) => n + b.byteLength, 0);
+    if (have !== need) throw new Error(`${files.map((f) => f!.name).join(', ')} holds ${have} bytes; the weights ${json.name} lists take ${need}`);
+  }
+  return tf.io.getModelArtifactsForJSON(model, async () => [specs, buffers]);
+}
+
+const pad = (n: number) => String(n).padStart(2, '0');
+/** 2025-11-27 11:34, in local time. */
+const when = (d: Date) => `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
+
 export function setupModelPanel(
   el: ModelPanelElements,
   current: () => LabSession | undefined,
-  /** Starts a run from a loaded model (its dataset and model id say which). */
-  startFrom: (meta: ModelFileMeta, weights: ModelState['weights']) => void,
+  /** Starts a run from a loaded model (its dataset and model id say which); false when it cannot, a run being under way. */
+  startFrom: (meta: ModelFileMeta, weights: ModelState['weights']) => boolean,
 ): ModelPanel {
   const say = (message: string) => (el.status.textContent = message);
+  const busy = () => {
+    const run = current();
+    return run !== undefined && LIVE_STATES.has(run.state);
+  };
 
   /** The model of the current run (now, or as it ended) with what is needed to rebuild it. */
   async function artifacts(): Promise<{ artifacts: tf.io.ModelArtifacts; name: string } | undefined> {
@@ -48,15 +144,14 @@ export function setupModelPanel(
       modelId: run.config.model.id,
       dataset: {
         name: run.info.name,
-        manifestUrl: resume?.config.manifestUrl ?? run.config.manifestUrl,
+        manifestUrl: storedManifestUrl(resume?.config.manifestUrl ?? run.config.manifestUrl, location.href),
         inputShape: run.info.inputShape,
         classes: run.info.classes,
       },
       step: run.steps.last()?.step ?? 0,
       ...(run.evals.last() ? { accuracy: run.evals.last()!.accuracy } : {}),
     };
-    const name = `${meta.modelId}-${meta.dataset.name}-step${meta.step}`.replace(/[^\w.-]+/g, '-');
-    return { artifacts: await toArtifacts(state.weights, meta), name };
+    return { artifacts: await toArtifacts(state.weights, meta), name: modelFileName(meta) };
   }
 
   async function listSaved(): Promise<void> {
@@ -64,8 +159,43 @@ export function setupModelPanel(
     const ours = Object.entries(models)
       .filter(([url]) => url.startsWith(PREFIX))
       .sort(([, a], [, b]) => +new Date(b.dateSaved) - +new Date(a.dateSaved));
-    el.saved.replaceChildren(...ours.map(([url, info]) => new Option(`${url.slice(PREFIX.length)} (${new Date(info.dateSaved).toLocaleString()})`, url)));
+    // The name alone (a name is saved once: saving it again replaces it), newest first; the date in the tooltip, so a
+    // phone's narrow list does not cut it off.
+    el.saved.replaceChildren(
+      ...ours.map(([url, info]) => {
+        const option = new Option(url.slice(PREFIX.length), url);
+        option.title = `${option.text}, saved ${when(new Date(info.dateSaved))}`;
+        return option;
+      }),
+    );
+    el.saved.title = el.saved.selectedOptions[0]?.title ?? '';
     el.load.disabled = ours.length === 0;
+  }
+
+  /** Reads a model and starts a run from it, or says why not (naming the file). */
+  async function load(where: string, read: () => Promise<tf.io.ModelArtifacts>): Promise<void> {
+    if (busy()) {
+      say(STOP_FIRST);
+      return;
+    }
+    try {
+      await webgpuBackend(); // a click straight after a reload: the weights become tensors on the lab's backend, once it is up
+      const { meta, weights } = fromArtifacts(await read(), where);
+      checkModelFits(meta, weights, where);
+      let dataset: ReturnType<typeof manifestForHere>;
+      try {
+        dataset = manifestForHere(meta.dataset.manifestUrl, location.href);
+      } catch {
+        throw new Error(`${where}: its dataset address "${meta.dataset.manifestUrl}" is not a URL`);
+      }
+      if (startFrom({ ...meta, dataset: { ...meta.dataset, manifestUrl: dataset.url } }, weights) === false) {
+        say(STOP_FIRST);
+        return;
+      }
+      say(`loaded ${where}: evaluating, then training on${dataset.note ? `; ${dataset.note}` : ''}`);
+    } catch (err) {
+      say((err as Error).message);
+    }
   }
 
   el.save.addEventListener('click', async () => {
@@ -76,6 +206,7 @@ export function setupModelPanel(
       say(`saved in this browser as ${got.name}`);
       await listSaved();
       el.saved.value = `${PREFIX}${got.name}`;
+      el.saved.title = el.saved.selectedOptions[0]?.title ?? '';
     } catch (err) {
       say(`the model could not be saved: ${(err as Error).message}`);
     }
@@ -83,39 +214,28 @@ export function setupModelPanel(
   el.download.addEventListener('click', async () => {
     const got = await artifacts().catch((err: Error) => void say(`the model could not be saved: ${err.message}`));
     if (!got) return;
-    await tf.io.getSaveHandlers(`downloads://${got.name}`)[0]!.save!(got.artifacts);
-    say(`downloaded ${got.name}.json and ${got.name}.weights.bin`);
-  });
-  el.load.addEventListener('click', async () => {
-    const url = el.saved.value;
-    if (!url) return;
     try {
-      await webgpuBackend(); // a click straight after a reload: the weights become tensors on the lab's backend, once it is up
-      const a = await tf.io.getLoadHandlers(url)[0]!.load!();
-      const { meta, weights } = fromArtifacts(a, url.slice(PREFIX.length));
-      say(`loaded ${url.slice(PREFIX.length)}: evaluating, then training on`);
-      startFrom(meta, weights);
+      await tf.io.getSaveHandlers(`downloads://${got.name}`)[0]!.save!(got.artifacts);
+      say(`downloaded ${got.name}.json and ${got.name}.weights.bin`);
     } catch (err) {
-      say((err as Error).message);
+      say(`the model could not be downloaded: ${(err as Error).message}`);
     }
   });
-  el.files.addEventListener('change', async () => {
+  el.saved.addEventListener('change', () => (el.saved.title = el.saved.selectedOptions[0]?.title ?? ''));
+  el.load.addEventListener('click', () => {
+    const url = el.saved.value;
+    if (url) void load(url.slice(PREFIX.length), () => tf.io.getLoadHandlers(url)[0]!.load!());
+  });
+  el.files.addEventListener('change', () => {
     const files = [...(el.files.files ?? [])];
     el.files.value = '';
-    const json = files.find((f) => f.name.endsWith('.json'));
+    const jsons = files.filter((f) => f.name.endsWith('.json'));
     const bins = files.filter((f) => f.name.endsWith('.bin'));
-    if (!json || bins.length === 0) {
+    if (jsons.length !== 1 || bins.length === 0) {
       say('choose the model.json and its .weights.bin together');
       return;
     }
-    try {
-      await webgpuBackend();
-      const { meta, weights } = fromArtifacts(await tf.io.browserFiles([json, ...bins]).load!(), json.name);
-      say(`loaded ${json.name}: evaluating, then training on`);
-      startFrom(meta, weights);
-    } catch (err) {
-      say((err as Error).message);
-    }
+    void load(jsons[0]!.name, () => readModelFiles(jsons[0]!, bins));
   });
   void listSaved();
 

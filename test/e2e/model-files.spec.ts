@@ -27,14 +27,26 @@ test('a saved model reloads, from the browser and from its files, and evaluates 
   await page.locator('#start').click();
   await waitFor(page, 'a first evaluation', (s) => s.evals.length >= 1);
   await pauseAtAnEvaluation(page);
-  const saved = (await snapshot(page)).evals.at(-1)!;
-  expect(saved.accuracy).toBeGreaterThan(0.3); // trained, not a guess among 10 classes
+  const evaluated = (await snapshot(page)).evals.at(-1)!;
+  expect(evaluated.accuracy).toBeGreaterThan(0.3); // trained, not a guess among 10 classes
 
   await page.locator('#model-save').click();
   await expect(page.locator('#model-status')).toContainText('saved in this browser');
-  // A saved model's long name in its list must not widen the page on a phone.
+  // A saved model's long name in its list must not widen the page on a phone, nor be cut off there: the entry is the
+  // name, its date is in the tooltip.
   await page.setViewportSize({ width: 390, height: 860 });
   await expect.poll(() => page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390); // once the charts follow
+  const saved = page.locator('#model-saved');
+  const wholeWidth = () =>
+    saved.evaluate((s: HTMLSelectElement) => {
+      const shown = s.getBoundingClientRect().width;
+      s.style.maxWidth = 'none'; // the width the entry wants
+      const whole = s.getBoundingClientRect().width;
+      s.style.maxWidth = '';
+      return whole - shown;
+    });
+  await expect.poll(wholeWidth).toBeLessThanOrEqual(0.5);
+  await expect(saved.locator('option').first()).toHaveAttribute('title', /saved \d{4}-\d\d-\d\d \d\d:\d\d$/);
   await page.setViewportSize({ width: 1400, height: 900 });
   const downloads: { name: string; bytes: Buffer }[] = [];
   page.on('download', async (d) => downloads.push({ name: d.suggestedFilename(), bytes: readFileSync((await d.path())!) }));
@@ -52,7 +64,7 @@ test('a saved model reloads, from the browser and from its files, and evaluates 
   await page.locator('#model-load').click();
   const loaded = await waitFor(page, 'the loaded model evaluated', (s) => s.evals.length >= 1);
   expect(loaded.evals[0]!.step).toBe(0);
-  expect(loaded.evals[0]!.accuracy).toBeCloseTo(saved.accuracy, 6);
+  expect(loaded.evals[0]!.accuracy).toBeCloseTo(evaluated.accuracy, 6);
   await waitFor(page, 'training on', (s) => s.steps.length >= 2);
   await page.locator('#stop').click();
   await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
@@ -61,7 +73,7 @@ test('a saved model reloads, from the browser and from its files, and evaluates 
   const files = downloads.map((d) => ({ name: d.name, mimeType: 'application/octet-stream', buffer: d.bytes }));
   await page.locator('#model-files').setInputFiles(files);
   const fromFiles = await waitFor(page, 'the model from files evaluated', (s) => s.evals.length >= 1 && s.evals[0]!.step === 0);
-  expect(fromFiles.evals[0]!.accuracy).toBeCloseTo(saved.accuracy, 6);
+  expect(fromFiles.evals[0]!.accuracy).toBeCloseTo(evaluated.accuracy, 6);
   await page.locator('#stop').click();
   await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
   const other = { modelTopology: { class_name: 'Sequential' }, weightsManifest: [{ paths: ['w.bin'], weights: [] }] };
@@ -70,4 +82,89 @@ test('a saved model reloads, from the browser and from its files, and evaluates 
     { name: 'w.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(0) },
   ]);
   await expect(page.locator('#model-status')).toContainText('other.json: not a bytelab model');
+});
+
+test('model files keep their dataset relative to the page, load an old file and a renamed .bin, and refuse what they cannot load, saying why', async ({
+  page,
+}) => {
+  test.setTimeout(240_000);
+  const pageErrors: string[] = [];
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  const status = page.locator('#model-status');
+  const clearStatus = () => status.evaluate((el) => (el.textContent = ''));
+  await page.goto('/?dataset=flights-250k&model=logreg&evalEvery=5');
+  await expect(page.locator('#backend')).toContainText('webgpu');
+  await page.locator('#start').click();
+  await waitFor(page, 'a few steps', (s) => s.steps.length >= 3);
+
+  // Saved and downloaded as it trains: single dashes in the name ("flights (250k)"), the dataset relative to the page.
+  await page.locator('#model-save').click();
+  await expect(status).toContainText(/saved in this browser as logreg-flights-250k-step\d+$/);
+  const downloads: { name: string; mimeType: string; buffer: Buffer }[] = [];
+  page.on('download', async (d) =>
+    downloads.push({ name: d.suggestedFilename(), mimeType: 'application/octet-stream', buffer: readFileSync((await d.path())!) }),
+  );
+  await page.locator('#model-download').click();
+  await expect.poll(() => downloads.length).toBe(2);
+  const json = downloads.find((d) => d.name.endsWith('.json'))!;
+  const bin = downloads.find((d) => d.name.endsWith('.bin'))!;
+  expect(json.name).toMatch(/^logreg-flights-250k-step\d+\.json$/);
+  const model = JSON.parse(json.buffer.toString('utf8'));
+  expect(model.modelTopology.bytelab.dataset.manifestUrl).toBe('datasets/flights-250k-toc/manifest.json');
+
+  // While the run goes on, a model is not loaded, and the model's own status line says so.
+  const stopFirst = 'stop the run first: a loaded model starts a run of its own';
+  await page.locator('#model-load').click();
+  await expect(status).toHaveText(stopFirst);
+  await clearStatus();
+  await page.locator('#model-files').setInputFiles([json, bin]);
+  await expect(status).toHaveText(stopFirst);
+  await page.locator('#stop').click();
+  await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
+
+  // Files that are not a model, or name another model or none: refused, naming the file and what is wrong.
+  const naming = (name: string, modelId: string) => ({
+    name,
+    mimeType: 'application/json',
+    buffer: Buffer.from(JSON.stringify({ ...model, modelTopology: { bytelab: { ...model.modelTopology.bytelab, modelId } } })),
+  });
+  const refusals: [{ name: string; mimeType: string; buffer: Buffer }, string][] = [
+    [{ name: 'notjson.json', mimeType: 'application/json', buffer: Buffer.from('this is not json') }, 'notjson.json is not a model file: '],
+    [naming('cnn.json', 'tiny-cnn'), 'cnn.json: it names Tiny CNN (1 strided conv), which reads image data'],
+    [naming('nope.json', 'nope'), 'nope.json: unknown model "nope"'],
+    [naming('mlp.json', 'toc-mlp'), 'mlp.json: its weights do not fit MLP on TOC'],
+  ];
+  for (const [file, message] of refusals) {
+    await clearStatus();
+    await page.locator('#model-files').setInputFiles([file, bin]);
+    await expect(status).toContainText(message);
+  }
+  await expect(page.locator('#state')).toHaveText('stopped');
+
+  // From the browser's store: the dataset's relative address is this page's Flights.
+  await page.selectOption('#dataset', 'datasets/birdstrikes-toc/manifest.json');
+  await page.locator('#model-load').click();
+  await expect(status).toContainText(/^loaded logreg-flights-250k-step\d+: evaluating, then training on$/);
+  await waitFor(page, 'the saved model evaluated', (s) => s.evals.length >= 1 && s.evals[0]!.step === 0);
+  await expect(page.locator('#dataset')).toHaveValue('datasets/flights-250k-toc/manifest.json');
+  await expect(page.locator('#manifest-url')).toHaveValue('');
+  await page.locator('#stop').click();
+  await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
+
+  // A file saved before addresses were relative (the page's, on another port), with its .bin renamed by the browser:
+  // this page's Flights is read, and the status line says so.
+  const old = structuredClone(model);
+  old.modelTopology.bytelab.dataset.manifestUrl = 'http://localhost:38995/datasets/flights-250k-toc/manifest.json';
+  await page.selectOption('#dataset', 'datasets/birdstrikes-toc/manifest.json');
+  await page.locator('#model-files').setInputFiles([
+    { name: 'old.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(old)) },
+    { ...bin, name: bin.name.replace('.weights.bin', '.weights (1).bin') },
+  ]);
+  await expect(status).toContainText('loaded old.json: evaluating, then training on; its dataset address http://localhost:38995/');
+  await waitFor(page, 'the old file evaluated', (s) => s.evals.length >= 1 && s.evals[0]!.step === 0);
+  await expect(page.locator('#dataset')).toHaveValue('datasets/flights-250k-toc/manifest.json');
+  await expect(page.locator('#manifest-url')).toHaveValue('');
+  await page.locator('#stop').click();
+  await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
+  expect(pageErrors).toEqual([]);
 });
