@@ -2,8 +2,9 @@
 // (build-worker.ts), listed with the other datasets, downloadable as a .zip.
 import * as Comlink from 'comlink';
 import { zipSync } from 'fflate';
-import type { BrowserBuildReport, BuildFile, BuildWorkerApi } from '../pipeline/build-api.js';
+import { describeLeftOut, type BrowserBuildReport, type BuildFile, type BuildWorkerApi } from '../pipeline/build-api.js';
 import { filesUnder, type DroppedEntry } from './dropped-folder.js';
+import { checkImageSize } from './validate.js';
 import { deleteLocalDataset, listLocalDatasets, LOCAL_PREFIX, readLocalFile, type LocalDataset } from '../storage/local-datasets.js';
 
 export interface BuildPanel {
@@ -26,6 +27,22 @@ export function setupBuildPanel(opts: {
   const status = $('build-status');
   const download = $<HTMLButtonElement>('build-download');
   const remove = $<HTMLButtonElement>('build-delete');
+
+  // The model input size is checked as it is typed, as the page's other fields are (main.ts, field()).
+  const sizeError = document.createElement('span');
+  sizeError.className = 'field-error';
+  sizeError.id = `${size.id}-error`;
+  sizeError.setAttribute('role', 'alert');
+  size.setAttribute('aria-describedby', [size.getAttribute('aria-describedby'), sizeError.id].filter(Boolean).join(' '));
+  size.insertAdjacentElement('afterend', sizeError);
+  const checkSize = () => {
+    const r = checkImageSize(size.value);
+    sizeError.textContent = r.ok ? '' : r.reason;
+    size.setAttribute('aria-invalid', String(!r.ok));
+    return r;
+  };
+  size.addEventListener('input', checkSize);
+  checkSize();
 
   const localId = () => (opts.selected().startsWith(LOCAL_PREFIX) ? opts.selected().slice(LOCAL_PREFIX.length).split('/')[0] : undefined);
   const refreshButtons = () => {
@@ -53,16 +70,19 @@ export function setupBuildPanel(opts: {
       return;
     }
     status.textContent = 'reading the dropped folder…';
-    void build(await filesUnder(entries));
+    void build(await filesUnder(entries), entries[0]!.name);
   });
 
-  async function build(files: { path: string; file: File }[]): Promise<void> {
-    if (files.length === 0) return;
-    const m = /^(\d+)x(\d+)$/.exec(size.value.trim());
-    if (!m) {
-      status.textContent = `model input size must look like 64x64, got "${size.value}"`;
-      return;
-    }
+  /** Builds from the files of one folder (`folderName` names a dropped one, which may hold none; a picked empty one gives no name). */
+  async function build(files: { path: string; file: File }[], folderName?: string): Promise<void> {
+    const refuse = (why: string) => {
+      status.textContent = `not built: ${why}`;
+      opts.log(`dataset not built: ${why}`, 'warning');
+      folder.value = '';
+    };
+    const checked = checkSize();
+    if (!checked.ok) return refuse(checked.reason);
+    if (files.length === 0) return refuse(`the folder${folderName ? ` "${folderName}"` : ''} is empty: it has no class folders with images`);
     const root = files[0]!.path.split('/')[0] || 'dataset';
     status.textContent = `reading ${files.length} files…`;
     const worker = new Worker(new URL('../pipeline/build-worker.ts', import.meta.url), { type: 'module', name: 'dataset-build' });
@@ -74,15 +94,15 @@ export function setupBuildPanel(opts: {
           inputs,
           inputs.map((f) => f.bytes),
         ),
-        { name: root, width: Number(m[1]), height: Number(m[2]), quality: 90, recordSize: 256, testFraction: 0.1 },
+        { name: root, ...checked.value, quality: 90, recordSize: 256, testFraction: 0.1 },
         Comlink.proxy((p) => (status.textContent = `building: ${p.done} / ${p.total} (${p.file})`)),
       );
       status.textContent =
-        `built "${root}": ${report.images.train} + ${report.images.test} images, ${report.classes.length} classes, ` +
+        `built "${report.name}": ${report.images.train} + ${report.images.test} images, ${report.classes.length} classes, ` +
         `${report.channels === 3 ? 'colour' : 'grayscale'}, ${(report.bytes / 1024).toFixed(0)} KiB; ${report.converted.length} converted, ` +
-        `${report.skipped.length} left out`;
+        describeLeftOut(report.skipped);
       for (const c of report.converted) opts.log(`${c.file}: ${c.what}`, 'info');
-      for (const s of report.skipped) opts.log(`${s.file} left out: ${s.reason}`, 'warning');
+      for (const s of report.skipped) opts.log(`${s.file} left out: ${s.reason}${s.detail ? `: ${s.detail}` : ''}`, 'warning');
       opts.onBuilt(report);
     } catch (err) {
       status.textContent = `could not build: ${(err as Error).message}`;

@@ -4,6 +4,7 @@
 
 import { ECHO_MODES, type EchoMode } from '../pipeline/api.js';
 import { EVAL_MODES, type EvalMode } from '../train/trainer.js';
+import { MODEL_INPUT_SIDE } from '../pcr/manifest.js';
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; reason: string };
 
@@ -23,7 +24,7 @@ const LIMITS = {
   readers: { min: 1, max: 16 },
   requestsInFlight: { min: 1, max: 16 },
   shares: { min: 1, max: 1024 },
-  imageSide: { min: 8, max: 1024 },
+  imageSide: MODEL_INPUT_SIDE,
 } as const;
 
 /** A plain decimal number: no hex, no blanks, no "1e" halves, nothing after it. */

@@ -2,7 +2,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { buildSplit, DEFAULT_BUILD, encodeImages, makeManifest, type LabeledScans } from '../pcr/build.js';
+import { assertModelInputSize, buildSplit, DEFAULT_BUILD, encodeImages, makeManifest, type LabeledScans } from '../pcr/build.js';
 import { bytesForGroup, imageCount, validateManifest, type ImageShape, type PcrManifest } from '../pcr/manifest.js';
 import { RecordPrefix } from '../pcr/record.js';
 import { fidelityOnDisk } from './fidelity.js';
@@ -83,6 +83,7 @@ async function build(argv: string[]): Promise<number> {
   } else if (values.folder) {
     const [w, h] = (values.size ?? '64x64').split('x').map(Number) as [number, number];
     if (!(w > 0 && h > 0)) throw new Error(`--size must look like 64x64, got "${values.size}"`);
+    assertModelInputSize(w, h); // before reading the folder: makeManifest refuses it only after the records are written
     const channels =
       values.channels === '1' ? 1 : values.channels === '3' ? 3 : values.channels === undefined || values.channels === 'auto' ? 'auto' : undefined;
     if (!channels) throw new Error(`--channels must be 1, 3 or auto, got "${values.channels}"`);

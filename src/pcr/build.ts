@@ -3,7 +3,7 @@
 // transcoded losslessly from a JPEG); the records regroup the scans so that a
 // prefix of a record is every image at one fidelity.
 import { encodeProgressiveScans, scanCount, type RawImage } from '../jpeg/encoder.js';
-import { MANIFEST_FORMAT, MANIFEST_VERSION, type PcrManifest, type RecordEntry } from './manifest.js';
+import { MANIFEST_FORMAT, MANIFEST_VERSION, MODEL_INPUT_SIDE, type PcrManifest, type RecordEntry } from './manifest.js';
 import { writeRecord } from './record.js';
 
 export interface LabeledImage {
@@ -65,8 +65,17 @@ export async function buildSplit(split: string, items: Iterable<LabeledScans>, c
   return records;
 }
 
+/** Throws unless width x height is a model input size the lab can train at. */
+export function assertModelInputSize(width: number, height: number): void {
+  const { min, max } = MODEL_INPUT_SIDE;
+  const fits = (n: number) => Number.isInteger(n) && n >= min && n <= max;
+  if (!fits(width) || !fits(height)) throw new Error(`model input size ${width}x${height} is out of range: each side must be ${min} to ${max} pixels`);
+}
+
+/** A dataset's manifest; a variable-size dataset's image size is the model input size, so it must be one the lab can train at. */
 export function makeManifest(
   fields: Pick<PcrManifest, 'name' | 'classes' | 'image' | 'quality' | 'splits'> & Partial<Pick<PcrManifest, 'description' | 'attribution' | 'variableSize'>>,
 ): PcrManifest {
+  if (fields.variableSize) assertModelInputSize(fields.image.width, fields.image.height);
   return { format: MANIFEST_FORMAT, version: MANIFEST_VERSION, scanGroups: scanCount(fields.image.channels), ...fields };
 }

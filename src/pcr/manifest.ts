@@ -2,6 +2,9 @@
 // scan group ends inside them. Spec: docs/pcr.md.
 import { ManifestError } from '../shared/errors.js';
 
+/** The sides a model input may have: the lab's size= parameter, its build field and the dataset build check the same. */
+export const MODEL_INPUT_SIDE = { min: 8, max: 1024 } as const;
+
 export const MANIFEST_FORMAT = 'bytelab-pcr';
 export const MANIFEST_VERSION = 1;
 

@@ -3,12 +3,12 @@
 // IndexedDB so the lab can train on it at once (and after a reload).
 import * as Comlink from 'comlink';
 import { loadTurboJpeg } from '../jpeg/turbo-browser.js';
-import { buildSplit, makeManifest, type LabeledScans } from '../pcr/build.js';
+import { assertModelInputSize, buildSplit, makeManifest, type LabeledScans } from '../pcr/build.js';
 import { measureFidelity } from '../pcr/fidelity.js';
 import { ingestImage, isColourFile, isImageFile, isTestFile } from '../pcr/ingest.js';
 import { RecordPrefix } from '../pcr/record.js';
-import type { BrowserBuildReport, BuildWorkerApi } from './build-api.js';
-import { localManifestUrl, saveLocalDataset } from '../storage/local-datasets.js';
+import { describeLeftOut, NOT_AN_IMAGE, NOT_DECODED, type BrowserBuildReport, type BuildWorkerApi, type LeftOut } from './build-api.js';
+import { distinctName, listLocalDatasets, localManifestUrl, saveLocalDataset } from '../storage/local-datasets.js';
 
 /** CLASS/FILE from a path whose last two parts are the class folder and the file. */
 function classAndFile(path: string): [string, string] | undefined {
@@ -18,37 +18,55 @@ function classAndFile(path: string): [string, string] | undefined {
 
 const api: BuildWorkerApi = {
   async build(files, options, onProgress) {
-    const images = files
-      .map((f) => ({ ...f, at: classAndFile(f.path) }))
-      .filter((f): f is typeof f & { at: [string, string] } => !!f.at && isImageFile(f.at[1]))
-      .sort((a, b) => a.path.localeCompare(b.path));
-    const classes = [...new Set(images.map((f) => f.at[0]))].sort();
-    if (classes.length < 2)
-      throw new Error(`found ${classes.length} class folder(s) with images; a dataset needs a folder with one subfolder per class (at least two)`);
-    const channels = images.some((f) => isColourFile(f.at[1], new Uint8Array(f.bytes))) ? 3 : 1;
+    assertModelInputSize(options.width, options.height);
+    if (files.length === 0) throw new Error(`the folder ${options.name} is empty: a dataset needs one subfolder of JPEG or PNG files per class`);
+    const skipped: LeftOut[] = [];
+    const images: { path: string; bytes: ArrayBuffer; cls: string; file: string }[] = [];
+    for (const f of [...files].sort((a, b) => a.path.localeCompare(b.path))) {
+      const at = classAndFile(f.path);
+      if (at && isImageFile(at[1])) images.push({ ...f, cls: at[0], file: at[1] });
+      else skipped.push({ file: f.path, reason: NOT_AN_IMAGE });
+    }
+    const needs = 'a dataset needs one subfolder of JPEG or PNG files per class, at least two';
+    if (images.length === 0) throw new Error(`found no JPEG or PNG files in ${options.name}; ${needs}; ${describeLeftOut(skipped)}`);
+
+    const channels = images.some((f) => isColourFile(f.file, new Uint8Array(f.bytes))) ? 3 : 1;
     const turbo = await loadTurboJpeg();
-    const report: BrowserBuildReport = { id: '', manifestUrl: '', images: { train: 0, test: 0 }, classes, channels, bytes: 0, converted: [], skipped: [] };
-    const splits: Record<'train' | 'test', LabeledScans[]> = { train: [], test: [] };
+    const converted: BrowserBuildReport['converted'] = [];
+    const read: { cls: string; scans: Uint8Array[]; test: boolean }[] = [];
     images.forEach((f, i) => {
       try {
-        const { scans, converted } = ingestImage(f.at[1], new Uint8Array(f.bytes), { channels, quality: options.quality, turbo });
-        if (converted) report.converted.push({ file: f.path, what: converted });
-        splits[isTestFile(f.path, options.testFraction) ? 'test' : 'train'].push({ scans, label: classes.indexOf(f.at[0]) });
+        const ingested = ingestImage(f.file, new Uint8Array(f.bytes), { channels, quality: options.quality, turbo });
+        if (ingested.converted) converted.push({ file: f.path, what: ingested.converted });
+        read.push({ cls: f.cls, scans: ingested.scans, test: isTestFile(f.path, options.testFraction) });
       } catch (err) {
-        report.skipped.push({ file: f.path, reason: (err as Error).message });
+        skipped.push({ file: f.path, reason: NOT_DECODED, detail: (err as Error).message });
       }
       if (i % 8 === 0 || i === images.length - 1) onProgress({ done: i + 1, total: images.length, file: f.path });
     });
-    if (splits.train.length === 0) throw new Error(`no image could be read (${report.skipped.length} left out): ${report.skipped[0]?.reason ?? ''}`);
+    // A class folder counts only if at least one of its images could be read.
+    const classes = [...new Set(read.map((r) => r.cls))].sort();
+    if (read.length === 0) throw new Error(`none of the ${images.length} JPEG or PNG files in ${options.name} could be read; ${describeLeftOut(skipped)}`);
+    if (classes.length < 2) {
+      const only = classes[0] === options.name ? `${options.name} itself, not a subfolder,` : `only ${options.name}/${classes[0]}`;
+      throw new Error(`${only} has images that could be read; ${needs}; ${describeLeftOut(skipped)}`);
+    }
+    const splits: Record<'train' | 'test', LabeledScans[]> = { train: [], test: [] };
+    for (const r of read) splits[r.test ? 'test' : 'train'].push({ scans: r.scans, label: classes.indexOf(r.cls) });
+    if (splits.train.length === 0) throw new Error(`all ${read.length} images that could be read went to the test split; add more images`);
+    const name = distinctName(
+      options.name,
+      (await listLocalDatasets()).map((d) => d.name),
+    );
 
     const stored = new Map<string, Uint8Array>();
-    const write = async (name: string, bytes: Uint8Array) => void stored.set(name, bytes);
+    const write = async (file: string, bytes: Uint8Array) => void stored.set(file, bytes);
     const manifestSplits: Record<string, { records: Awaited<ReturnType<typeof buildSplit>> }> = {};
     for (const split of ['train', 'test'] as const) {
       if (splits[split].length) manifestSplits[split] = { records: await buildSplit(split, splits[split], channels, options.recordSize, write) };
     }
     const manifest = makeManifest({
-      name: options.name,
+      name,
       classes,
       image: { width: options.width, height: options.height, channels },
       quality: options.quality,
@@ -60,8 +78,18 @@ const api: BuildWorkerApi = {
     stored.set('manifest.json', new TextEncoder().encode(JSON.stringify(manifest)));
 
     const id = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
-    const entry = await saveLocalDataset(id, options.name, stored);
-    return { ...report, id, manifestUrl: localManifestUrl(id), images: { train: splits.train.length, test: splits.test.length }, bytes: entry.bytes };
+    const entry = await saveLocalDataset(id, name, stored);
+    return {
+      id,
+      name,
+      manifestUrl: localManifestUrl(id),
+      images: { train: splits.train.length, test: splits.test.length },
+      classes,
+      channels,
+      bytes: entry.bytes,
+      converted,
+      skipped,
+    };
   },
 };
 

@@ -47,6 +47,15 @@ export async function saveLocalDataset(id: string, name: string, files: Map<stri
   return entry;
 }
 
+/** `name`, or `name (2)`, `name (3)`... whichever no dataset in `taken` has, so two builds of one folder can be told apart. */
+export function distinctName(name: string, taken: Iterable<string>): string {
+  const names = new Set(taken);
+  let n = 1;
+  let candidate = name;
+  while (names.has(candidate)) candidate = `${name} (${++n})`;
+  return candidate;
+}
+
 export async function listLocalDatasets(): Promise<LocalDataset[]> {
   return (await (await open()).getAll('datasets')).sort((a, b) => b.createdAt - a.createdAt);
 }

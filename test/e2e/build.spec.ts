@@ -5,23 +5,27 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, test } from '@playwright/test';
+import { expect, test, type Page } from '@playwright/test';
 import { unzipSync } from 'fflate';
 import { waitFor } from './helpers.js';
 
-function makeFolder(): string {
-  const root = join(mkdtempSync(join(tmpdir(), 'bytelab-drop-')), 'shapes');
+/** `n` small JPEGs of one colour in root/cls. */
+function writeJpegs(root: string, cls: string, n: number, colour: number): void {
   const ppm = join(root, '..', 'x.ppm');
-  for (const [c, cls] of ['red', 'blue'].entries()) {
-    mkdirSync(join(root, cls), { recursive: true });
-    for (let i = 0; i < 12; i++) {
-      const [w, h] = [48 + 4 * i, 40 + 2 * i];
-      const px = Buffer.alloc(w * h * 3);
-      for (let p = 0; p < w * h; p++) px.set(c === 0 ? [200 + (p % 50), 30, 40] : [30, 60, 200 + (p % 50)], 3 * p);
-      writeFileSync(ppm, Buffer.concat([Buffer.from(`P6\n${w} ${h}\n255\n`), px]));
-      writeFileSync(join(root, cls, `${i}.jpg`), execFileSync('cjpeg', ['-quality', '85', ppm]));
-    }
+  mkdirSync(join(root, cls), { recursive: true });
+  for (let i = 0; i < n; i++) {
+    const [w, h] = [48 + 4 * i, 40 + 2 * i];
+    const px = Buffer.alloc(w * h * 3);
+    for (let p = 0; p < w * h; p++) px.set(colour === 0 ? [200 + (p % 50), 30, 40] : [30, 60, 200 + (p % 50)], 3 * p);
+    writeFileSync(ppm, Buffer.concat([Buffer.from(`P6\n${w} ${h}\n255\n`), px]));
+    writeFileSync(join(root, cls, `${i}.jpg`), execFileSync('cjpeg', ['-quality', '85', ppm]));
   }
+}
+
+/** A folder `name` with the class folders red and blue, `perClass` JPEGs each. */
+function makeFolder(name = 'shapes', perClass = 12): string {
+  const root = join(mkdtempSync(join(tmpdir(), 'bytelab-drop-')), name);
+  for (const [c, cls] of ['red', 'blue'].entries()) writeJpegs(root, cls, perClass, c);
   writeFileSync(join(root, 'red', 'broken.jpg'), 'this is not a JPEG');
   return root;
 }
@@ -36,6 +40,8 @@ test('a dropped folder becomes a dataset in this browser, trains, survives a rel
   await expect(page.locator('#build-status')).toContainText('1 left out');
   await expect(page.locator('#log')).toContainText('broken.jpg left out');
   expect(await page.locator('#dataset').inputValue()).toMatch(/^idb:\/\/local\/.+\/manifest\.json$/);
+  // Its own scan groups under the slider before any run (colour: 10), not the last dataset's.
+  await expect(page.locator('#fidelity-label')).toContainText(/scan group 10 of 10: \d+ bytes\/image/);
 
   await page.locator('#start').click();
   const s = await waitFor(page, 'training on the built dataset', (x) => x.steps.length >= 6 && x.evals.length > 0);
@@ -68,4 +74,82 @@ test('dropping files rather than a folder on "Build a dataset" says what to drop
   await page.dispatchEvent('#build-panel', 'drop', { dataTransfer });
   await expect(page.locator('#build-status')).toHaveText('drop one folder, with one subfolder of images per class');
   await expect(page.locator('#build-panel')).not.toHaveClass(/drop-target/);
+});
+
+test('the model input size is checked as it is typed; a size the lab cannot train at builds nothing', async ({ page }) => {
+  await page.goto('/');
+  const size = page.locator('#build-size');
+  const error = page.locator('#build-size-error');
+  await expect(size).toHaveAttribute('aria-invalid', 'false');
+  await expect(size).toHaveAttribute('aria-describedby', /build-size-error/);
+  const folder = makeFolder('sizes', 3);
+  for (const bad of ['0x0', '2000x2000', '64x', 'abc']) {
+    await size.fill(bad);
+    await expect(error).toContainText(`each 8 to 1024 pixels, not "${bad}"`);
+    await expect(size).toHaveAttribute('aria-invalid', 'true');
+    await page.locator('#build-folder').setInputFiles(folder);
+    await expect(page.locator('#build-status')).toHaveText(`not built: ${await error.textContent()}`);
+  }
+  await expect(page.locator('#dataset optgroup[label="Built in this browser"]')).toHaveCount(0);
+  await size.fill('24');
+  await expect(error).toBeEmpty();
+  await expect(size).toHaveAttribute('aria-invalid', 'false');
+  await page.locator('#build-folder').setInputFiles(folder);
+  await expect(page.locator('#build-status')).toContainText('built "sizes"', { timeout: 60_000 });
+});
+
+const builtHere = (page: Page) => page.locator('#dataset optgroup[label="Built in this browser"] option');
+
+test('an empty folder says it is empty', async ({ page }) => {
+  await page.goto('/');
+  const empty = join(mkdtempSync(join(tmpdir(), 'bytelab-drop-')), 'emptydir');
+  mkdirSync(empty);
+  await page.locator('#build-folder').setInputFiles(empty);
+  await expect(page.locator('#build-status')).toHaveText('not built: the folder is empty: it has no class folders with images');
+  await expect(page.locator('#log')).toContainText('dataset not built: the folder is empty');
+});
+
+test('files the build cannot read are counted and named, a few then "and N more", with why', async ({ page }) => {
+  await page.goto('/');
+  await page.locator('#build-size').fill('16x16');
+  const mixed = makeFolder('mixed', 3);
+  for (const f of ['x.gif', 'y.webp', 'notes.txt', 'more.txt', 'last.txt']) writeFileSync(join(mixed, 'blue', f), 'not an image the build reads');
+  await page.locator('#build-folder').setInputFiles(mixed);
+  await expect(page.locator('#build-status')).toContainText('built "mixed"', { timeout: 60_000 });
+  await expect(page.locator('#build-status')).toContainText(
+    '6 left out (not an image type the build reads (JPEG or PNG): mixed/blue/last.txt, mixed/blue/more.txt, mixed/blue/notes.txt and 2 more; ' +
+      'could not be decoded: mixed/red/broken.jpg)',
+  );
+  await expect(page.locator('#log')).toContainText('mixed/blue/y.webp left out: not an image type the build reads');
+  await expect(page.locator('#log')).toContainText('mixed/red/broken.jpg left out: could not be decoded: ');
+});
+
+test('a class folder counts only if one of its images decodes', async ({ page }) => {
+  await page.goto('/');
+  const txt = join(mkdtempSync(join(tmpdir(), 'bytelab-drop-')), 'txt');
+  mkdirSync(join(txt, 'catA'), { recursive: true });
+  mkdirSync(join(txt, 'catB'), { recursive: true });
+  writeFileSync(join(txt, 'catA', 'a.txt'), 'text');
+  writeFileSync(join(txt, 'catB', 'b.txt'), 'text');
+  writeFileSync(join(txt, 'catB', 'fake.png'), 'not a PNG inside');
+  await page.locator('#build-folder').setInputFiles(txt);
+  const status = page.locator('#build-status');
+  await expect(status).toContainText('could not build: none of the 1 JPEG or PNG files in txt could be read; 3 left out', { timeout: 60_000 });
+  await expect(status).toContainText('could not be decoded: txt/catB/fake.png');
+  await expect(status).not.toContainText('class folder(s) with images');
+});
+
+test('the same folder built twice gives two entries that can be told apart', async ({ page }) => {
+  await page.goto('/');
+  await page.locator('#build-size').fill('16x16');
+  const folder = makeFolder('twice', 3);
+  await page.locator('#build-folder').setInputFiles(folder);
+  await expect(page.locator('#build-status')).toContainText('built "twice"', { timeout: 60_000 });
+  await expect(builtHere(page)).toHaveCount(1);
+  await page.locator('#build-folder').setInputFiles(folder);
+  await expect(page.locator('#build-status')).toContainText('built "twice (2)"', { timeout: 60_000 });
+  await expect(builtHere(page)).toHaveCount(2);
+  const labels = await builtHere(page).allTextContents();
+  expect(labels.filter((l) => l.startsWith('twice (2) ('))).toHaveLength(1);
+  expect(new Set(labels).size).toBe(2);
 });
