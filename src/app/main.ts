@@ -896,8 +896,10 @@ async function sweep(): Promise<void> {
   sweepCancelled = false;
   sweepUi.start.disabled = true;
   sweepUi.stop.disabled = false;
-  // The swept control is the person's again afterwards, as they left it (every sweep run has been stopped by then).
+  // The swept control is the person's again afterwards, as they left it (every sweep run has been stopped by then),
+  // unless they changed it during the sweep; the other controls are theirs throughout.
   const before = { fidelity: ui.fidelity.value, touched: fidelityTouched, echo: ui.echo.value };
+  let applied: string | undefined;
   try {
     const outcome = await runSweep(
       plan.value,
@@ -910,6 +912,7 @@ async function sweep(): Promise<void> {
           } else {
             ui.echo.value = String(value);
           }
+          applied = String(value);
           writeUrl();
         },
         async start() {
@@ -932,10 +935,12 @@ async function sweep(): Promise<void> {
     sweeping = false;
     sweepUi.start.disabled = false;
     sweepUi.stop.disabled = true;
-    ui.fidelity.value = before.fidelity;
-    fidelityTouched = before.touched;
-    ui.echo.value = before.echo;
-    updateFidelityLabel();
+    if (plan.value.kind === 'group' && ui.fidelity.value === applied) {
+      ui.fidelity.value = before.fidelity;
+      fidelityTouched = before.touched;
+      updateFidelityLabel();
+    }
+    if (plan.value.kind === 'echo' && ui.echo.value === applied) ui.echo.value = before.echo;
     writeUrl();
   }
 }

@@ -93,7 +93,10 @@ test('a sweep over scan groups runs one run per value with the same seed and fil
   await expect(page.locator('#sweep-status')).toContainText('scan group must be');
   await page.locator('#sweep-values').fill('6, 1');
   await page.locator('#sweep-start').click();
+  await expect(page.locator('#state')).toHaveText('running', { timeout: 60_000 });
+  await page.locator('#echo').fill('2'); // not the swept control: the person's, kept after the sweep
   await expect(page.locator('#sweep-status')).toContainText('sweep done: 2 runs', { timeout: 150_000 });
+  await expect(page.locator('#echo')).toHaveValue('2');
   const records = await page.evaluate(() => window.__lab!.records());
   expect(records.map((r) => r.settings.fidelity)).toEqual([6, 1]);
   expect(records.map((r) => r.settings.seed)).toEqual([3, 3]);
