@@ -12,6 +12,17 @@ export function fidelityValueText(group: number, groups: number, info?: Pick<Dat
   return `scan group ${group} of ${groups}${perImage}`;
 }
 
+/** The element that says what is wrong with a field, placed after it, announced, and tied to it (aria-describedby). */
+export function attachFieldError(input: HTMLInputElement): HTMLElement {
+  const error = document.createElement('span');
+  error.className = 'field-error';
+  error.id = `${input.id}-error`;
+  error.setAttribute('role', 'alert');
+  input.setAttribute('aria-describedby', [input.getAttribute('aria-describedby'), error.id].filter(Boolean).join(' '));
+  input.insertAdjacentElement('afterend', error);
+  return error;
+}
+
 /** A chart's text alternative: "training loss chart: step 1 to 120, latest 0.421", or that there is nothing yet. */
 export function chartSummary(title: string, xLabel: string, xs: readonly number[], ys: readonly number[]): string {
   const n = xs.length;

@@ -4,6 +4,7 @@ import * as Comlink from 'comlink';
 import { zipSync } from 'fflate';
 import { describeLeftOut, type BrowserBuildReport, type BuildFile, type BuildWorkerApi } from '../pipeline/build-api.js';
 import { filesUnder, type DroppedEntry } from './dropped-folder.js';
+import { attachFieldError } from './a11y.js';
 import { checkImageSize } from './validate.js';
 import { deleteLocalDataset, listLocalDatasets, LOCAL_PREFIX, readLocalFile, type LocalDataset } from '../storage/local-datasets.js';
 
@@ -29,12 +30,7 @@ export function setupBuildPanel(opts: {
   const remove = $<HTMLButtonElement>('build-delete');
 
   // The model input size is checked as it is typed, as the page's other fields are (main.ts, field()).
-  const sizeError = document.createElement('span');
-  sizeError.className = 'field-error';
-  sizeError.id = `${size.id}-error`;
-  sizeError.setAttribute('role', 'alert');
-  size.setAttribute('aria-describedby', [size.getAttribute('aria-describedby'), sizeError.id].filter(Boolean).join(' '));
-  size.insertAdjacentElement('afterend', sizeError);
+  const sizeError = attachFieldError(size);
   const checkSize = () => {
     const r = checkImageSize(size.value);
     sizeError.textContent = r.ok ? '' : r.reason;

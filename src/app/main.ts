@@ -19,7 +19,7 @@ import { LIVE_STATES, type RunState } from '../train/run-state.js';
 import { LabSession, type SessionListener } from '../train/session.js';
 import type { StepMetrics } from '../train/trainer.js';
 import type { EchoReading } from '../train/echo-advisor.js';
-import { fidelityValueText, setupAnnouncements } from './a11y.js';
+import { attachFieldError, fidelityValueText, setupAnnouncements } from './a11y.js';
 import { setupBuildPanel } from './build-panel.js';
 import { setupCachePanel } from './cache-panel.js';
 import { setupResumePanel } from './resume-panel.js';
@@ -133,12 +133,7 @@ interface Field {
 }
 
 function field(input: HTMLInputElement, param: string, check: (text: string) => Checked<unknown>): Field {
-  const error = document.createElement('span');
-  error.className = 'field-error';
-  error.id = `${input.id}-error`;
-  error.setAttribute('role', 'alert');
-  input.setAttribute('aria-describedby', [input.getAttribute('aria-describedby'), error.id].filter(Boolean).join(' '));
-  input.insertAdjacentElement('afterend', error);
+  const error = attachFieldError(input);
   const f: Field = { input, error, check: (text = input.value) => check(text) };
   input.addEventListener('input', () => {
     clearParamError(param); // the person is fixing it here now

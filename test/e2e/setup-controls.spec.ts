@@ -3,7 +3,7 @@
 // run's; a control changed as a run opens is where the run starts; a typed
 // manifest URL is read before Start uses it; the address bar follows all of it.
 import { createServer, type Server } from 'node:net';
-import { expect, test } from '@playwright/test';
+import { expect, test, type Page } from '@playwright/test';
 import { waitFor } from './helpers.js';
 
 const FLIGHTS = 'datasets/flights-250k-toc/manifest.json';
@@ -142,12 +142,17 @@ test('scan-group presses in a row with the arrow keys make one mark, at the step
   await expect(page.locator('#runs-table tbody tr').first()).toContainText(/\b1 change(?!s)/);
 });
 
-test('Continue on a saved run puts its dataset and model in the address bar, whatever the list showed', async ({ page }) => {
-  await page.goto('/?dataset=flights-250k&model=logreg&evalEvery=1000');
+/** A few steps of a flights run with `model`, then a pause: the pause saves it. */
+async function saveRun(page: Page, model: string): Promise<void> {
+  await page.goto(`/?dataset=flights-250k&model=${model}&evalEvery=1000`);
   await page.locator('#start').click();
-  await waitFor(page, '5 steps', (s) => s.steps.length >= 5);
-  await page.locator('#pause').click(); // a pause saves the run
-  await expect(page.locator('#state')).toHaveText('paused');
+  await waitFor(page, '3 steps', (s) => s.steps.length >= 3);
+  await page.locator('#pause').click();
+  await expect(page.locator('#resume-text')).toContainText('Checkpoint saved');
+}
+
+test('Continue on a saved run puts its dataset and model in the address bar, whatever the list showed', async ({ page }) => {
+  await saveRun(page, 'logreg');
   await page.reload();
   await expect(page.locator('#resume-text')).toContainText('Saved run');
   await page.locator('#dataset').selectOption(FASHION);
@@ -198,13 +203,7 @@ test('Start after a manifest read that hangs was given up for another URL starts
 });
 
 test('Discard on a saved run shows the next one saved at once, and the line says how many wait behind it', async ({ page }) => {
-  for (const model of ['svm', 'logreg']) {
-    await page.goto(`/?dataset=flights-250k&model=${model}&evalEvery=1000`);
-    await page.locator('#start').click();
-    await waitFor(page, '3 steps', (s) => s.steps.length >= 3);
-    await page.locator('#pause').click(); // a pause saves the run
-    await expect(page.locator('#resume-text')).toContainText('Checkpoint saved');
-  }
+  for (const model of ['svm', 'logreg']) await saveRun(page, model);
   await page.reload();
   await expect(page.locator('#resume-text')).toContainText('Logistic regression');
   await expect(page.locator('#resume-text')).toContainText('1 older saved run behind it');
