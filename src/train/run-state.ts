@@ -9,7 +9,7 @@ export const TRANSITIONS: Readonly<Record<RunState, readonly RunState[]>> = {
   idle: ['loading', 'stopped'],
   loading: ['running', 'stopping', 'failed'],
   running: ['paused', 'evaluating', 'stopping', 'stopped', 'failed'],
-  paused: ['running', 'evaluating', 'stopping', 'failed'], // evaluating: the step paused in ends in an evaluation
+  paused: ['running', 'evaluating', 'stopping', 'stopped', 'failed'], // evaluating: the step it paused in ends in one; stopped: the stream ended
   evaluating: ['running', 'paused', 'stopping', 'stopped', 'failed'],
   stopping: ['stopped', 'failed'],
   stopped: [],

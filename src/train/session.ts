@@ -524,7 +524,9 @@ export class LabSession {
    */
   private async checkpointBeforeStop(): Promise<void> {
     const step = this.trainer?.position.step ?? 0;
-    if (!this.config.saveCheckpoint || step === 0 || (this.state !== 'running' && this.state !== 'evaluating')) return;
+    // A paused run has its checkpoint once the trainer has reached its gate; until then (mid-step, or waiting for data) it waits for it too.
+    const pausedWithout = this.state === 'paused' && this.checkpointAtGate;
+    if (!this.config.saveCheckpoint || step === 0 || (this.state !== 'running' && this.state !== 'evaluating' && !pausedWithout)) return;
     const reached = new Promise<void>((resolve) => (this.atGate = resolve));
     this.closeGate();
     this.checkpointAtGate = true;

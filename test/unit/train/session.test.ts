@@ -129,7 +129,8 @@ describe('LabSession', () => {
         return model;
       },
     };
-    const made = session(undefined, { evalEvery: 3, model: pausing });
+    const saved: Checkpoint[] = [];
+    const made = session(undefined, { evalEvery: 3, model: pausing, checkpointEvery: 1000, saveCheckpoint: async (c) => void saved.push(c) });
     s = made.s;
     const rec = made.rec;
     void s.start();
@@ -140,6 +141,7 @@ describe('LabSession', () => {
     expect(rec.names().slice(-3)).toEqual(['paused', 'evaluating', 'paused']);
     expect(rec.steps.at(-1)!.step).toBe(3);
     expect(rec.evals[0]!.step).toBe(3);
+    expect(saved.map((c) => c.step)).toEqual([3]); // the pause's checkpoint, with the evaluation in its history
     s.resume();
     await until('steps after resume', () => rec.steps.length >= 5);
     await s.stop();
@@ -540,6 +542,22 @@ describe('checkpoints and exact resume', () => {
         else expect(w.options!.tocColumns).toBe(tocColumns);
       }
     }
+  });
+
+  it('Pause then Stop while the trainer waits for data still saves the run where it paused', async () => {
+    const saved: Checkpoint[] = [];
+    const { s, rec } = session((name) => (name === 'pipeline-train' ? { nextMs: 600 } : {}), {
+      checkpointEvery: 1000,
+      saveCheckpoint: async (c) => void saved.push(c),
+    });
+    const done = s.start();
+    await until('3 steps', () => rec.steps.length >= 3);
+    s.pause(); // the trainer waits for its next batch, not yet at its gate: no checkpoint so far
+    await sleep(50);
+    await s.stop();
+    await done;
+    expect(saved.length).toBe(1); // before, the stop took none: Continue went back to the last periodic one
+    expect(saved[0]!.step).toBe(rec.steps.at(-1)!.step);
   });
 
   it('a pause takes a checkpoint at the step it paused on', async () => {
