@@ -130,8 +130,8 @@ export type DatasetProbe =
 
 /**
  * Reads a manifest the way the pipeline will, to list only datasets that exist
- * and offer only models that can read them. A PCR_index.pb (reference format)
- * or a dataset built in this browser is taken to be images without a read.
+ * and offer only models that can read them (a dataset built in this browser is read from its storage). A PCR_index.pb
+ * (reference format) is taken to be images without a read.
  */
 export async function probeDataset(url: string, signal?: AbortSignal): Promise<DatasetProbe> {
   if (isReferenceIndexUrl(url)) return { ok: true, kind: 'image' };

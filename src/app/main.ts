@@ -247,6 +247,12 @@ function chosenManifestUrl(): string {
   return ui.dataset.value.startsWith(LOCAL_PREFIX) ? ui.dataset.value : new URL(ui.dataset.value, location.href).href;
 }
 
+/** The listed dataset's full name (its option's tooltip; the option's text is cut short to fit). */
+function listedName(): string | undefined {
+  const option = ui.dataset.selectedOptions[0];
+  return option && (option.title || option.text);
+}
+
 /** The kind of the dataset a run would read now, if known. */
 function selectedKind(): DatasetInfo['kind'] | undefined {
   if (ui.manifestUrl.value.trim()) return selectedProbe()?.kind;
@@ -603,6 +609,7 @@ function shareNote(cp: Checkpoint): string | undefined {
 /** Starts a run (Start), continues a saved one (`resume`), or starts from a loaded model's weights (`initialModel`). */
 async function start(resume?: Checkpoint, initialModel?: ModelState): Promise<void> {
   if (starting) return; // a double click, or Start while the previous run still winds down
+  flushMarks(); // before a continued run's settings move the controls
   if (!resume && ui.manifestUrl.dataset.probing) {
     starting = true; // Start pressed as the typed manifest URL is read: the run is read from it once the read is in
     refreshControls();
@@ -651,7 +658,7 @@ async function start(resume?: Checkpoint, initialModel?: ModelState): Promise<vo
         id: run.runId,
         name: runName(config.model.id, config, startedAt),
         startedAt,
-        dataset: resume?.config.datasetName ?? ui.dataset.selectedOptions[0]?.text ?? config.manifestUrl,
+        dataset: resume?.config.datasetName ?? (ui.manifestUrl.value.trim() ? undefined : listedName()) ?? config.manifestUrl,
         model: config.model.label,
         settings: {
           batchSize: config.batchSize,
@@ -859,10 +866,12 @@ const modelPanel = setupModelPanel(
   },
   () => session,
   (meta, weights) => {
-    if (starting || (session && LIVE_STATES.has(session.state))) return false; // the panel says to stop the run first
+    if (starting || (session && LIVE_STATES.has(session.state))) return 'stop the run first: a loaded model starts a run of its own';
     showDatasetAndModel(meta.dataset.manifestUrl, meta.modelId);
+    const blockers = startBlockers();
+    if (blockers.length) return `not started: ${blockers.join('; ')}`; // the fields say what to fix
     void start(undefined, freshOptimizerState(weights));
-    return true;
+    return undefined;
   },
 );
 
@@ -954,6 +963,7 @@ const cachePanel = setupCachePanel(ui.cacheUsage, ui.cacheClear, (m) => log(m));
 const showCacheUsage = (throttleMs?: number) => cachePanel.show(throttleMs);
 
 async function stop(): Promise<void> {
+  flushMarks();
   await session?.stop();
   refreshControls();
 }
@@ -969,18 +979,27 @@ ui.stop.addEventListener('click', () => void stop());
  * typing first took effect (`applied` on input, `marked` on change), in the run it was typed in, not one that has ended since.
  */
 function typedMarks() {
-  let at: { run: LabSession; step: number | undefined } | undefined;
-  return {
-    applied() {
-      if (session && at?.run !== session) at = { run: session, step: stepNow() };
+  let at: { run: LabSession; step: number | undefined; label: string; change: Partial<RunRecord['settings']> } | undefined;
+  const marks = {
+    /** A value the run took; the last one is marked (a bad value typed after it was not applied). */
+    applied(label: string, change: Partial<RunRecord['settings']>) {
+      if (!session || session.ended) return;
+      at = at?.run === session ? { ...at, label, change } : { run: session, step: stepNow(), label, change };
     },
-    marked(label: string, change: Partial<RunRecord['settings']>) {
-      const typed = at?.run === session ? at : undefined;
-      markCharts(label, change, typed ? typed.step : stepNow());
+    marked() {
+      if (at && at.run === session) markCharts(at.label, at.change, at.step);
       at = undefined;
     },
   };
+  typedFields.push(marks);
+  return marks;
 }
+const typedFields: { marked(): void }[] = [];
+/** Marks what was typed or moved and not marked yet: before a run stops, or another starts. */
+const flushMarks = () => {
+  clearTimeout(fidelityMark);
+  for (const f of typedFields) f.marked();
+};
 const fidelityMoved = typedMarks();
 const FIDELITY_MARK_MS = 400;
 const echoTyped = typedMarks();
@@ -992,23 +1011,17 @@ ui.fidelity.addEventListener('input', () => {
   updateFidelityLabel();
   if (session && !session.ended) {
     session.setFidelity(Number(ui.fidelity.value));
-    fidelityMoved.applied();
+    fidelityMoved.applied(`group ${ui.fidelity.value}`, { fidelity: Number(ui.fidelity.value) });
   }
 });
 // On release; arrow keys release at each press, so presses in a row make one mark, where the first took effect.
 let fidelityMark: ReturnType<typeof setTimeout> | undefined;
 ui.fidelity.addEventListener('change', () => {
   clearTimeout(fidelityMark);
-  fidelityMark = setTimeout(() => fidelityMoved.marked(`group ${ui.fidelity.value}`, { fidelity: Number(ui.fidelity.value) }), FIDELITY_MARK_MS);
+  fidelityMark = setTimeout(() => fidelityMoved.marked(), FIDELITY_MARK_MS);
 });
-ui.echo.addEventListener('change', () => {
-  const r = checkEchoFactor(ui.echo.value);
-  if (r.ok) echoTyped.marked(`echo ${r.value}`, { echoFactor: r.value });
-});
-ui.learningRate.addEventListener('change', () => {
-  const r = checkLearningRate(ui.learningRate.value);
-  if (r.ok) learningRateTyped.marked(`lr ${r.value}`, { learningRate: r.value });
-});
+ui.echo.addEventListener('change', () => echoTyped.marked());
+ui.learningRate.addEventListener('change', () => learningRateTyped.marked());
 ui.echoMode.addEventListener('change', () =>
   markCharts(ui.echoMode.value === 'batches' ? 'echo batches' : 'echo examples', { echoMode: ui.echoMode.value }, stepNow()),
 );
@@ -1016,13 +1029,13 @@ ui.echo.addEventListener('input', () => {
   const r = checkEchoFactor(ui.echo.value);
   if (!r.ok || !session || session.ended) return; // a bad value is shown and not applied
   session.setEchoFactor(r.value);
-  echoTyped.applied();
+  echoTyped.applied(`echo ${r.value}`, { echoFactor: r.value });
 });
 ui.learningRate.addEventListener('input', () => {
   const r = checkLearningRate(ui.learningRate.value);
   if (!r.ok || !session || session.ended) return;
   session.setLearningRate(r.value);
-  learningRateTyped.applied();
+  learningRateTyped.applied(`lr ${r.value}`, { learningRate: r.value });
 });
 /** The last step the open run reported; undefined before its first. */
 const stepNow = (): number | undefined => (session && !session.ended ? session.steps.last()?.step : undefined);

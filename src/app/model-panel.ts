@@ -120,8 +120,8 @@ const when = (d: Date) => `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.g
 export function setupModelPanel(
   el: ModelPanelElements,
   current: () => LabSession | undefined,
-  /** Starts a run from a loaded model (its dataset and model id say which); false when it cannot, a run being under way. */
-  startFrom: (meta: ModelFileMeta, weights: ModelState['weights']) => boolean,
+  /** Starts a run from a loaded model (its dataset and model id say which); else says why it cannot (a run under way, a field to fix). */
+  startFrom: (meta: ModelFileMeta, weights: ModelState['weights']) => string | undefined,
 ): ModelPanel {
   const say = (message: string) => (el.status.textContent = message);
   const busy = () => {
@@ -188,8 +188,9 @@ export function setupModelPanel(
       } catch {
         throw new Error(`${where}: its dataset address "${meta.dataset.manifestUrl}" is not a URL`);
       }
-      if (startFrom({ ...meta, dataset: { ...meta.dataset, manifestUrl: dataset.url } }, weights) === false) {
-        say(STOP_FIRST);
+      const refused = startFrom({ ...meta, dataset: { ...meta.dataset, manifestUrl: dataset.url } }, weights);
+      if (refused) {
+        say(refused);
         return;
       }
       say(`loaded ${where}: evaluating, then training on${dataset.note ? `; ${dataset.note}` : ''}`);

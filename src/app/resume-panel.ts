@@ -42,7 +42,12 @@ export function setupResumePanel(
     shown = undefined;
     box.hidden = true;
     // A checkpoint this lab cannot read (another format) is offered for discarding only: then every saved run goes.
-    await (id ? store.removeCheckpoint(id) : store.clearCheckpoints()).catch(() => undefined);
+    try {
+      await (id ? store.removeCheckpoint(id) : store.clearCheckpoints());
+    } catch (err) {
+      show(`The saved run could not be discarded: ${(err as Error).message}`, false);
+      return;
+    }
     unreadable = undefined;
     await panel.refresh(); // the next saved run, if any, at once (not first after a reload)
   });

@@ -9,7 +9,7 @@ import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { jpegFrameInfo } from '../jpeg/markers.js';
 import { transcodeToProgressive } from '../jpeg/transcode.js';
-import { buildSplit, DEFAULT_BUILD, makeManifest, type LabeledScans } from '../pcr/build.js';
+import { assertModelInputSize, buildSplit, DEFAULT_BUILD, makeManifest, type LabeledScans } from '../pcr/build.js';
 import { imageCount, validateManifest, type PcrManifest } from '../pcr/manifest.js';
 import { RecordError, RecordPrefix } from '../pcr/record.js';
 import {
@@ -193,6 +193,7 @@ export async function importCommand(argv: string[]): Promise<number> {
   const sizeMatch = /^(\d+)x(\d+)$/.exec(values.size ?? '64x64');
   const [width, height] = sizeMatch ? [Number(sizeMatch[1]), Number(sizeMatch[2])] : [0, 0];
   if (!(width > 0 && height > 0)) throw new Error(`--size must look like 64x64, got "${values.size}"`);
+  assertModelInputSize(width, height); // before transcoding: makeManifest refuses it only after the records are written
   const channelsArg = values.channels ?? 'auto';
   if (!['1', '3', 'auto'].includes(channelsArg)) throw new Error(`--channels must be 1, 3 or auto, got "${values.channels}"`);
   const classNames = values.classes?.split(',').map((s) => s.trim());
