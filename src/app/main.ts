@@ -8,7 +8,7 @@ import './style.css';
 import * as tf from '@tensorflow/tfjs';
 import { adapterDescription, webgpuBackend } from '../gpu/backend.js';
 import { kernelBufferCount } from '../gpu/tfjs-kernel.js';
-import { DEFAULT_REQUESTS_IN_FLIGHT, type DatasetInfo, type EchoMode } from '../pipeline/api.js';
+import { DEFAULT_REQUESTS_IN_FLIGHT, type DatasetInfo, type EchoMode, type PipelineStats } from '../pipeline/api.js';
 import { liveWorkerCount, startPipelineWorker } from '../pipeline/client.js';
 import { localManifestUrl, LOCAL_PREFIX } from '../storage/local-datasets.js';
 import type { Checkpoint } from '../train/checkpoint.js';
@@ -692,10 +692,14 @@ function showStep(m: StepMetrics): void {
   ui.m.loss.textContent = m.loss.toFixed(3);
   // Whole examples where there are many (131,579, not 131578.9); one decimal where a slow model does a few a second.
   ui.m.speed.textContent = m.examplesPerSecond.toLocaleString('en-US', { maximumFractionDigits: m.examplesPerSecond < 100 ? 1 : 0 });
-  ui.m.bytes.textContent = formatBytes(m.bytesFetched);
+  showCounters(m.pipeline, m.step);
+}
+
+/** The pipeline's counters: with each step, and once more as the run ends (what was read ahead of its last step). */
+function showCounters(p: PipelineStats, steps: number): void {
+  ui.m.bytes.textContent = formatBytes(p.bytesFetched);
   // Fresh examples read over the split's size (this tab's share of it): the pipeline reads a few records ahead of training.
-  if (info) ui.m.epoch.textContent = (m.pipeline.examplesRead / (info.examples / (session?.share?.count ?? 1))).toFixed(2);
-  const p = m.pipeline;
+  if (info) ui.m.epoch.textContent = (p.examplesRead / (info.examples / (session?.share?.count ?? 1))).toFixed(2);
   // A continued run reads some records again to rebuild where it stood: said, not counted as fresh.
   const reread = p.examplesReread ? ` · ${p.examplesReread.toLocaleString('en-US')} read again to continue` : '';
   // Readers that ran dry have left the turn (the log says which and why).
@@ -703,7 +707,7 @@ function showStep(m: StepMetrics): void {
   const reading = p.readers < opened ? ` · ${p.readers} of ${opened} readers still reading` : '';
   ui.echoCounters.textContent =
     `${p.examplesRead.toLocaleString('en-US')} fresh examples read · ${p.examplesEchoed.toLocaleString('en-US')} echoed copies · ` +
-    `${m.step.toLocaleString('en-US')} SGD steps · ${p.duplicatesInBatches.toLocaleString('en-US')} repeats within a batch${reread}${reading}`;
+    `${steps.toLocaleString('en-US')} SGD steps · ${p.duplicatesInBatches.toLocaleString('en-US')} repeats within a batch${reread}${reading}`;
   ui.tocWork.hidden = p.tocNonZeros === 0;
   if (p.tocNonZeros > 0) ui.tocWork.textContent = describeTocWork(p.tocTerms, p.tocNonZeros);
 }
@@ -773,6 +777,11 @@ function listenerFor(current: () => LabSession): SessionListener {
       runsPanel.step(m);
       if (m.step === 1) modelPanel.refresh();
       if (m.step % 5 === 1 && info?.kind === 'image') void refreshSamples(current());
+    },
+    totals(p, steps) {
+      if (!shown()) return;
+      showReadings.flush(); // the last step's figures first, or a late draw of them would cover these
+      showCounters(p, steps);
     },
     eval(m) {
       if (!shown()) return;
@@ -1233,7 +1242,7 @@ window.__lab = {
     evals: session?.evals.toArray() ?? [],
     fetches: session?.fetches.toArray() ?? [],
     warnings: session?.warnings.toArray() ?? [],
-    pipeline: session?.steps.last()?.pipeline,
+    pipeline: session?.totals ?? session?.steps.last()?.pipeline,
   }),
   progress: () => {
     const steps = session?.steps;

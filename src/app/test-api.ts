@@ -19,7 +19,7 @@ export interface LabSnapshot {
   evals: EvalMetrics[];
   fetches: FetchEvent[];
   warnings: string[];
-  /** Pipeline counters as of the latest step. */
+  /** Pipeline counters as of the latest step; once the run has ended, as it ended (they count what was read ahead of that step). */
   pipeline: PipelineStats | undefined;
 }
 

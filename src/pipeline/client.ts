@@ -59,7 +59,7 @@ export function takeInTurn(
   rotation: Rotation,
   onLeave: (rank: number, reason: string) => void,
   ahead = asksAhead(apis.length),
-): { next(): Promise<Batch | null>; stats(): Promise<PipelineStats> } {
+): { next(): Promise<Batch | null>; stats(): Promise<PipelineStats>; totals(): Promise<PipelineStats> } {
   if (!(Number.isInteger(ahead) && ahead >= 1)) throw new RangeError(`asks ahead must be a whole number >= 1, got ${ahead}`);
   const asked: Promise<Batch | null>[][] = apis.map(() => []);
   /** Each reader's counters as it last handed over a batch or left; asked for until then. */
@@ -113,17 +113,23 @@ export function takeInTurn(
       return null;
     },
     async stats() {
-      const all = await Promise.all(apis.map((_, rank) => latest[rank] ?? ask(rank)));
-      const sum = { ...all[0]! };
-      for (const s of all.slice(1)) {
-        for (const key of Object.keys(sum) as (keyof PipelineStats)[]) if (key !== 'epoch') sum[key] += s[key];
-      }
-      // What is in force now comes from the readers still reading; the counts and clocks (stopped when a reader left) from all.
-      const reading = (rotation.reading.length > 0 ? rotation.reading : apis.map((_, rank) => rank)).map((rank) => all[rank]!);
-      sum.epoch = Math.min(...reading.map((s) => s.epoch));
-      sum.readers = reading.length;
-      sum.requestsInFlight = reading.reduce((n, s) => n + s.requestsInFlight, 0);
-      return sum;
+      return summed(await Promise.all(apis.map((_, rank) => latest[rank] ?? ask(rank))));
+    },
+    // As the run ends: each reader asked afresh, so records read ahead of the last batch (and reads that failed there) count.
+    async totals() {
+      return summed(await Promise.all(apis.map((api, rank) => api.stats().catch((err) => latest[rank] ?? Promise.reject(err)))));
     },
   };
+  function summed(all: PipelineStats[]): PipelineStats {
+    const sum = { ...all[0]! };
+    for (const s of all.slice(1)) {
+      for (const key of Object.keys(sum) as (keyof PipelineStats)[]) if (key !== 'epoch') sum[key] += s[key];
+    }
+    // What is in force now comes from the readers still reading; the counts and clocks (stopped when a reader left) from all.
+    const reading = (rotation.reading.length > 0 ? rotation.reading : apis.map((_, rank) => rank)).map((rank) => all[rank]!);
+    sum.epoch = Math.min(...reading.map((s) => s.epoch));
+    sum.readers = reading.length;
+    sum.requestsInFlight = reading.reduce((n, s) => n + s.requestsInFlight, 0);
+    return sum;
+  }
 }

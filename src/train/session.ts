@@ -11,6 +11,7 @@ import {
   type FetchEvent,
   type PipelineEvent,
   type PipelineOptions,
+  type PipelineStats,
   type SampleImages,
 } from '../pipeline/api.js';
 import { takeInTurn, type PipelineHandle } from '../pipeline/client.js';
@@ -87,6 +88,8 @@ export interface SessionListener {
   checkpoint?(step: number, error?: string): void;
   /** Deferred evaluation: how many saved steps wait to be evaluated (told as one is saved or evaluated). */
   pendingEvals?(count: number): void;
+  /** The pipeline's counters as the run ended, with its last step reported (told once, as or after it ends). */
+  totals?(pipeline: PipelineStats, steps: number): void;
 }
 
 /** Starts one pipeline worker; the page passes startPipelineWorker, tests a fake. */
@@ -118,9 +121,10 @@ export class LabSession {
   readonly evals = new RingBuffer<EvalMetrics>(HISTORY.evals);
   readonly fetches = new RingBuffer<FetchEvent>(HISTORY.fetches);
   readonly warnings = new RingBuffer<string>(HISTORY.warnings);
-  /** Running totals over every fetch of the run, including those the ring has dropped. */
   /** Record reads of the run: how many, bytes off the wire, and those the prefix cache answered (wholly: hits; bytes: cachedBytes). */
   readonly fetchTotals = { records: 0, bytes: 0, hits: 0, cachedBytes: 0 };
+  /** The pipeline's counters as the run ended (SessionListener.totals); undefined until then. */
+  totals: PipelineStats | undefined;
   info: DatasetInfo | undefined;
 
   private readonly machine: RunStateMachine;
@@ -326,6 +330,7 @@ export class LabSession {
     const c = resume ? { ...this.config, ...resume.config } : this.config;
     const signal = this.abort.signal;
     let trainer: Trainer | undefined;
+    let stream: ReturnType<typeof takeInTurn> | undefined;
     try {
       if (resume && c.model.id !== resume.config.modelId) throw new Error(`the saved run trained ${resume.config.modelId}, not ${c.model.id}`);
       // A resumed run decodes at the size it trained at (a checkpoint without one: the manifest's).
@@ -427,7 +432,7 @@ export class LabSession {
       this.machine.to('running');
       const every = c.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;
       const from = resume ? { step: resume.step, time: resume.time } : undefined;
-      const stream = takeInTurn(
+      stream = takeInTurn(
         train.map((w) => w.api),
         rotation,
         (rank, reason) => this.onWarning(`reader ${rank + 1} of ${readers} left the run, the others read on: ${reason}`),
@@ -442,14 +447,8 @@ export class LabSession {
           checkpoint: (state, at) => this.writeCheckpoint(state, at),
           step: (raw) => {
             if (this.machine.isFinal) return;
-            const { bytes, examples } = this.carried;
-            const m = this.config.resume
-              ? {
-                  ...raw,
-                  bytesFetched: raw.bytesFetched + bytes,
-                  pipeline: { ...raw.pipeline, bytesFetched: raw.pipeline.bytesFetched + bytes, examplesRead: raw.pipeline.examplesRead + examples },
-                }
-              : raw;
+            const pipeline = this.withCarried(raw.pipeline);
+            const m = { ...raw, bytesFetched: pipeline.bytesFetched, pipeline };
             this.steps.push(m);
             this.listener.step(m);
             this.adviseEcho(m);
@@ -473,9 +472,30 @@ export class LabSession {
       if (trainer && trainer.position.step > 0) this.finalModel = await captureBounded(trainer);
       for (const answer of this.modelRequests.splice(0)) answer(this.finalModel);
       trainer?.dispose();
+      if (stream && trainer && trainer.position.step > 0) await this.readTotals(stream, this.steps.last()?.step ?? trainer.position.step);
       this.terminateWorkers();
       if (signal.aborted && !this.machine.isFinal) this.machine.to('stopped');
     }
+  }
+
+  /** A resumed run's counters include what the run before the reload read. */
+  private withCarried(p: PipelineStats): PipelineStats {
+    if (!this.config.resume) return p;
+    const { bytes, examples } = this.carried;
+    return { ...p, bytesFetched: p.bytesFetched + bytes, examplesRead: p.examplesRead + examples };
+  }
+
+  /**
+   * The counters as the run ends, told once: the last step's miss the records read ahead of it. Readers that do not
+   * answer within a second leave them as they were.
+   */
+  private async readTotals(stream: ReturnType<typeof takeInTurn>, steps: number): Promise<void> {
+    const read = stream.totals();
+    read.catch(() => undefined);
+    const totals = await Promise.race([read, new Promise<undefined>((r) => setTimeout(() => r(undefined), 1000))]).catch(() => undefined);
+    if (!totals) return;
+    this.totals = this.withCarried(totals);
+    this.listener.totals?.(this.totals, steps);
   }
 
   private onEval(m: EvalMetrics): void {

@@ -2,6 +2,7 @@
 // there is no GPU): train, drag the fidelity slider mid-run, change echoing,
 // pause, resume, stop. Numbers are read through window.__lab.
 import { expect, test } from '@playwright/test';
+import { formatBytes } from '../../src/app/format.js';
 import type { LabSnapshot } from '../../src/app/test-api.js';
 import { mean, snapshot, waitFor } from './helpers.js';
 
@@ -111,6 +112,11 @@ test('echoing repeats examples, and pause, resume and stop work', async ({ page 
   await page.locator('#stop').click();
   await expect(page.locator('#state')).toContainText('stopped');
   await expect(page.locator('#start')).toBeEnabled();
+  // Once stopped, the counters count every training record read, those read ahead of the last step too: as the fetch log does.
+  const final = await snapshot(page);
+  const trainBytes = final.fetches.filter((f) => f.record.startsWith('train-')).reduce((n, f) => n + f.received, 0);
+  expect(final.pipeline!.bytesFetched).toBe(trainBytes);
+  await expect(page.locator('#m-bytes')).toHaveText(formatBytes(trainBytes));
 });
 
 test('without WebGPU the page says so and does not fall back to another backend', async ({ page }) => {

@@ -111,6 +111,18 @@ describe('takeInTurn', () => {
     expect(await stream.stats()).toMatchObject({ batchesEmitted: 4, recordsSkipped: 1, readers: 1 });
   });
 
+  it('totals, as a run ends, ask every reader afresh: what they read ahead of the last batch counts; a reader that cannot answer gives its last', async () => {
+    const readers = [reader(0, 9, { bytesFetched: 10 }, true), reader(1, 9, { bytesFetched: 5 }, true)];
+    const stream = takeInTurn(readers.map(remote), new Rotation(2), () => undefined, 3);
+    await stream.next();
+    await stream.next();
+    // Each reader has been asked three ahead: it made (and would have fetched) batches the trainer never took.
+    expect(await stream.stats()).toMatchObject({ batchesEmitted: 2 });
+    expect(await stream.totals()).toMatchObject({ batchesEmitted: 6, bytesFetched: 15 });
+    readers[1]!.stats = () => Promise.reject(new Error('worker gone'));
+    expect(await stream.totals()).toMatchObject({ batchesEmitted: 4 }); // reader 2's count as its batch came: 1
+  });
+
   it('asks a reader that left before a resume for its counters once, not every step; refuses fewer than one ask ahead', async () => {
     const readers = [reader(0, 9, { bytesFetched: 10 }, true), reader(1, 0, { bytesFetched: 5, recordsSkipped: 1 }, true)];
     const stream = takeInTurn(readers.map(remote), Rotation.replay(2, [{ rank: 1, batch: 1 }], 1), () => undefined);

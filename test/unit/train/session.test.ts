@@ -363,6 +363,22 @@ describe('LabSession', () => {
     expect(s.fetches.length).toBe(Math.min(s.fetchTotals.records, s.fetches.capacity));
     expect(s.fetchTotals.bytes).toBe(s.fetches.toArray().reduce((sum, f) => sum + f.received, 0));
   });
+
+  it('as the run ends, its counters are read once more: the records read ahead of the last step count, as in the fetch log', async () => {
+    const { s, rec, fakes } = session();
+    const told: [number, number][] = [];
+    rec.listener.totals = (p, steps) => told.push([p.bytesFetched, steps]);
+    void s.start();
+    await until('a few steps', () => rec.steps.length >= 5);
+    s.pause(); // the trainer holds; the stream's asks ahead are answered meanwhile
+    await sleep(100);
+    await s.stop();
+    const train = fakes.workers.find((w) => w.name === 'pipeline-train')!;
+    // The stream asks ahead, so the reader made more than the trainer took; the last step's counters miss those.
+    expect(train.stats.bytesFetched).toBeGreaterThan(rec.steps.at(-1)!.bytesFetched);
+    expect(told).toEqual([[train.stats.bytesFetched, rec.steps.at(-1)!.step]]);
+    expect(s.totals!.bytesFetched).toBe(s.fetchTotals.bytes - 4 * 256 * 10); // all the fetch log's bytes but the test split's
+  });
 });
 
 describe('checkpoints and exact resume', () => {
