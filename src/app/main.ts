@@ -445,8 +445,11 @@ function showKindControls(tabular: boolean): void {
   ui.echoMode.disabled = tabular;
   ui.echoMode.title = tabular ? 'TOC tables echo whole batches' : '';
   sweepUi.groupOption.disabled = tabular;
-  if (tabular && sweepUi.kind.value === 'group') {
-    sweepUi.kind.value = 'echo';
+  // A table has no scan groups to sweep: echo until an image dataset is chosen again, unless the person picks echo meanwhile.
+  const to = tabular && sweepUi.kind.value === 'group' ? 'echo' : !tabular && sweepKindRuled ? 'group' : undefined;
+  sweepKindRuled = tabular && (sweepKindRuled || to !== undefined);
+  if (to) {
+    sweepUi.kind.value = to;
     sweepKindChanged();
   }
 }
@@ -887,6 +890,8 @@ const modelPanel = setupModelPanel(
 // ---------------------------------------------------------------- sweeps
 
 let sweeping = false;
+/** The sweep kind was moved from group to echo because a table was chosen (showKindControls). */
+let sweepKindRuled = false;
 let sweepCancelled = false;
 const sweepUi = {
   kind: $<HTMLSelectElement>('sweep-kind'),
@@ -962,7 +967,10 @@ const SWEEP_DEFAULTS: Record<string, string> = { group: '6,3,2', echo: '1,2,4' }
 function sweepKindChanged(): void {
   if (Object.values(SWEEP_DEFAULTS).includes(sweepUi.values.value.trim())) sweepUi.values.value = SWEEP_DEFAULTS[sweepUi.kind.value] ?? '';
 }
-sweepUi.kind.addEventListener('change', sweepKindChanged);
+sweepUi.kind.addEventListener('change', () => {
+  sweepKindRuled = false; // the person's choice from now on
+  sweepKindChanged();
+});
 sweepUi.start.addEventListener('click', () => void sweep());
 sweepUi.stop.addEventListener('click', () => {
   sweepCancelled = true;

@@ -24,10 +24,16 @@ test('after a TOC run, an image dataset gets its fidelity slider, echo mode and 
   await page.keyboard.press('ArrowLeft');
   await expect(page.locator('#fidelity')).toHaveValue('5');
   await expect(page.locator('#sweep-kind option[value="group"]')).toBeEnabled();
+  // The sweep the table ruled out comes back with its values; one the person picks stays theirs.
+  await expect(page.locator('#sweep-kind')).toHaveValue('group');
+  await expect(page.locator('#sweep-values')).toHaveValue('6,3,2');
   // The samples and the test split below are still the flights run's, and say so until its dataset is chosen again.
   await expect(page.locator('#last-run-note')).toHaveText(/^From the last run, on .*[Ff]lights.*; a run on the chosen dataset shows its own\.$/);
   await page.locator('#dataset').selectOption(FLIGHTS);
   await expect(page.locator('#last-run-note')).toBeHidden();
+  await page.locator('#sweep-kind').selectOption('echo');
+  await page.locator('#dataset').selectOption(FASHION);
+  await expect(page.locator('#sweep-kind')).toHaveValue('echo');
 });
 
 test('a manifest URL typed in writes the model it chose into the address bar, and that address opens as it was left', async ({ page }) => {
