@@ -13,6 +13,8 @@ import { formatBytes } from './format.js';
 /** Series colours, told apart also by the dash pattern (see DASHES). */
 const PALETTE = ['#c0392b', '#2c5aa0', '#1f7a4d', '#b9770e', '#7d3c98', '#117a8b', '#6e2c00', '#555555'];
 const DASHES: number[][] = [[], [6, 3], [2, 2], [8, 3, 2, 3]];
+/** Runs an import overlays at most: one per line style. */
+const OVERLAY_ON_IMPORT = PALETTE.length * DASHES.length;
 const X_LABELS: Record<XAxis, string> = {
   step: 'step',
   time: 'training time (s)',
@@ -60,7 +62,8 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     return Number.isFinite(t) && t >= 0 && t <= 100 ? t / 100 : undefined;
   };
 
-  async function load(): Promise<void> {
+  /** Reads the recorded runs; the first time, the newest start overlaid (later, what the person ticked stays as it is). */
+  async function load(first = false): Promise<void> {
     try {
       all = await store.runs();
     } catch (err) {
@@ -69,7 +72,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     }
     if (live && !all.some((r) => r.id === live!.id)) all.push(live);
     all = all.map((r) => (r.id === live?.id ? live : r));
-    for (const r of all.slice(-4)) overlaid.add(r.id); // the newest runs start overlaid
+    if (first) for (const r of all.slice(-4)) overlaid.add(r.id);
     draw();
   }
 
@@ -234,9 +237,12 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
         if (r.id === live?.id) continue; // the live run is not replaced under itself
         await store.saveRun(r);
       }
-      log(`imported ${runs.length} runs from ${file.name}`);
       await load();
-      for (const r of runs) overlaid.add(r.id);
+      // Past as many curves as there are distinct line styles, more would be lines no one can tell apart (and a legend pages long).
+      const overlay = runs.slice(-OVERLAY_ON_IMPORT);
+      for (const r of overlay) overlaid.add(r.id);
+      const some = overlay.length < runs.length ? `; the last ${overlay.length} in the file are overlaid (tick "show" for others)` : '';
+      log(`imported ${runs.length} run${runs.length === 1 ? '' : 's'} from ${file.name}${some}`);
       draw();
     } catch (err) {
       log(`${file.name} was not imported: ${(err as Error).message}`);
@@ -246,7 +252,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     const width = Math.floor(el.chart.clientWidth);
     if (plot && width > 0 && width !== plot.width) plot.setSize({ width, height: 220 });
   }).observe(el.chart);
-  void load();
+  void load(true);
 
   return {
     async begin(record, fromStep) {

@@ -81,6 +81,14 @@ test('two runs at different scan groups are recorded, overlaid, and get a time-t
   await page.locator('#runs-import').setInputFiles({ name: 'bad.json', mimeType: 'application/json', buffer: Buffer.from('{"runs": 3}') });
   await expect(page.locator('#log')).toContainText('bad.json was not imported: not a bytelab runs file');
   await expect(rows).toHaveCount(2);
+  // A file of 40 runs is listed whole; the chart overlays as many as it has line styles, and the log says which.
+  const many = Array.from({ length: 40 }, (_, i) => ({ ...exported.runs[0], id: `imported-${i}`, name: `imported ${i}` }));
+  const file = Buffer.from(JSON.stringify({ ...exported, runs: many }));
+  await page.locator('#runs-import').setInputFiles({ name: 'many.json', mimeType: 'application/json', buffer: file });
+  await expect(page.locator('#log')).toContainText('imported 40 runs from many.json; the last 32 in the file are overlaid');
+  await expect(rows).toHaveCount(42);
+  await expect(page.locator('#runs-chart .u-legend .u-series')).toHaveCount(1 + 32); // the run ticked before, and the 32
+  await expect(page.locator('#runs-status')).toHaveText('42 runs recorded in this browser; 33 overlaid.');
 });
 
 test('a sweep over scan groups runs one run per value with the same seed and fills the table', async ({ page }) => {
