@@ -22,7 +22,7 @@ import { EchoAdvisor, type EchoReading } from './echo-advisor.js';
 import type { ModelSpec } from './models/registry.js';
 import { RingBuffer } from './ring-buffer.js';
 import { RunStateMachine, type RunState } from './run-state.js';
-import { Trainer, type EvalMetrics, type EvalMode, type ModelState, type RunStart, type StepMetrics } from './trainer.js';
+import { TEST_ON_CPU_BYTES, TEST_ON_GPU_BYTES, Trainer, type EvalMetrics, type EvalMode, type ModelState, type RunStart, type StepMetrics } from './trainer.js';
 
 export interface SessionConfig {
   /** Absolute URL of the dataset's manifest (or PCR_index.pb). */
@@ -406,11 +406,20 @@ export class LabSession {
 
       // The test split is read once, at full fidelity, in order, then its worker goes.
       const test = this.spawn('pipeline-test');
-      let testOpen = true;
+      let testInfo: DatasetInfo | undefined;
       try {
-        await abortable(
+        testInfo = await abortable(
           test.api.open(
-            { ...base, split: 'test', batchSize: 256, fidelity: info.fidelityLevels, echoFactor: 1, shuffleBuffer: 0, epochs: 1, augment: false },
+            {
+              ...base,
+              split: 'test',
+              batchSize: testBatchSize(info),
+              fidelity: info.fidelityLevels,
+              echoFactor: 1,
+              shuffleBuffer: 0,
+              epochs: 1,
+              augment: false,
+            },
             onEvent,
           ),
           signal,
@@ -418,10 +427,14 @@ export class LabSession {
       } catch (err) {
         if (signal.aborted) throw err;
         this.onWarning(`no test split, accuracy will not be shown: ${(err as Error).message}`);
-        testOpen = false;
       }
-      await trainer.prepare(testOpen ? test.api : undefined, signal, resume?.model ?? c.initialModel);
+      const kept = await trainer.prepare(testInfo ? test.api : undefined, signal, resume?.model ?? c.initialModel);
       this.retire(test);
+      if (testInfo && kept.cut) {
+        const limit = `${((TEST_ON_GPU_BYTES + TEST_ON_CPU_BYTES) / 1024 ** 3).toFixed(1)} GiB`;
+        const measured = `accuracy is measured on its first ${kept.examples} of ${testInfo.examples} examples`;
+        this.onWarning(`the test split is larger than the ${limit} the page keeps of it: ${measured}`);
+      }
       if (resume) this.listener.restored?.(resume.history);
       // Said again, or a continued run would not show why a reader sits out (its failed records were logged before the reload).
       for (const { rank, batch } of rotation.left) {
@@ -732,6 +745,14 @@ export class LabSession {
     for (const w of this.workers) w.terminate();
     this.workers = [];
   }
+}
+
+/** Test batches of at most this many bytes of float32 input (256 examples where they fit): one of 256 large images would be gigabytes. */
+const TEST_BATCH_BYTES = 64 * 1024 ** 2;
+
+export function testBatchSize(info: DatasetInfo): number {
+  const bytesPerExample = 4 * info.inputShape.reduce((a, b) => a * b, 1);
+  return Math.max(1, Math.min(256, Math.floor(TEST_BATCH_BYTES / bytesPerExample)));
 }
 
 /** Resolves true if `p` settles within `ms`, false otherwise. */

@@ -16,7 +16,7 @@
 // (evaluatePending). Each evaluation reports the step and time it belongs to.
 import * as tf from '@tensorflow/tfjs';
 import { adam, type LabAdam } from '../gpu/adam.js';
-import type { Batch, DatasetInfo, PipelineStats } from '../pipeline/api.js';
+import { batchTransferables, type Batch, type DatasetInfo, type PipelineStats } from '../pipeline/api.js';
 import { hash32 } from '../shared/random.js';
 import { abortable } from './abort.js';
 import type { Model, ModelInput, ModelSpec } from './models/registry.js';
@@ -37,6 +37,27 @@ export const EVAL_MODES = ['live', 'deferred'] as const;
 export type EvalMode = (typeof EVAL_MODES)[number];
 
 const DEFAULT_READBACK_DEPTH = 2;
+
+/**
+ * The test split is read once and kept: on the GPU up to TEST_ON_GPU_BYTES of batches (each evaluation then uploads
+ * nothing), the rest on the CPU, uploaded a batch at a time at each evaluation, up to TEST_ON_CPU_BYTES more. Past
+ * that the rest is not read, and accuracy is measured on the examples kept (TestSplitKept says how many). Large
+ * images fill these fast: 340 test images at 1024x1024x3 are 4.3 GB as float32.
+ */
+export const TEST_ON_GPU_BYTES = 512 * 1024 ** 2;
+export const TEST_ON_CPU_BYTES = 2 * 1024 ** 3;
+
+/** What prepare() kept of the test split. */
+export interface TestSplitKept {
+  examples: number;
+  /** Of those, the examples kept on the CPU and uploaded at each evaluation. */
+  onCpu: number;
+  /** Whether the split had more than the limits let it keep (the rest was not read). */
+  cut: boolean;
+}
+
+/** A kept test batch: uploaded once (gpu), or kept as read and uploaded for each evaluation (cpu). */
+type TestBatch = { gpu: ModelInput; cpu?: undefined } | { gpu?: undefined; cpu: Batch };
 
 export interface StepMetrics {
   step: number;
@@ -153,8 +174,8 @@ interface Snapshot {
 export class Trainer {
   private model: Model | undefined;
   private optimizer: LabAdam | undefined;
-  /** The test split, read once and kept on the GPU. */
-  private testSet: ModelInput[] = [];
+  /** The test split, read once and kept (TEST_ON_GPU_BYTES). */
+  private testSet: TestBatch[] = [];
   /** The first test batch's images on the CPU, to show misclassified ones. */
   private firstTestImages: Float32Array | undefined;
   private firstTestLabels: Int32Array | undefined;
@@ -183,20 +204,42 @@ export class Trainer {
     if (this.optimizer) (this.optimizer as unknown as { learningRate: number }).learningRate = lr;
   }
 
-  /** Builds the model and optimizer (from a saved state when given), and reads the whole test split onto the GPU. */
-  async prepare(test: BatchSource | undefined, signal: AbortSignal, restore?: ModelState): Promise<void> {
+  /** Builds the model and optimizer (from a saved state when given), and reads the test split (onto the GPU as far as it fits). */
+  async prepare(
+    test: BatchSource | undefined,
+    signal: AbortSignal,
+    restore?: ModelState,
+    limits = { gpu: TEST_ON_GPU_BYTES, cpu: TEST_ON_CPU_BYTES },
+  ): Promise<TestSplitKept> {
     this.model = this.config.model.create(this.info);
     this.optimizer = adam(this.config.learningRate);
     if (restore) await this.restore(restore);
+    const kept: TestSplitKept = { examples: 0, onCpu: 0, cut: false };
+    let onGpu = 0;
+    let onCpu = 0;
     while (test) {
       const batch = await abortable(test.next(), signal);
       if (!batch) break;
+      const bytes = batchTransferables(batch).reduce((n, b) => n + b.byteLength, 0);
+      if (onGpu + bytes > limits.gpu && onCpu + bytes > limits.cpu && this.testSet.length > 0) {
+        kept.cut = true;
+        break;
+      }
       if (this.testSet.length === 0 && batch.kind === 'image') {
         this.firstTestImages = batch.x.slice();
         this.firstTestLabels = batch.y.slice();
       }
-      this.testSet.push(this.model.prepare(batch));
+      if (onGpu + bytes <= limits.gpu || this.testSet.length === 0) {
+        onGpu += bytes;
+        this.testSet.push({ gpu: this.model.prepare(batch) });
+      } else {
+        onCpu += bytes;
+        kept.onCpu += batch.size;
+        this.testSet.push({ cpu: batch });
+      }
+      kept.examples += batch.size;
     }
+    return kept;
   }
 
   get hasTestSet(): boolean {
@@ -381,16 +424,22 @@ export class Trainer {
     let sums = tf.zeros([1 + classes * classes]) as tf.Tensor1D;
     let firstPredictions: tf.Tensor1D | undefined;
     let n = 0;
-    for (const input of this.testSet) {
+    for (const kept of this.testSet) {
       if (signal.aborted) break;
-      const next = tf.tidy(() => {
-        const logits = model.logits(input);
-        const predicted = tf.argMax(logits, 1) as tf.Tensor1D;
-        if (!firstPredictions && this.firstTestImages) firstPredictions = tf.keep(predicted.toInt());
-        const confusion = tf.math.confusionMatrix(input.labels, predicted.toInt(), classes).reshape([-1]).cast('float32');
-        const loss = model.loss(logits, input, classes).mul(input.size).reshape([1]);
-        return sums.add(tf.concat([loss, confusion])) as tf.Tensor1D;
-      });
+      const input = kept.gpu ?? model.prepare(kept.cpu);
+      let next: tf.Tensor1D;
+      try {
+        next = tf.tidy(() => {
+          const logits = model.logits(input);
+          const predicted = tf.argMax(logits, 1) as tf.Tensor1D;
+          if (!firstPredictions && this.firstTestImages) firstPredictions = tf.keep(predicted.toInt());
+          const confusion = tf.math.confusionMatrix(input.labels, predicted.toInt(), classes).reshape([-1]).cast('float32');
+          const loss = model.loss(logits, input, classes).mul(input.size).reshape([1]);
+          return sums.add(tf.concat([loss, confusion])) as tf.Tensor1D;
+        });
+      } finally {
+        if (kept.cpu) input.dispose(); // uploaded for this evaluation only
+      }
       sums.dispose();
       sums = next;
       n += input.size;
@@ -487,7 +536,7 @@ export class Trainer {
     this.disposed = true;
     for (const snap of this.snapshots) tf.dispose(snap.weights);
     this.snapshots = [];
-    for (const input of this.testSet) input.dispose();
+    for (const kept of this.testSet) kept.gpu?.dispose();
     this.testSet = [];
     this.model?.dispose();
     this.optimizer?.dispose();

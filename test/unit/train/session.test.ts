@@ -8,10 +8,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { validateCheckpoint, type Checkpoint } from '../../../src/train/checkpoint.js';
 import { mlp } from '../../../src/train/models/mlp.js';
 import { TRANSITIONS, type RunState } from '../../../src/train/run-state.js';
-import { LabSession, type SessionConfig, type SessionListener } from '../../../src/train/session.js';
+import { LabSession, testBatchSize, type SessionConfig, type SessionListener } from '../../../src/train/session.js';
 import { freshOptimizerState } from '../../../src/train/model-file.js';
 import type { EvalMetrics, ModelState, StepMetrics } from '../../../src/train/trainer.js';
-import { fakePipelines, type FakeBehaviour } from './fake-pipeline.js';
+import { fakeInfo, fakePipelines, type FakeBehaviour } from './fake-pipeline.js';
 
 beforeAll(async () => {
   await tf.setBackend('cpu');
@@ -92,6 +92,14 @@ describe('LabSession', () => {
     expect(fakes.workers.every((w) => w.terminated)).toBe(true);
     // The test split's worker goes as soon as the split is on the model's side.
     expect(fakes.workers.find((w) => w.name === 'pipeline-test')!.calls).toEqual(['open test']);
+    expect(fakes.workers.find((w) => w.name === 'pipeline-test')!.options!.batchSize).toBe(256);
+  });
+
+  it('test batches of large images hold fewer examples: one of 256 at 1024x1024x3 would be 3.2 GB', () => {
+    expect(testBatchSize(fakeInfo(1))).toBe(256);
+    expect(testBatchSize({ ...fakeInfo(1), inputShape: [224, 224, 3] })).toBe(111);
+    expect(testBatchSize({ ...fakeInfo(1), inputShape: [1024, 1024, 3] })).toBe(5);
+    expect(testBatchSize({ ...fakeInfo(1), inputShape: [8192, 8192, 3] })).toBe(1);
   });
 
   it('a pause while the trainer waits for a batch pauses the run; resume goes on', async () => {

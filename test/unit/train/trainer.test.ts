@@ -6,7 +6,7 @@ import type { Batch } from '../../../src/pipeline/api.js';
 import { adam } from '../../../src/gpu/adam.js';
 import { emptyStats } from '../../../src/pipeline/base.js';
 import { mlp } from '../../../src/train/models/mlp.js';
-import { Trainer, type TrainerHooks } from '../../../src/train/trainer.js';
+import { Trainer, type ModelState, type TrainerHooks } from '../../../src/train/trainer.js';
 import { fakeInfo, SIDE } from './fake-pipeline.js';
 
 beforeAll(async () => {
@@ -87,6 +87,9 @@ it('examples/s is the examples of the last 8 steps over the time between their r
     async next(): Promise<Batch | null> {
       const index = asked++;
       if (index >= sizes.length) return null;
+      // Steps of 10 ms or more: the meter's clock and this test's are read a few microtasks apart, which on steps of a
+      // millisecond (a tiny MLP on the CPU) was a 5% difference on a loaded machine.
+      await new Promise((r) => setTimeout(r, 10));
       const size = sizes[index]!;
       const x = new Float32Array(size * SIDE * SIDE).fill(index % 2);
       const y = Int32Array.from({ length: size }, (_, i) => i % 2);
@@ -154,4 +157,44 @@ it('a wait for a batch the pipeline had ready counts as delivery, not as waiting
     expect(m.waitMs).toBeGreaterThan(10);
     expect(m.dataWaitMs).toBe(0); // the batch was ready before the trainer began to wait
   }
+});
+
+it('a test split past the GPU limit is kept on the CPU, uploaded per evaluation, with the same accuracy; past both, the rest is not read', async () => {
+  const batches = (n: number) => {
+    let i = 0;
+    return {
+      async next(): Promise<Batch | null> {
+        if (i >= n) return null;
+        const index = i++;
+        const y = Int32Array.from({ length: 8 }, (_, k) => (k + index) % 2);
+        const x = new Float32Array(8 * SIDE * SIDE).map((_, p) => (y[Math.floor(p / (SIDE * SIDE))] ? 0.8 : 0.2) + 0.01 * (p % 7));
+        return { kind: 'image', x, y, ids: Int32Array.from({ length: 8 }, (_, k) => index * 8 + k), size: 8, index };
+      },
+      stats: emptyStats,
+    };
+  };
+  const perBatch = 8 * SIDE * SIDE * 4 + 2 * 8 * 4; // x, y and ids
+  const signal = new AbortController().signal;
+  let weights: ModelState | undefined; // every trainer evaluates the first one's weights
+  const evaluated = async (limits?: { gpu: number; cpu: number }) => {
+    const trainer = new Trainer(fakeInfo(64), { model: mlp, learningRate: 0.01, evalEvery: 1000 });
+    const tensors = tf.memory().numTensors;
+    const kept = await trainer.prepare(batches(4), signal, weights, limits);
+    weights ??= await (await trainer.capture())();
+    const held = tf.memory().numTensors - tensors;
+    const m = await trainer.evaluate(0, signal);
+    const leaked = tf.memory().numTensors - tensors - held;
+    trainer.dispose();
+    return { kept, accuracy: m.accuracy, loss: m.loss, examples: m.examples, held, leaked };
+  };
+  const all = await evaluated();
+  expect(all.kept).toEqual({ examples: 32, onCpu: 0, cut: false });
+  const spilled = await evaluated({ gpu: 2 * perBatch, cpu: 10 * perBatch });
+  expect(spilled.kept).toEqual({ examples: 32, onCpu: 16, cut: false });
+  expect(spilled).toMatchObject({ examples: 32, accuracy: all.accuracy, loss: all.loss });
+  expect(spilled.held).toBeLessThan(all.held); // two batches' tensors fewer held between evaluations
+  expect(spilled.leaked).toBe(0); // the batches uploaded for the evaluation are freed after it
+  const cut = await evaluated({ gpu: perBatch, cpu: perBatch });
+  expect(cut.kept).toEqual({ examples: 16, onCpu: 8, cut: true });
+  expect(cut.examples).toBe(16);
 });
