@@ -62,12 +62,15 @@ export function setupBuildPanel(opts: {
     panel.classList.remove('drop-target');
     const entries = [...(e.dataTransfer?.items ?? [])].map((i) => i.webkitGetAsEntry() as DroppedEntry | null).filter((x) => x !== null);
     if (entries.length !== 1 || !entries[0]!.isDirectory) {
-      status.textContent = 'drop one folder, with one subfolder of images per class';
+      if (!building) status.textContent = 'drop one folder, with one subfolder of images per class';
       return;
     }
-    status.textContent = 'reading the dropped folder…';
+    if (!building) status.textContent = 'reading the dropped folder…';
     void build(await filesUnder(entries), entries[0]!.name);
   });
+
+  /** A build is running: one at a time (two builds of one folder would both take its name, and share the status line). */
+  let building = false;
 
   /** Builds from the files of one folder (`folderName` names a dropped one, which may hold none; a picked empty one gives no name). */
   async function build(files: { path: string; file: File }[], folderName?: string): Promise<void> {
@@ -76,10 +79,16 @@ export function setupBuildPanel(opts: {
       opts.log(`dataset not built: ${why}`, 'warning');
       folder.value = '';
     };
+    if (building) {
+      opts.log(`dataset not built: another build is running; drop the folder again once it is done`, 'warning');
+      return;
+    }
     const checked = checkSize();
     if (!checked.ok) return refuse(checked.reason);
     if (files.length === 0) return refuse(`the folder${folderName ? ` "${folderName}"` : ''} is empty: it has no class folders with images`);
     const root = files[0]!.path.split('/')[0] || 'dataset';
+    building = true;
+    folder.disabled = true;
     status.textContent = `reading ${files.length} files…`;
     const worker = new Worker(new URL('../pipeline/build-worker.ts', import.meta.url), { type: 'module', name: 'dataset-build' });
     const api = Comlink.wrap<BuildWorkerApi>(worker);
@@ -105,6 +114,8 @@ export function setupBuildPanel(opts: {
       opts.log(`dataset build failed: ${(err as Error).message}`, 'error');
     } finally {
       worker.terminate();
+      building = false;
+      folder.disabled = false;
       folder.value = '';
       refreshButtons();
     }

@@ -144,7 +144,10 @@ test('the same folder built twice gives two entries that can be told apart', asy
   await page.locator('#build-size').fill('16x16');
   const folder = makeFolder('twice', 3);
   await page.locator('#build-folder').setInputFiles(folder);
+  // One build at a time: the folder picker is off until this one is done (two at once took one name).
+  await expect(page.locator('#build-folder')).toBeDisabled();
   await expect(page.locator('#build-status')).toContainText('built "twice"', { timeout: 60_000 });
+  await expect(page.locator('#build-folder')).toBeEnabled();
   await expect(builtHere(page)).toHaveCount(1);
   await page.locator('#build-folder').setInputFiles(folder);
   await expect(page.locator('#build-status')).toContainText('built "twice (2)"', { timeout: 60_000 });
