@@ -424,25 +424,31 @@ export class Trainer {
     let sums = tf.zeros([1 + classes * classes]) as tf.Tensor1D;
     let firstPredictions: tf.Tensor1D | undefined;
     let n = 0;
-    for (const kept of this.testSet) {
-      if (signal.aborted) break;
-      const input = kept.gpu ?? model.prepare(kept.cpu);
-      let next: tf.Tensor1D;
-      try {
-        next = tf.tidy(() => {
-          const logits = model.logits(input);
-          const predicted = tf.argMax(logits, 1) as tf.Tensor1D;
-          if (!firstPredictions && this.firstTestImages) firstPredictions = tf.keep(predicted.toInt());
-          const confusion = tf.math.confusionMatrix(input.labels, predicted.toInt(), classes).reshape([-1]).cast('float32');
-          const loss = model.loss(logits, input, classes).mul(input.size).reshape([1]);
-          return sums.add(tf.concat([loss, confusion])) as tf.Tensor1D;
-        });
-      } finally {
-        if (kept.cpu) input.dispose(); // uploaded for this evaluation only
+    try {
+      for (const kept of this.testSet) {
+        if (signal.aborted) break;
+        const input = kept.gpu ?? model.prepare(kept.cpu);
+        let next: tf.Tensor1D;
+        try {
+          next = tf.tidy(() => {
+            const logits = model.logits(input);
+            const predicted = tf.argMax(logits, 1) as tf.Tensor1D;
+            if (!firstPredictions && this.firstTestImages) firstPredictions = tf.keep(predicted.toInt());
+            const confusion = tf.math.confusionMatrix(input.labels, predicted.toInt(), classes).reshape([-1]).cast('float32');
+            const loss = model.loss(logits, input, classes).mul(input.size).reshape([1]);
+            return sums.add(tf.concat([loss, confusion])) as tf.Tensor1D;
+          });
+        } finally {
+          if (kept.cpu) input.dispose(); // uploaded for this evaluation only
+        }
+        sums.dispose();
+        sums = next;
+        n += input.size;
       }
-      sums.dispose();
-      sums = next;
-      n += input.size;
+    } catch (err) {
+      // A batch that fails (the GPU out of memory, say) fails the evaluation, not leaving its sums on the GPU.
+      tf.dispose([sums, ...(firstPredictions ? [firstPredictions] : [])]);
+      throw err;
     }
     const [values, predictions] = await abortable(
       Promise.all([readScalars(sums), firstPredictions ? readScalars(firstPredictions) : Promise.resolve(undefined)]),

@@ -198,3 +198,25 @@ it('a test split past the GPU limit is kept on the CPU, uploaded per evaluation,
   expect(cut.kept).toEqual({ examples: 16, onCpu: 8, cut: true });
   expect(cut.examples).toBe(16);
 });
+
+it('an evaluation that fails part way (a batch that cannot be uploaded) rejects and leaves no tensor behind', async () => {
+  let i = 0;
+  const source = {
+    async next(): Promise<Batch | null> {
+      if (i >= 2) return null;
+      const index = i++;
+      const y = Int32Array.from({ length: 8 }, (_, k) => k % 2);
+      // The second batch's pixels are short of its 8 images: it is kept on the CPU, and its upload throws.
+      const x = new Float32Array((index === 0 ? 8 : 5) * SIDE * SIDE).fill(0.5);
+      return { kind: 'image', x, y, ids: Int32Array.from({ length: 8 }, (_, k) => index * 8 + k), size: 8, index };
+    },
+    stats: emptyStats,
+  };
+  const tensors = tf.memory().numTensors;
+  const trainer = new Trainer(fakeInfo(64), { model: mlp, learningRate: 0.01, evalEvery: 1000 });
+  const signal = new AbortController().signal;
+  expect(await trainer.prepare(source, signal, undefined, { gpu: 1, cpu: 1e9 })).toEqual({ examples: 16, onCpu: 8, cut: false });
+  await expect(trainer.evaluate(0, signal)).rejects.toThrow();
+  trainer.dispose();
+  expect(tf.memory().numTensors).toBe(tensors);
+});
