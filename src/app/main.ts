@@ -398,12 +398,33 @@ function refreshControls(): void {
 
 function showState(state: RunState, detail?: string): void {
   modelPanel.refresh();
+  stallShown = false;
   ui.state.textContent = detail ? `${state}: ${detail}` : state;
   ui.state.dataset.state = state;
   refreshControls();
   if (state === 'failed') log(`training failed: ${detail}`, 'error');
   if (!LIVE_STATES.has(state)) void showCacheUsage();
 }
+
+/** A trainer with no batch for this long is said to wait (a server gone, a stalled link): the tiles describe past steps. */
+const STALL_SHOWN_MS = 3000;
+let stallShown = false;
+
+/** Ticks every second: while the trainer waits long for data, the state, waiting and speed tiles say so (none arrive). */
+function showStall(): void {
+  const ms = session?.waitingForDataMs ?? 0;
+  if (ms >= STALL_SHOWN_MS) {
+    stallShown = true;
+    ui.state.textContent = `running: no batch for ${Math.round(ms / 1000)} s, waiting for data (the log says why)`;
+    ui.m.wait.textContent = '100%';
+    ui.m.speed.textContent = '0';
+    ui.echoReading.textContent = `No batch for ${Math.round(ms / 1000)} s: the trainer waits for data.`;
+  } else if (stallShown) {
+    stallShown = false;
+    if (session) ui.state.textContent = session.state; // the next step's figures replace the tiles'
+  }
+}
+setInterval(showStall, 1000);
 
 /** Clears everything the previous run drew: tiles, charts, dataset info, fidelity table, samples, log. */
 function resetView(): void {

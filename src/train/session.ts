@@ -303,6 +303,12 @@ export class LabSession {
     this.trainer?.setLearningRate(lr);
   }
 
+  /** How long the running trainer has waited for its next batch (0 while it trains, evaluates or is paused). */
+  get waitingForDataMs(): number {
+    const since = this.state === 'running' ? this.trainer?.waitingSince : undefined;
+    return since === undefined ? 0 : performance.now() - since;
+  }
+
   /** The learning rate the optimiser uses now. */
   get learningRate(): number {
     return this.trainer?.learningRate ?? this.controls.learningRate;
@@ -560,6 +566,17 @@ export class LabSession {
     // A paused run has its checkpoint once the trainer has reached its gate; until then (mid-step, or waiting for data) it waits for it too.
     const pausedWithout = this.state === 'paused' && this.checkpointAtGate;
     if (!this.config.saveCheckpoint || step === 0 || (this.state !== 'running' && this.state !== 'evaluating' && !pausedWithout)) return;
+    const trainer = this.trainer!;
+    if (trainer.waitingSince !== undefined) {
+      // Waiting for data (a slow or stalled link, a server gone): the batch may never come, so the checkpoint is taken
+      // now, as at the gate (the model is between steps); a batch that comes meanwhile waits at the closed gate.
+      this.closeGate();
+      this.checkpointAtGate = false;
+      const read = await trainer.capture();
+      this.writeCheckpoint(read(), trainer.position);
+      await settlesWithin(trainer.reportsDone(), STOP_CHECKPOINT_WAIT_MS);
+      return;
+    }
     const reached = new Promise<void>((resolve) => (this.atGate = resolve));
     this.closeGate();
     this.checkpointAtGate = true;

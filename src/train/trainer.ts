@@ -182,6 +182,11 @@ export class Trainer {
   private disposed = false;
   /** Steps trained and running time, as of the last step: where a checkpoint taken between steps stands. */
   position: RunStart = { step: 0, time: 0 };
+  /**
+   * Since when (performance.now()) the loop has waited for its next batch; undefined while it trains, evaluates or
+   * waits at the gate. The model is between steps then, as at the gate, so a checkpoint can be taken without it.
+   */
+  waitingSince: number | undefined;
   /** Deferred evaluation: the snapshots not evaluated yet, in step order. */
   private snapshots: Snapshot[] = [];
 
@@ -287,7 +292,14 @@ export class Trainer {
       await speed.outside(() => hooks.gate());
       if (signal.aborted) return 'stopped';
       const t0 = performance.now();
-      const [batch, stats] = await abortable(ahead, signal);
+      this.waitingSince = performance.now();
+      let answer: Awaited<typeof ahead>;
+      try {
+        answer = await abortable(ahead, signal);
+      } finally {
+        this.waitingSince = undefined;
+      }
+      const [batch, stats] = answer;
       const t1 = performance.now();
       if (!batch) break;
       ahead = ask();

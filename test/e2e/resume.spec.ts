@@ -72,3 +72,19 @@ test('a paused run, reloaded and continued, goes on with the same batches and lo
   await expect(page.locator('#resume-text')).toContainText(`step ${last.toLocaleString('en-US')}`);
   expect(errors).toEqual([]);
 });
+
+test('a link that stalls: the page says the trainer waits for data, and Stop saves the run at its last step', async ({ page, context }) => {
+  test.setTimeout(180_000);
+  await page.goto('/?model=tiny-cnn&batch=64&evalEvery=1000&cache=0');
+  await page.locator('#start').click();
+  await waitFor(page, 'the first steps', (s) => s.steps.length >= 3);
+  // From now on no training record is answered (the worker's requests are held, as a stalled server holds them).
+  await context.route('**/train-*.pcr', () => undefined);
+  await expect(page.locator('#state')).toContainText(/no batch for \d+ s, waiting for data/, { timeout: 120_000 });
+  await expect(page.locator('#m-wait')).toHaveText('100%');
+  const last = (await snapshot(page)).steps.at(-1)!.step;
+  await page.locator('#stop').click();
+  await expect(page.locator('#state')).toHaveText('stopped');
+  // Before, Stop waited 3 s for a step that never came, then saved nothing (a reload offered no run, or an older one).
+  await expect(page.locator('#resume-text')).toContainText(`, step ${last.toLocaleString('en-US')} (saved`);
+});

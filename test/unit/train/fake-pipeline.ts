@@ -32,6 +32,8 @@ export interface FakeBehaviour {
   batches?: number;
   /** open() rejects with this message. */
   openError?: string;
+  /** next() never answers (until cancel) after this many batches: a link that stalls. */
+  hangAfter?: number;
   /** next() rejects with this message (and error name) after this many batches. */
   failAfter?: { batches: number; message: string; name?: string };
 }
@@ -77,7 +79,8 @@ export function fakePipelines(behaviour: (name: string) => FakeBehaviour = () =>
       const limit = b.batches ?? (w.options?.split === 'test' ? 4 : Infinity);
       if (b.failAfter && served >= b.failAfter.batches) throw Object.assign(new Error(b.failAfter.message), { name: b.failAfter.name ?? 'Error' });
       if (served >= limit) return null;
-      if ((await delay(b.nextMs ?? 0, cancelled)) === 'cancelled' || w.terminated) return null;
+      const wait = b.hangAfter !== undefined && served >= b.hangAfter ? Infinity : (b.nextMs ?? 0);
+      if ((await delay(wait, cancelled)) === 'cancelled' || w.terminated) return null;
       const size = w.options!.batchSize;
       const random = seededRandom(hash32(name, served));
       const x = new Float32Array(size * SIDE * SIDE);

@@ -584,6 +584,26 @@ describe('checkpoints and exact resume', () => {
     expect(saved[0]!.step).toBe(rec.steps.at(-1)!.step);
   });
 
+  it('Stop while the trainer waits for data that never comes (a stalled link) saves the run at its last step, at once', async () => {
+    for (const pauseFirst of [false, true]) {
+      const saved: Checkpoint[] = [];
+      const { s, rec } = session((name) => (name === 'pipeline-train' ? { hangAfter: 6 } : {}), {
+        checkpointEvery: 1000,
+        saveCheckpoint: async (c) => void saved.push(c),
+      });
+      const done = s.start();
+      await until('the last batch trained', () => rec.steps.length >= 6);
+      await sleep(50);
+      if (pauseFirst) s.pause();
+      const stopMs = await timed(s.stop());
+      await done;
+      await s.checkpointsWritten();
+      // Before, the stop waited 3 s for a gate the trainer never reached, and saved nothing: all 6 steps lost.
+      expect(saved.map((c) => c.step)).toEqual([6]);
+      expect(stopMs).toBeLessThan(1500);
+    }
+  });
+
   it('a pause takes a checkpoint at the step it paused on', async () => {
     const saved: Checkpoint[] = [];
     const { s, rec } = session(undefined, { checkpointEvery: 1000, saveCheckpoint: async (c) => void saved.push(c) });
