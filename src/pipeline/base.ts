@@ -71,8 +71,11 @@ const DEFAULT_SNAPSHOT_EVERY = 64;
 
 /** How long the pipeline waits for a server that stopped answering before the run fails. */
 const DEFAULT_OUTAGE_LIMIT_MS = 10 * 60_000;
-/** Longest wait between two tries while the server is down. */
-const OUTAGE_PROBE_MAX_MS = 30_000;
+/**
+ * Longest wait between two tries of a read while the server is down: a server back is seen within this (each read in
+ * flight tries its own record, a few small requests every few seconds), and the first read through wakes the others.
+ */
+const OUTAGE_PROBE_MAX_MS = 5_000;
 
 /**
  * The run cannot go on: the dataset's server stopped answering for longer than
@@ -112,6 +115,8 @@ export abstract class BasePipeline<M> {
   private outageSince = 0;
   /** Waits so far in the current outage, for the backoff. */
   private outageWaits = 0;
+  /** Resolved when the server answers again: the reads still waiting out their backoff try at once. */
+  private serverWake: { promise: Promise<void>; resolve: () => void } | undefined;
 
   constructor(protected readonly emit: (event: PipelineEvent) => void) {}
 
@@ -582,6 +587,8 @@ export abstract class BasePipeline<M> {
     const now = performance.now();
     if (this.outageSince === 0) {
       this.outageSince = now;
+      let resolve!: () => void;
+      this.serverWake = { promise: new Promise<void>((r) => (resolve = r)), resolve };
       this.emit({ type: 'warning', message: `the dataset's server stopped answering (record ${file}: ${err.message}); waiting for it and trying again` });
     }
     const limit = this.options.outageLimitMs ?? DEFAULT_OUTAGE_LIMIT_MS;
@@ -591,7 +598,7 @@ export abstract class BasePipeline<M> {
     }
     const backoff = this.options.fetchPolicy?.backoffMs ?? 500;
     const wait = Math.min(OUTAGE_PROBE_MAX_MS, backoff * 2 ** Math.min(this.outageWaits++, 10), limit - down) * (0.5 + Math.random() / 2);
-    await sleep(wait, this.abort.signal);
+    await Promise.race([sleep(wait, this.abort.signal), this.serverWake?.promise]);
   }
 
   private serverBack(): void {
@@ -599,6 +606,8 @@ export abstract class BasePipeline<M> {
     this.stats.outageMs += down;
     this.outageSince = 0;
     this.outageWaits = 0;
+    this.serverWake?.resolve();
+    this.serverWake = undefined;
     this.emit({ type: 'warning', message: `the dataset's server answers again after ${(down / 1000).toFixed(1)} s; the run goes on` });
   }
 }

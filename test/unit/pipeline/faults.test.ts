@@ -146,6 +146,29 @@ describe('a failing link', () => {
     expect(warnings[1]).toMatch(/^the dataset's server answers again after \d+\.\d s; the run goes on$/);
   });
 
+  it('the first read through after an outage wakes the reads still waiting out their backoff: all go on at once', async () => {
+    const server = await serve();
+    const at = new Map<PipelineEvent, number>();
+    const p = new ImagePipeline(pcrRecords, await loadTurboJpegNode(), (e) => at.set(e, performance.now()));
+    const options = { fetchPolicy: { ...POLICY, backoffMs: 400 }, requestsInFlight: 3, epochs: 3 };
+    await p.open(testPipelineOptions(`${server.url}manifest.json`, options));
+    // Two records in, so the reads ramp up to three in flight; then the server goes, and each read backs off on its own,
+    // their waits sharing one backoff that grows to seconds.
+    for (let i = 0; i < 4; i++) await p.next();
+    await server.goAway();
+    const waiting = p.next();
+    await new Promise((r) => setTimeout(r, 4000));
+    await server.comeBack();
+    await waiting;
+    for (let b = await p.next(); b; b = await p.next());
+    const events = [...at.keys()];
+    const back = events.find((e) => e.type === 'warning' && e.message.includes('answers again'))!;
+    const fetchedAfter = events.filter((e) => e.type === 'fetch' && at.get(e)! > at.get(back)!).map((e) => at.get(e)! - at.get(back)!);
+    expect(p.stats.recordsFetched).toBe(9);
+    // The reads out when it came back: before, those behind the first slept out their backoff, seconds more.
+    expect(Math.max(...fetchedAfter.slice(0, 2))).toBeLessThan(500);
+  });
+
   it('a server that never comes back: the run fails after the outage limit, saying why, without hanging', async () => {
     const server = await serve();
     const { p } = await open(server, { outageLimitMs: 1000 });
