@@ -320,6 +320,8 @@ function probeTypedManifest(): Promise<void> {
 
 /** A manifest that has not come in this long is given up on (Start waits for it). */
 const MANIFEST_READ_TIMEOUT_MS = 20_000;
+/** A typed manifest whose server did not answer is read again this often, while the field says the same. */
+const MANIFEST_RETRY_MS = 5_000;
 
 async function readTypedManifest(): Promise<void> {
   const seq = ++probeSeq;
@@ -333,6 +335,12 @@ async function readTypedManifest(): Promise<void> {
     let result = await probeDataset(url.value, limit);
     if (seq !== probeSeq) return; // the person typed again meanwhile: that read counts
     if (!result.ok && limit.aborted) result = { ok: false, reason: `${url.value}: no answer in ${MANIFEST_READ_TIMEOUT_MS / 1000} s` };
+    // A server that is down now may be up soon (a restart): read again until it answers, or the field changes.
+    if (!result.ok && (limit.aborted || result.reason.includes('could not reach the server'))) {
+      result = { ok: false, reason: `${result.reason}; trying again every ${MANIFEST_RETRY_MS / 1000} s` };
+      setTimeout(() => seq === probeSeq && void probeTypedManifest(), MANIFEST_RETRY_MS);
+    }
+    if (result.ok) clearParamError('manifest'); // the URL's manifest reads now (its server was down, say)
     manifestProbe = { url: url.value, result };
     delete ui.manifestUrl.dataset.probing;
   }

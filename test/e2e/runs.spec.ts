@@ -208,6 +208,19 @@ test("a field shows the URL's bad value as it was written, and names it, so the 
   await expect(page.locator('#param-error')).toBeHidden();
 });
 
+test("the URL's manifest on a server that is down when the page opens: said, read again, and Start comes on once it answers", async ({ page }) => {
+  let down = true;
+  await page.route('**/datasets/fashion-mnist-mini/manifest.json', (route) => (down ? route.abort('connectionrefused') : route.continue()));
+  await page.goto('/?manifest=datasets/fashion-mnist-mini/manifest.json');
+  await expect(page.locator('#param-error')).toContainText('could not reach the server');
+  await expect(page.locator('#manifest-url-error')).toContainText('trying again every 5 s');
+  await expect(page.locator('#start')).toBeDisabled();
+  down = false; // the server is back: before, Start stayed off until the field was typed differently, or the page reloaded
+  await expect(page.locator('#start')).toBeEnabled({ timeout: 15_000 });
+  await expect(page.locator('#param-error')).toBeHidden();
+  await expect(page.locator('#manifest-url-error')).toBeEmpty();
+});
+
 test('a dataset the URL names wrongly leaves none chosen, and no scan groups of another under the slider', async ({ page }) => {
   await page.goto('/?dataset=nope');
   await expect(page.locator('#param-error')).toContainText('URL parameter dataset=nope names no dataset');
