@@ -37,6 +37,7 @@ import { clearSamples, drawSamples } from './samples.js';
 import type { LabSnapshot } from './test-api.js';
 import {
   checkBatchSize,
+  checkAutoEcho,
   checkEchoFactor,
   checkCacheLimit,
   checkEchoMode,
@@ -52,6 +53,7 @@ import {
   checkManifestUrl,
   checkScanGroup,
   checkSeed,
+  repeatedParams,
   unknownParams,
   type Checked,
 } from './validate.js';
@@ -411,7 +413,10 @@ function showState(state: RunState, detail?: string): void {
   ui.state.dataset.state = state;
   refreshControls();
   if (state === 'failed') log(`training failed: ${detail}`, 'error');
-  if (!LIVE_STATES.has(state)) void showCacheUsage();
+  if (!LIVE_STATES.has(state)) {
+    ui.echoUse.hidden = true; // a suggestion for a run that has ended
+    void showCacheUsage();
+  }
 }
 
 /** A trainer with no batch for this long is said to wait (a server gone, a stalled link): the tiles describe past steps. */
@@ -1155,6 +1160,9 @@ ui.manifestUrl.addEventListener('change', () => {
 /** Puts each URL parameter into its control; one that is bad or names nothing is shown, never replaced by a default. */
 async function applyParams(): Promise<void> {
   for (const k of unknownParams(params)) log(`unknown URL parameter "${k}" ignored (see the README for those the lab reads)`, 'warning');
+  for (const [k, values] of repeatedParams(params)) {
+    paramErrors.set(k, `URL parameter ${k} is given ${values.length} times (${values.join(', ')}): the first is read, the others are not`);
+  }
   const put = (name: string, f: Field, set: (text: string) => void = (text) => void (f.input.value = text)) => {
     const text = params.get(name);
     if (text === null) return;
@@ -1182,9 +1190,11 @@ async function applyParams(): Promise<void> {
     if (r.ok) ui.evalMode.value = r.value;
     else paramErrors.set('evalMode', `URL parameter evalMode=${evalMode}: ${r.reason}`);
   }
-  if (params.has('autoEcho')) {
-    ui.echoAuto.checked = true;
-    ui.echo.readOnly = true;
+  const autoEcho = params.get('autoEcho');
+  if (autoEcho !== null) {
+    const r = checkAutoEcho(autoEcho);
+    if (r.ok) ui.echoAuto.checked = ui.echo.readOnly = r.value;
+    else paramErrors.set('autoEcho', `URL parameter autoEcho=${autoEcho}: ${r.reason}`);
   }
   put('echo', fields.echo);
   const seed = params.get('seed');

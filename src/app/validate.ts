@@ -157,3 +157,16 @@ export function checkSweep(kind: string, values: string, steps: string, groups: 
 export function unknownParams(params: URLSearchParams): string[] {
   return [...new Set(params.keys())].filter((k) => !(URL_PARAMS as readonly string[]).includes(k));
 }
+
+/** Parameters the URL gives more than once, with their values: the page reads the first. */
+export function repeatedParams(params: URLSearchParams): [name: string, values: string[]][] {
+  return [...new Set(params.keys())].map((k) => [k, params.getAll(k)] as [string, string[]]).filter(([, values]) => values.length > 1);
+}
+
+/** autoEcho: on when present bare or as 1/true/on, off as 0/false/off. */
+export function checkAutoEcho(text: string): Checked<boolean> {
+  const t = text.trim().toLowerCase();
+  if (['', '1', 'true', 'on', 'yes'].includes(t)) return ok(true);
+  if (['0', 'false', 'off', 'no'].includes(t)) return ok(false);
+  return bad(`autoEcho is on when present (or 1, true), off when absent (or 0, false), not "${text}"`);
+}

@@ -208,6 +208,14 @@ test("a field shows the URL's bad value as it was written, and names it, so the 
   await expect(page.locator('#param-error')).toBeHidden();
 });
 
+test('a parameter given twice is said (the first is read), and autoEcho=false is off', async ({ page }) => {
+  await page.goto('/?batch=48&batch=64&autoEcho=false');
+  await expect(page.locator('#param-error')).toHaveText('URL parameter batch is given 2 times (48, 64): the first is read, the others are not');
+  await expect(page.locator('#batch-size')).toHaveValue('48');
+  await expect(page.locator('#echo-auto')).not.toBeChecked();
+  await expect(page.locator('#echo')).toBeEditable();
+});
+
 test("the URL's manifest on a server that is down when the page opens: said, read again, and Start comes on once it answers", async ({ page }) => {
   let down = true;
   await page.route('**/datasets/fashion-mnist-mini/manifest.json', (route) => (down ? route.abort('connectionrefused') : route.continue()));

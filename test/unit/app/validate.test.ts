@@ -12,7 +12,9 @@ import {
   checkScanGroup,
   checkSeed,
   checkEvalMode,
+  repeatedParams,
   unknownParams,
+  checkAutoEcho,
 } from '../../../src/app/validate.js';
 
 const reason = (r: { ok: boolean; reason?: string }) => (r.ok ? undefined : r.reason);
@@ -82,6 +84,19 @@ describe('field checks', () => {
 
   it('names URL parameters the lab does not read', () => {
     expect(unknownParams(new URLSearchParams('model=mlp&bach=3&autostart'))).toEqual(['bach']);
+  });
+
+  it('names URL parameters given more than once, with their values', () => {
+    expect(repeatedParams(new URLSearchParams('batch=32&echo=2&batch=64&echo=3&echo=2&seed=1'))).toEqual([
+      ['batch', ['32', '64']],
+      ['echo', ['2', '3', '2']],
+    ]);
+  });
+
+  it('autoEcho: on bare or as 1/true, off as 0/false (it was on for any value, "false" too), anything else refused', () => {
+    for (const on of ['', '1', 'true', 'TRUE', 'on']) expect(checkAutoEcho(on)).toEqual({ ok: true, value: true });
+    for (const off of ['0', 'false', 'off']) expect(checkAutoEcho(off)).toEqual({ ok: true, value: false });
+    expect(checkAutoEcho('maybe')).toEqual({ ok: false, reason: 'autoEcho is on when present (or 1, true), off when absent (or 0, false), not "maybe"' });
   });
 
   it('knows every parameter the README documents', () => {
