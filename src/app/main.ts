@@ -1343,7 +1343,9 @@ function writeUrl(): void {
   put('cache', fields.cacheLimit, ui.cacheLimit.defaultValue);
   put('readers', fields.readers, String(DEFAULT_READERS));
   put('inflight', fields.requestsInFlight, String(DEFAULT_REQUESTS_IN_FLIGHT));
-  if (fidelityTouched && selectedKind() !== 'tabular') next.set('group', ui.fidelity.value); // a TOC table has no groups
+  // A TOC table has no groups: the URL's group is kept for the image datasets it may be switched to.
+  if (selectedKind() === 'tabular') params.has('group') && next.set('group', params.get('group')!);
+  else if (fidelityTouched) next.set('group', ui.fidelity.value);
   if (ui.echoMode.value !== 'examples') next.set('echoMode', ui.echoMode.value);
   if (ui.evalMode.value !== 'live') next.set('evalMode', ui.evalMode.value);
   if (ui.echoAuto.checked) next.set('autoEcho', '');

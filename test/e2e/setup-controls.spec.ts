@@ -83,6 +83,7 @@ test("a URL's scan group on a TOC table is the person's group for image datasets
   await expect(page.locator('#model')).toHaveValue('logreg');
   await expect(page.locator('#param-error')).toBeHidden();
   await expect(page.locator('#start')).toBeEnabled();
+  expect(new URL(page.url()).searchParams.get('group')).toBe('3'); // kept in the address bar too, as the README says
   await page.locator('#dataset').selectOption(FASHION);
   await expect(page.locator('#fidelity')).toHaveValue('3');
   await expect(page.locator('#fidelity-label')).toContainText('scan group 3 of 6');
