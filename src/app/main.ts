@@ -782,6 +782,8 @@ function listenerFor(current: () => LabSession): SessionListener {
     info(i) {
       if (!shown()) return;
       info = i;
+      // The readers that run (at most one per record) and what the run trains on: a table echoes batches, whatever was asked.
+      runsPanel.opened(i.kind, current().readers);
       if (i.kind === 'image') showGroups(i.fidelityLevels);
       const shape = i.image
         ? `${i.image.width}x${i.image.height}x${i.image.channels} images, ${i.fidelityLevels} scan groups`

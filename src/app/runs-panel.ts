@@ -1,13 +1,14 @@
 // The runs panel: every run is recorded (train/run-record.ts, kept by
 // storage/runs.ts), listed in a table with its time, bytes and fresh examples
-// to a target accuracy the person sets, and any of them overlaid on one chart
-// against steps, training time, bytes fetched or fresh examples. Runs can be
+// trained to a target accuracy the person sets, and any of them overlaid on one chart
+// against steps, training time, bytes read or fresh examples trained. Runs can be
 // renamed, deleted, exported (JSON, or one run's points as CSV) and imported.
 import uPlot from 'uplot';
+import { attachFieldError } from './a11y.js';
 import { accuracyRange } from './axis.js';
 import type { RunStore } from '../storage/runs.js';
 import type { EvalMetrics, StepMetrics } from '../train/trainer.js';
-import { addStep, curve, runCsv, summarize, validateRunRecord, X_AXES, type RunRecord, type XAxis } from '../train/run-record.js';
+import { addStep, curve, FreshTrained, runCsv, summarize, validateRunRecord, X_AXES, type RunRecord, type XAxis } from '../train/run-record.js';
 import { formatBytes } from './format.js';
 
 /** Series colours, told apart also by the dash pattern (see DASHES). */
@@ -19,7 +20,7 @@ const X_LABELS: Record<XAxis, string> = {
   step: 'step',
   time: 'training time (s)',
   mib: 'MB read (fetched or from the cache)',
-  fresh: 'fresh examples read (with read-ahead)',
+  fresh: 'fresh examples trained',
 };
 /** A live run's record is written at most this often (and when its state changes). */
 const SAVE_EVERY_MS = 3_000;
@@ -43,6 +44,11 @@ export interface RunsPanel {
   mark(step: number, label: string): void;
   /** A control changed before the run's first step: the run starts with it, so its settings and `name` (from them) are amended. */
   amend(change: Partial<RunRecord['settings']>, name: (r: RunRecord) => string): void;
+  /**
+   * The run's pipeline is open: what it trains on, and the readers that run (the readers asked for, at most one per
+   * record of the split). A table echoes whole batches whatever echo mode was asked, so its record says 'batches'.
+   */
+  opened(kind: 'image' | 'tabular', readers: number): void;
   state(state: string): void;
   /** The records shown (for the tests). */
   records(): RunRecord[];
@@ -55,11 +61,19 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
   let lastSaved = 0;
   let drawPending = false;
   let plot: uPlot | undefined;
+  /** The live run's count of fresh examples trained (undefined for a continued record from before that count: it goes on counting reads). */
+  let fresh: FreshTrained | undefined;
+  const targetError = attachFieldError(el.target);
 
-  const target = () => {
+  /** The target in percent as typed (50.5, not 51), or undefined: empty (no target) or not a number from 0 to 100 (said beside the field). */
+  const target = (): number | undefined => {
     const text = el.target.value.trim();
     const t = text ? Number(text) : Number.NaN; // an empty field is no target, not 0%
-    return Number.isFinite(t) && t >= 0 && t <= 100 ? t / 100 : undefined;
+    const ok = Number.isFinite(t) && t >= 0 && t <= 100;
+    const bad = text !== '' && !ok;
+    targetError.textContent = bad ? 'target accuracy must be a number from 0 to 100' : '';
+    el.target.setAttribute('aria-invalid', String(bad));
+    return ok ? t : undefined;
   };
 
   /** Reads the recorded runs; the first time, the newest start overlaid (later, what the person ticked stays as it is). */
@@ -145,8 +159,19 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     const head = el.table.createTHead();
     head.replaceChildren();
     const hr = head.insertRow();
-    const pct = t === undefined ? '?' : `${(100 * t).toFixed(0)}%`;
-    for (const h of ['show', 'run', 'settings', 'steps', 'best acc.', 'final loss', `time to ${pct}`, `bytes read to ${pct}`, `fresh to ${pct}`, 'actions']) {
+    const pct = t === undefined ? '?' : `${t}%`; // as typed: time to 50.5% is reached at 50.5%, so the header must not say 51%
+    const columns = [
+      'show',
+      'run',
+      'settings',
+      'steps',
+      'best acc.',
+      'final loss',
+      `time to ${pct}`,
+      `bytes read to ${pct}`,
+      `fresh examples trained to ${pct}`,
+    ];
+    for (const h of [...columns, 'actions']) {
       const th = document.createElement('th');
       th.textContent = h;
       hr.append(th);
@@ -154,7 +179,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     const body = el.table.tBodies[0] ?? el.table.createTBody();
     body.replaceChildren();
     for (const r of [...all].reverse()) {
-      const s = summarize(r, t ?? Infinity);
+      const s = summarize(r, t === undefined ? Infinity : t / 100);
       const row = body.insertRow();
       row.dataset.run = r.id;
       const show = document.createElement('input');
@@ -171,15 +196,22 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       name.textContent = r.name;
       name.title = `${r.dataset}, ${r.model}; started ${new Date(r.startedAt).toLocaleString()}; ${r.state}`;
       const k = r.settings;
+      // A table has one fidelity level and echoes whole batches, whatever the controls said (records from before `kind`: as recorded).
+      const tabular = r.kind === 'tabular';
+      const group = tabular ? '' : `group ${Number.isFinite(k.fidelity) ? k.fidelity : 'all'}, `;
       row.insertCell().textContent =
-        `group ${Number.isFinite(k.fidelity) ? k.fidelity : 'all'}, echo ${k.echoFactor} (${k.echoMode}), batch ${k.batchSize}, ` +
+        `${group}echo ${k.echoFactor} (${tabular ? 'batches' : k.echoMode}), batch ${k.batchSize}, ` +
         `lr ${k.learningRate}, seed ${k.seed}${r.marks.length ? `, ${r.marks.length} change${r.marks.length === 1 ? '' : 's'}` : ''}`;
       row.insertCell().textContent = s.steps.toLocaleString('en-US');
       row.insertCell().textContent = s.bestAccuracy === undefined ? '–' : `${(100 * s.bestAccuracy).toFixed(1)}%`;
       row.insertCell().textContent = s.finalLoss === undefined ? '–' : s.finalLoss.toFixed(3);
-      row.insertCell().textContent = s.toTarget ? `${s.toTarget.time.toFixed(1)} s (step ${s.toTarget.step})` : 'not reached';
+      // No target, nothing to reach: '–' like the other cells, not "not reached".
+      row.insertCell().textContent = t === undefined ? '–' : s.toTarget ? `${s.toTarget.time.toFixed(1)} s (step ${s.toTarget.step})` : 'not reached';
       row.insertCell().textContent = s.toTarget ? formatBytes(s.toTarget.mib * 2 ** 20) : '–';
-      row.insertCell().textContent = s.toTarget ? s.toTarget.fresh.toLocaleString('en-US') : '–';
+      const freshCell = row.insertCell();
+      freshCell.textContent = s.toTarget ? `${s.toTarget.fresh.toLocaleString('en-US')}${r.fresh === 'trained' ? '' : ' read'}` : '–';
+      if (s.toTarget && r.fresh !== 'trained')
+        freshCell.title = 'recorded before runs counted fresh examples trained: fresh examples read, read-ahead included';
       const actions = row.insertCell();
       actions.className = 'run-actions';
       actions.append(
@@ -257,13 +289,17 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
   return {
     async begin(record, fromStep) {
       const existing = fromStep === undefined ? undefined : all.find((r) => r.id === record.id);
-      live = existing ?? { ...record, updatedAt: Date.now(), state: 'loading', steps: [], evals: [], marks: [] };
+      live = existing ?? { ...record, fresh: 'trained', updatedAt: Date.now(), state: 'loading', steps: [], evals: [], marks: [] };
       if (existing && fromStep !== undefined) {
         // A continued run goes on from its checkpoint: what the old record has after it is retrained now.
         existing.steps = existing.steps.filter((p) => p[0] <= fromStep);
         existing.evals = existing.evals.filter((p) => p[0] <= fromStep);
-        existing.marks.push([fromStep, 'continued']);
+        // Once per checkpoint: a Continue cut off by a reload and pressed again goes on from the same step.
+        const last = existing.marks.at(-1);
+        if (!(last && last[0] === fromStep && last[1] === 'continued')) existing.marks.push([fromStep, 'continued']);
       }
+      // A continued run's pipeline counts afresh: its fresh examples go on from the checkpoint's.
+      fresh = live.fresh === 'trained' ? new FreshTrained(live.steps.at(-1)?.[4] ?? 0, fromStep !== undefined) : undefined;
       if (!all.includes(live)) all.push(live);
       overlaid.add(live.id);
       await save(live);
@@ -273,13 +309,13 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       if (!live) return;
       // Bytes the run read at its fidelity, whether off the wire or from the prefix cache: what a run costs, not what an earlier run left cached.
       const read = m.pipeline.bytesFetched + m.pipeline.bytesFromCache;
-      addStep(live, [m.step, m.time, m.loss, read / 2 ** 20, m.pipeline.examplesRead]);
+      addStep(live, [m.step, m.time, m.loss, read / 2 ** 20, fresh ? fresh.step(m.examples, m.pipeline) : m.pipeline.examplesRead]);
       if (performance.now() - lastSaved > SAVE_EVERY_MS) void save(live);
       scheduleDraw();
     },
     eval(m) {
       if (!live) return;
-      // The evaluated step's own point (a deferred evaluation comes after the run): its time, bytes and fresh examples.
+      // The evaluated step's own point (a deferred evaluation comes after the run): its time, bytes and fresh examples trained.
       const at = live.steps.findLast((p) => p[0] <= m.step);
       live.evals.push([m.step, m.time, m.accuracy, m.loss, at?.[3] ?? 0, at?.[4] ?? 0]);
       void save(live);
@@ -292,6 +328,14 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       if (!live) return;
       Object.assign(live.settings, change);
       live.name = name(live);
+      void save(live);
+      draw();
+    },
+    opened(kind, readers) {
+      if (!live) return;
+      live.kind = kind;
+      live.settings.readers = readers;
+      if (kind === 'tabular') live.settings.echoMode = 'batches';
       void save(live);
       draw();
     },

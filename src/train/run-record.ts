@@ -1,16 +1,21 @@
 // What the lab keeps of every run, to compare runs side by side: its settings,
 // its steps and evaluations with the four things a curve can be drawn against
-// (steps, training time, bytes fetched, fresh examples read), and the marks
+// (steps, training time, bytes read, fresh examples trained), and the marks
 // where a control changed. Kept in IndexedDB (storage/runs.ts), exported and
 // imported as JSON, a run's points as CSV. No DOM here.
+import type { PipelineStats } from '../pipeline/api.js';
 
 /** What a curve can be drawn against. */
 export type XAxis = 'step' | 'time' | 'mib' | 'fresh';
 export const X_AXES: readonly XAxis[] = ['step', 'time', 'mib', 'fresh'];
 
-/** One step: [step, seconds of training, loss, MiB read (fetched or from the prefix cache), fresh examples read]. */
+/**
+ * One step: [step, seconds of training, loss, MiB read (fetched or from the prefix cache), fresh examples trained]. Fresh
+ * examples are those handed to the trainer that are not echoed copies (FreshTrained); records made before they were
+ * (no `fresh` field) hold fresh examples read there, records read ahead included.
+ */
 export type StepPoint = [step: number, time: number, loss: number, mib: number, fresh: number];
-/** One evaluation: [step, seconds, test accuracy, test loss, MiB fetched, fresh examples read]. */
+/** One evaluation: [step, seconds, test accuracy, test loss, MiB read, fresh examples trained (as StepPoint)]. */
 export type EvalPoint = [step: number, time: number, accuracy: number, loss: number, mib: number, fresh: number];
 
 export interface RunRecord {
@@ -21,7 +26,14 @@ export interface RunRecord {
   updatedAt: number;
   dataset: string;
   model: string;
-  /** The settings the run started training with (fidelity and echo may change during the run: see marks). */
+  /** What the run trained on, once its pipeline opened (records made before it was kept: unknown). */
+  kind?: 'image' | 'tabular';
+  /** What the fresh column counts: 'trained' (StepPoint); left out, records from before: fresh examples read, read-ahead included. */
+  fresh?: 'trained';
+  /**
+   * The settings the run started training with (fidelity and echo may change during the run: see marks); once the pipeline
+   * opened, the readers that ran (a split has at most one per record) and, for a table, echoMode 'batches' (what tables echo).
+   */
   settings: { batchSize: number; seed: number; learningRate: number; fidelity: number; echoFactor: number; echoMode: string; readers: number };
   /** The run's state when last saved (a run cut off by a reload stays "running" until continued). */
   state: string;
@@ -73,15 +85,53 @@ export function summarize(run: RunRecord, target: number): RunSummary {
   };
 }
 
-/** A run's steps and evaluations as one CSV table (evaluation columns empty on steps without one). */
+/**
+ * A run's steps and evaluations as one CSV table (evaluation columns empty on steps without one). The fifth column was
+ * `fresh_examples` (examples read); it is named for what the record counts, so a script cannot mistake one for the other.
+ */
 export function runCsv(run: RunRecord): string {
   const evals = new Map(run.evals.map((e) => [e[0], e]));
-  const rows = ['step,time_s,loss,mib_fetched,fresh_examples,test_accuracy,test_loss'];
+  const fresh = run.fresh === 'trained' ? 'fresh_examples_trained' : 'fresh_examples_read';
+  const rows = [`step,time_s,loss,mib_fetched,${fresh},test_accuracy,test_loss`];
   for (const [step, time, loss, mib, fresh] of run.steps) {
     const e = evals.get(step);
     rows.push([step, time.toFixed(3), loss, mib.toFixed(4), fresh, e?.[2] ?? '', e?.[3] ?? ''].join(','));
   }
   return `${rows.join('\n')}\n`;
+}
+
+/**
+ * Fresh examples a run has trained on, step by step, from the counters each step's batch came with
+ * (Batch.stats, summed over readers): examples handed out less echoed copies made. Not examplesRead: a TOC
+ * reader parses whole records ahead (birdstrikes is one record), so that count jumps to the split at step 1
+ * whatever the echo factor. The counters run slightly ahead and behind the trainer: examplesEmitted counts
+ * the batches queued ahead of it (prefetch), examplesEchoed the copies still in the shuffle buffer. So the
+ * count is kept to what the steps themselves trained (exact at echo 1, where nothing is echoed) and never
+ * goes down. A continued run's pipeline counts from 0 (less the copies of the batches it works out without
+ * handing them over), so it goes on from `from`, the record's count at its checkpoint, by the counters' growth
+ * since its first step.
+ */
+export class FreshTrained {
+  private trained = 0;
+  private base: number | undefined;
+  private last: number;
+
+  constructor(
+    private readonly from = 0,
+    private readonly continued = false,
+  ) {
+    this.last = from;
+  }
+
+  /** The count after a step of `examples` examples whose batch came with counters `p`. */
+  step(examples: number, p: Pick<PipelineStats, 'examplesEmitted' | 'examplesEchoed'>): number {
+    this.trained += examples;
+    const raw = p.examplesEmitted - p.examplesEchoed;
+    this.base ??= this.continued ? raw : 0;
+    const fresh = this.from + Math.min(this.trained, Math.max(0, raw - this.base));
+    this.last = Math.max(this.last, fresh);
+    return this.last;
+  }
 }
 
 /** Checks an imported run; throws naming the first thing wrong (and which run in the file). */

@@ -118,3 +118,52 @@ test('a sweep over scan groups runs one run per value with the same seed and fil
   await expect(page.locator('#fidelity')).toHaveValue('6');
   expect(new URL(page.url()).searchParams.has('group')).toBe(false);
 });
+
+test('an echo sweep on a one-record table counts fresh examples trained, and the table says what ran', async ({ page }) => {
+  test.setTimeout(180_000);
+  // Birdstrikes' training split is one TOC record: the reader parses it whole before the first batch, and there is one reader.
+  await page.goto('/?dataset=birdstrikes&model=logreg&readers=4&evalEvery=5&seed=2');
+  await expect(page.locator('#backend')).toContainText('webgpu');
+  await page.locator('#sweep-kind').selectOption('echo');
+  await page.locator('#sweep-values').fill('1, 3');
+  await page.locator('#sweep-steps').fill('10');
+  await page.locator('#sweep-start').click();
+  await expect(page.locator('#sweep-status')).toContainText('sweep done: 2 runs', { timeout: 150_000 });
+  const records = await page.evaluate(() => window.__lab!.records());
+  expect(records.map((r) => r.settings.echoFactor)).toEqual([1, 3]);
+  for (const r of records) {
+    expect(r).toMatchObject({ kind: 'tabular', fresh: 'trained', settings: { readers: 1, echoMode: 'batches' } });
+    // Fresh examples trained: never more than the rows trained, though the whole split (9,058 rows) was read at step 1.
+    for (const [step, , , , fresh] of r.steps) expect(fresh).toBeLessThanOrEqual(step * r.settings.batchSize);
+  }
+  // Echo 1 trains only fresh rows; echo 3 a third of them (copies are not fresh): the sweep tells the factors apart.
+  const at10 = records.map((r) => r.steps.find((p) => p[0] === 10)![4]);
+  expect(at10[0]).toBe(10 * records[0]!.settings.batchSize);
+  expect(at10[1]!).toBeLessThan(at10[0]!);
+  const rows = page.locator('#runs-table tbody tr');
+  await expect(rows).toHaveCount(2);
+  // A table echoes whole batches and has one fidelity level, whatever the echo mode control said.
+  for (let i = 0; i < 2; i++) {
+    await expect(rows.nth(i).locator('td').nth(2)).toContainText(/^echo \d \(batches\), batch /);
+  }
+  await expect(page.locator('#runs-table thead')).toContainText('fresh examples trained to 70%');
+  await page.locator('#runs-x').selectOption('fresh');
+  await expect(page.locator('#runs-chart')).toHaveAttribute('aria-label', /against fresh examples trained$/);
+
+  // The target as typed: the header says the 50.5% the rows are computed at, not 51%.
+  await page.locator('#runs-target').fill('50.5');
+  await expect(page.locator('#runs-table thead')).toContainText('time to 50.5%');
+  await expect(page.locator('#runs-target')).toHaveAttribute('aria-invalid', 'false');
+  // Out of range: no target, said beside the field; the rows have nothing to reach ("–", not "not reached").
+  for (const bad of ['150', '-5']) {
+    await page.locator('#runs-target').fill(bad);
+    await expect(page.locator('#runs-table thead')).toContainText('time to ?');
+    await expect(page.locator('#runs-target')).toHaveAttribute('aria-invalid', 'true');
+    await expect(page.locator('#runs-target-error')).toHaveText('target accuracy must be a number from 0 to 100');
+    for (let i = 0; i < 2; i++) await expect(rows.nth(i).locator('td').nth(6)).toHaveText('–');
+  }
+  // Empty is no target, not a mistake.
+  await page.locator('#runs-target').fill('');
+  await expect(page.locator('#runs-target')).toHaveAttribute('aria-invalid', 'false');
+  await expect(rows.nth(0).locator('td').nth(6)).toHaveText('–');
+});

@@ -1,7 +1,7 @@
 // The run record the runs panel compares: curves against each x-axis, the time
 // and bytes to a target accuracy, CSV export, and checks on imported files.
 import { describe, expect, it } from 'vitest';
-import { addStep, curve, runCsv, summarize, validateRunRecord, type RunRecord } from '../../../src/train/run-record.js';
+import { addStep, curve, FreshTrained, runCsv, summarize, validateRunRecord, type RunRecord } from '../../../src/train/run-record.js';
 
 function run(): RunRecord {
   return {
@@ -51,11 +51,58 @@ describe('run record', () => {
     expect(r.steps.at(-1)![0]).toBe(9_999);
   });
 
-  it('exports steps with their evaluations as CSV', () => {
-    const lines = runCsv(run()).trim().split('\n');
-    expect(lines[0]).toBe('step,time_s,loss,mib_fetched,fresh_examples,test_accuracy,test_loss');
+  it('exports steps with their evaluations as CSV, the fresh column named for what the record counts', () => {
+    const lines = runCsv({ ...run(), fresh: 'trained' })
+      .trim()
+      .split('\n');
+    expect(lines[0]).toBe('step,time_s,loss,mib_fetched,fresh_examples_trained,test_accuracy,test_loss');
     expect(lines[2]).toBe('2,1.000,2,0.2000,64,0.55,1.9');
     expect(lines[3]).toBe('3,1.500,1.7,0.3000,96,,');
+    // A record from before fresh examples trained were counted holds examples read (read-ahead included).
+    expect(runCsv(run()).split('\n')[0]).toBe('step,time_s,loss,mib_fetched,fresh_examples_read,test_accuracy,test_loss');
+  });
+
+  // Birdstrikes: one TOC record holds the whole training split (9,058 rows), read whole before the first batch, in batches
+  // of 250 rows; 4 batches are queued ahead of the trainer and the shuffle buffer holds 4 more.
+  const batch = 250;
+  /** The counters step `k` (from 1) comes with at echo factor `e` (a whole number: each fresh batch e times in all). */
+  const counters = (k: number, e: number) => {
+    const emitted = (k + 4) * batch; // handed out and queued
+    const passedEcho = emitted + 4 * batch; // and in the shuffle buffer
+    return { examplesRead: 9_058, examplesEmitted: emitted, examplesEchoed: Math.round((passedEcho * (e - 1)) / e) };
+  };
+  const countTo = (steps: number, e: number) => {
+    const fresh = new FreshTrained();
+    const out: number[] = [];
+    for (let k = 1; k <= steps; k++) out.push(fresh.step(batch, counters(k, e)));
+    return out;
+  };
+
+  it('counts fresh examples trained, not the records read ahead: an echo sweep on one record tells the factors apart', () => {
+    // Echo 1 echoes nothing: every example trained is fresh, exactly, though the pipeline read 9,058 and queued 4 batches more.
+    expect(countTo(10, 1).at(-1)).toBe(10 * batch);
+    const at10 = [1, 2, 3].map((e) => countTo(10, e).at(-1)!);
+    expect(at10[1]).toBeLessThan(at10[0]!);
+    expect(at10[2]).toBeLessThan(at10[1]!);
+    for (const e of [1, 2, 3]) {
+      const xs = countTo(40, e);
+      xs.forEach((x, i) => {
+        expect(x).toBeGreaterThanOrEqual(0);
+        expect(x).toBeLessThanOrEqual((i + 1) * batch); // never more than trained
+        if (i > 0) expect(x).toBeGreaterThanOrEqual(xs[i - 1]!); // never less than before
+      });
+      // Long after the buffers filled, within their size of trained / e.
+      expect(Math.abs(xs.at(-1)! - (40 * batch) / e)).toBeLessThanOrEqual(4 * batch);
+    }
+  });
+
+  it("a continued run goes on from its checkpoint's count, by what its own counters add from its first step", () => {
+    const fresh = new FreshTrained(5_000, true);
+    // The resumed pipeline counts from 0, less the copies of the batches it worked out without handing them over.
+    const first = fresh.step(batch, { examplesEmitted: 5 * batch, examplesEchoed: 9 * batch });
+    expect(first).toBe(5_000);
+    expect(fresh.step(batch, { examplesEmitted: 6 * batch, examplesEchoed: 9.5 * batch })).toBe(5_000 + batch / 2);
+    expect(fresh.step(batch, { examplesEmitted: 7 * batch, examplesEchoed: 10 * batch })).toBe(5_000 + batch);
   });
 
   it('an imported run with the wrong shape is refused, naming what and where', () => {
