@@ -1,12 +1,18 @@
 // "Prefix cache": what the workers' shared cache of record prefixes holds
 // (src/storage/prefix-cache.ts), and a Clear button. The size limit is a setup
-// field of the run (main.ts); the page itself only reads the usage and clears.
+// field of the run (main.ts); the page reads the usage, clears, and applies a
+// lowered limit at once (limit()), not only when a run next writes.
 import { PrefixCache, type CacheUsage } from '../storage/prefix-cache.js';
 import { formatBytes } from './format.js';
 
 export interface CachePanel {
   /** Shows what the cache holds, at most once per `throttleMs`; undefined where there is no IndexedDB or when throttled. */
   show(throttleMs?: number): Promise<CacheUsage | undefined>;
+  /**
+   * The size limit was set to `bytes`: evicts the least recently used prefixes down to it, then shows the usage. 0 turns
+   * the cache off for the next run and leaves what it holds (Clear empties it).
+   */
+  limit(bytes: number): Promise<CacheUsage | undefined>;
 }
 
 export function setupCachePanel(usageLine: HTMLElement, clear: HTMLButtonElement, log: (message: string) => void): CachePanel {
@@ -31,5 +37,10 @@ export function setupCachePanel(usageLine: HTMLElement, clear: HTMLButtonElement
     await show();
     log('prefix cache cleared');
   });
-  return { show };
+  async function limit(bytes: number): Promise<CacheUsage | undefined> {
+    if (cache && bytes > 0) await cache.trim(bytes).catch((err: Error) => log(`the prefix cache could not be trimmed to its new limit: ${err.message}`));
+    return show();
+  }
+
+  return { show, limit };
 }

@@ -1014,6 +1014,11 @@ sweepUi.stop.addEventListener('click', () => {
 
 const cachePanel = setupCachePanel(ui.cacheUsage, ui.cacheClear, (m) => log(m));
 const showCacheUsage = (throttleMs?: number) => cachePanel.show(throttleMs);
+// A lowered limit applies now (the field is off while a run reads), not when a later run first writes.
+ui.cacheLimit.addEventListener('change', () => {
+  const r = checkCacheLimit(ui.cacheLimit.value);
+  if (r.ok) void cachePanel.limit(r.value * 2 ** 20);
+});
 
 async function stop(): Promise<void> {
   flushMarks();

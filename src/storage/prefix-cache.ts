@@ -7,9 +7,12 @@
 // validator, last use) and is what eviction walks, least recently used first;
 // `bytes` holds the prefix itself. The running total lives in `meta`, updated in
 // the same transaction as every write, so the page and several workers can
-// share one cache and its size limit. A prefix whose bytes no longer match the
+// share one cache and its size limit. A lower limit applies at once: a cache
+// opened with one (a run's workers) evicts down to it before anything else, so
+// a run whose every read is a hit shrinks it too, and trim() applies one when
+// the person lowers it. A prefix whose bytes no longer match the
 // checksum (a cut or altered entry) is dropped and reported, never used.
-import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
+import { openDB, type DBSchema, type IDBPDatabase, type IDBPTransaction } from 'idb';
 import { Fnv1a } from '../shared/hash.js';
 
 export interface CachedPrefix {
@@ -43,6 +46,18 @@ const checksum = (bytes: Uint8Array) => {
   return h.value;
 };
 
+type WriteTx = IDBPTransaction<Schema, ('entries' | 'bytes' | 'meta')[], 'readwrite'>;
+
+/** Deletes the least recently used entries (not `keep`) while `total` exceeds `limitBytes`; returns the total left. */
+async function evict(tx: WriteTx, total: number, limitBytes: number, keep?: string): Promise<number> {
+  for (let cursor = await tx.objectStore('entries').index('usedAt').openCursor(); cursor && total > limitBytes; cursor = await cursor.continue()) {
+    if (cursor.value.url === keep) continue;
+    total -= cursor.value.size;
+    await Promise.all([cursor.delete(), tx.objectStore('bytes').delete(cursor.value.url)]);
+  }
+  return total;
+}
+
 let lastStamp = 0;
 /** Milliseconds since 1970, but strictly increasing here, so two uses in one millisecond keep their order. */
 const stamp = () => (lastStamp = Math.max(Date.now(), lastStamp + 1));
@@ -61,6 +76,7 @@ export class PrefixCache {
     return typeof indexedDB !== 'undefined';
   }
 
+  /** The database; a cache with a limit (0 is the page's reader, which keeps nothing of its own) first evicts down to it. */
   private open(): Promise<IDBPDatabase<Schema>> {
     this.db ??= openDB<Schema>(this.name, 1, {
       upgrade(d) {
@@ -68,8 +84,24 @@ export class PrefixCache {
         d.createObjectStore('bytes');
         d.createObjectStore('meta');
       },
+    }).then(async (d) => {
+      // A trim that fails is not the reads' failure: the next write evicts to the limit anyway.
+      if (this.limitBytes > 0) await this.evictTo(d, this.limitBytes).catch(() => undefined);
+      return d;
     });
     return this.db;
+  }
+
+  /** Evicts the least recently used entries until the cache holds at most `limitBytes` (the person lowered the limit). */
+  async trim(limitBytes: number): Promise<void> {
+    await this.evictTo(await this.open(), limitBytes);
+  }
+
+  private async evictTo(d: IDBPDatabase<Schema>, limitBytes: number): Promise<void> {
+    const tx = d.transaction(['entries', 'bytes', 'meta'], 'readwrite');
+    const total = await evict(tx, (await tx.objectStore('meta').get('total')) ?? 0, limitBytes);
+    await tx.objectStore('meta').put(total, 'total');
+    await tx.done;
   }
 
   /** The cached prefix of `url`, or undefined; 'corrupt' when the stored bytes fail their checksum (the entry is then dropped). */
@@ -106,11 +138,7 @@ export class PrefixCache {
     let total = ((await tx.objectStore('meta').get('total')) ?? 0) - (old?.size ?? 0) + bytes.byteLength;
     const entry: Entry = { url, size: bytes.byteLength, checksum: checksum(bytes), usedAt: stamp(), ...(validator ? { validator } : {}) };
     await Promise.all([entries.put(entry), tx.objectStore('bytes').put(bytes, url)]);
-    for (let cursor = await entries.index('usedAt').openCursor(); cursor && total > this.limitBytes; cursor = await cursor.continue()) {
-      if (cursor.value.url === url) continue;
-      total -= cursor.value.size;
-      await Promise.all([cursor.delete(), tx.objectStore('bytes').delete(cursor.value.url)]);
-    }
+    total = await evict(tx, total, this.limitBytes, url);
     await tx.objectStore('meta').put(total, 'total');
     await tx.done;
   }

@@ -52,3 +52,37 @@ test('cache size 0 turns the cache off; a bad size is refused beside the field',
   await expect(page.locator('#cache-limit-error')).toContainText('cache size (MB) must be a whole number from 0 to 65536');
   await expect(page.locator('#start')).toBeDisabled();
 });
+
+/** A first run that leaves more than 1 MiB cached: the 4 test records and at least `train` train records at full fidelity. */
+async function fill(page: import('@playwright/test').Page, train: number) {
+  await page.goto('/?model=mlp&batch=64&evalEvery=5&autostart=1');
+  await waitFor(page, `${train} train records`, (s) => s.evals.length > 0 && s.fetches.filter((f) => f.record.startsWith('train')).length >= train);
+  await page.locator('#stop').click();
+  await expect(page.locator('#start')).toBeEnabled({ timeout: 10_000 });
+  const u = (await usage(page))!;
+  expect(u.bytes).toBeGreaterThan(2 ** 20);
+  return u;
+}
+
+test('a run at a lower cache size shrinks the cache to it, though every read it makes is a hit', async ({ page }) => {
+  const before = await fill(page, 10);
+  // The same seed reads the same records first; at scan group 3 each is a prefix of a cached one: no write, which is where eviction was.
+  await page.goto('/?model=mlp&batch=64&evalEvery=5&group=3&cache=1&autostart=1');
+  // (Before the limit applied at open, this run's reads were all hits and the cache stayed as large as the first run left it.)
+  await waitFor(page, 'an evaluation', (x) => x.evals.length > 0);
+  await page.locator('#stop').click();
+  await expect(page.locator('#start')).toBeEnabled({ timeout: 10_000 });
+  const after = (await usage(page))!;
+  expect(after.bytes).toBeLessThanOrEqual(2 ** 20);
+  expect(after.entries).toBeLessThan(before.entries);
+  await expect(page.locator('#cache-usage')).toHaveText(new RegExp(`^Holds [\\d.]+ (B|KiB|MiB) in ${after.entries} record prefix(es)?\\.$`));
+});
+
+test('lowering "Keep up to" evicts down to it at once, and the panel shows what is left', async ({ page }) => {
+  await fill(page, 6);
+  await page.locator('#cache-limit').fill('1');
+  await page.locator('#cache-limit').blur();
+  await expect.poll(async () => (await usage(page))!.bytes).toBeLessThanOrEqual(2 ** 20);
+  const after = (await usage(page))!;
+  await expect(page.locator('#cache-usage')).toHaveText(new RegExp(`^Holds [\\d.]+ (B|KiB|MiB) in ${after.entries} record prefix(es)?\\.$`));
+});
