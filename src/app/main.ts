@@ -1117,8 +1117,10 @@ function markCharts(label: string, change: Partial<RunRecord['settings']>, step:
 
 /** A run's name in the runs table: what sets it apart from the others. */
 function runName(modelId: string, s: Pick<RunRecord['settings'], 'fidelity' | 'echoFactor'>, startedAt: number): string {
-  const group = Number.isFinite(s.fidelity) ? `group ${s.fidelity}` : 'full fidelity';
-  return `${modelId} · ${group} · echo ${s.echoFactor} · ${new Date(startedAt).toLocaleTimeString()}`;
+  // A TOC table is lossless: one fidelity, no scan group to name.
+  const tabular = MODELS.find((m) => m.id === modelId)?.input === 'tabular';
+  const group = tabular ? '' : Number.isFinite(s.fidelity) ? `group ${s.fidelity} · ` : 'full fidelity · ';
+  return `${modelId} · ${group}echo ${s.echoFactor} · ${new Date(startedAt).toLocaleTimeString()}`;
 }
 
 ui.echoAuto.addEventListener('change', () => {

@@ -133,6 +133,7 @@ test('an echo sweep on a one-record table counts fresh examples trained, and the
   expect(records.map((r) => r.settings.echoFactor)).toEqual([1, 3]);
   for (const r of records) {
     expect(r).toMatchObject({ kind: 'tabular', fresh: 'trained', settings: { readers: 1, echoMode: 'batches' } });
+    expect(r.name).toMatch(/^logreg · echo \d · /); // no scan group in a table run's name
     // Fresh examples trained: never more than the rows trained, though the whole split (9,058 rows) was read at step 1.
     for (const [step, , , , fresh] of r.steps) expect(fresh).toBeLessThanOrEqual(step * r.settings.batchSize);
   }
