@@ -113,7 +113,7 @@ export function probeOwnDataset(d: DatasetEntry, page: string, built: Set<string
 }
 
 /** What a dataset's scan groups cost: the slider's label and the group table, before a run has opened the dataset. */
-export type GroupCosts = Pick<DatasetInfo, 'kind' | 'fidelityLevels' | 'bytesPerLevel' | 'examples' | 'msssim'>;
+export type GroupCosts = Pick<DatasetInfo, 'kind' | 'fidelityLevels' | 'bytesPerLevel' | 'examples' | 'records' | 'msssim'>;
 
 /** What the page learns from a dataset's manifest before a run: whether it is there, and what it holds. */
 export type DatasetProbe =
@@ -161,13 +161,13 @@ function pcrCosts(json: unknown, url: string): GroupCosts | undefined {
     const examples = imageCount(m, 'train');
     if (!examples) return undefined;
     const bytesPerLevel = Array.from({ length: m.scanGroups }, (_, g) => bytesForGroup(m, 'train', g + 1));
-    return { kind: 'image', fidelityLevels: m.scanGroups, examples, bytesPerLevel, ...(m.msssim ? { msssim: m.msssim } : {}) };
+    const records = m.splits.train?.records.length ?? 0;
+    return { kind: 'image', fidelityLevels: m.scanGroups, examples, records, bytesPerLevel, ...(m.msssim ? { msssim: m.msssim } : {}) };
   } catch {
     return undefined;
   }
 }
 
-/** A TOC table's one fidelity: the training split's bytes and rows. */
 /** Rows of the first mini-batch of a TOC manifest's training split; undefined when it is not valid (a run says why). */
 function tocBatchRows(json: unknown, url: string): number | undefined {
   try {
@@ -177,12 +177,14 @@ function tocBatchRows(json: unknown, url: string): number | undefined {
   }
 }
 
+/** A TOC table's one fidelity: the training split's bytes, rows and records. */
 function tocCosts(json: unknown, url: string): GroupCosts | undefined {
   try {
     const train = (validateTocManifest(json, url).splits as Record<string, TocSplitEntry>).train;
     const examples = tocSplitRows(train);
     if (!train || !examples) return undefined;
-    return { kind: 'tabular', fidelityLevels: 1, examples, bytesPerLevel: [train.records.reduce((n, r) => n + tocRecordBytes(r), 0)] };
+    const bytes = train.records.reduce((n, r) => n + tocRecordBytes(r), 0);
+    return { kind: 'tabular', fidelityLevels: 1, examples, records: train.records.length, bytesPerLevel: [bytes] };
   } catch {
     return undefined;
   }

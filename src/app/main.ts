@@ -340,7 +340,14 @@ async function readTypedManifest(): Promise<void> {
     // A server that is down now may be up soon (a restart): read again until it answers, or the field changes.
     if (!result.ok && (limit.aborted || result.reason.includes('could not reach the server'))) {
       result = { ok: false, reason: `${result.reason}; trying again every ${MANIFEST_RETRY_MS / 1000} s` };
-      setTimeout(() => seq === probeSeq && void probeTypedManifest(), MANIFEST_RETRY_MS);
+      const again = () => {
+        const now = checkManifestUrl(ui.manifestUrl.value, location.href);
+        if (seq !== probeSeq || !now.ok || now.value !== url.value) return; // typed over
+        // Not under the person's hands: a read rewrites the model list and the URL.
+        if (document.activeElement === ui.manifestUrl || document.hidden) setTimeout(again, MANIFEST_RETRY_MS);
+        else void probeTypedManifest();
+      };
+      setTimeout(again, MANIFEST_RETRY_MS);
     }
     if (result.ok) clearParamError('manifest'); // the URL's manifest reads now (its server was down, say)
     manifestProbe = { url: url.value, result };
@@ -385,6 +392,12 @@ function startBlockers(): string[] {
   }
   if (!ui.manifestUrl.value.trim() && !ui.dataset.value) reasons.push('choose a dataset');
   if (!ui.model.value) reasons.push('choose a model');
+  // A share past the split's records would open, then fail with nothing to read.
+  const share = params.has('share') ? checkShare(params.get('share')!) : undefined;
+  const records = selectedProbe()?.costs?.records;
+  if (share?.ok && records !== undefined && share.value.rank >= records) {
+    reasons.push(`share=${params.get('share')} holds no records: this dataset's training split has ${records}`);
+  }
   return reasons;
 }
 
@@ -428,7 +441,8 @@ function showStall(): void {
   const ms = session?.waitingForDataMs ?? 0;
   if (ms >= STALL_SHOWN_MS) {
     stallShown = true;
-    ui.state.textContent = `running: no batch for ${Math.round(ms / 1000)} s, waiting for data (the log says why)`;
+    const why = session!.warnings.length > 0 ? ' (see the log)' : '';
+    ui.state.textContent = `running: no batch for ${Math.round(ms / 1000)} s, waiting for data${why}`;
     ui.m.wait.textContent = '100%';
     ui.m.speed.textContent = '0';
     ui.echoReading.textContent = `No batch for ${Math.round(ms / 1000)} s: the trainer waits for data.`;
@@ -1124,6 +1138,7 @@ function runName(modelId: string, s: Pick<RunRecord['settings'], 'fidelity' | 'e
 }
 
 ui.echoAuto.addEventListener('change', () => {
+  clearParamError('autoEcho');
   ui.echo.readOnly = ui.echoAuto.checked; // auto echo writes the field; the person's value comes back when it is off
   ui.echoUse.hidden = true;
   if (session && !session.ended) session.setAutoEcho(ui.echoAuto.checked);
@@ -1169,8 +1184,9 @@ ui.manifestUrl.addEventListener('change', () => {
 /** Puts each URL parameter into its control; one that is bad or names nothing is shown, never replaced by a default. */
 async function applyParams(): Promise<void> {
   for (const k of unknownParams(params)) log(`unknown URL parameter "${k}" ignored (see the README for those the lab reads)`, 'warning');
+  // Said, not an error: the first is read and the address bar keeps it alone (an error would hold the URL and, for a name, Start).
   for (const [k, values] of repeatedParams(params)) {
-    paramErrors.set(k, `URL parameter ${k} is given ${values.length} times (${values.join(', ')}): the first is read, the others are not`);
+    log(`URL parameter ${k} is given ${values.length} times (${values.join(', ')}): the first is read, the others are not`, 'warning');
   }
   const put = (name: string, f: Field, set: (text: string) => void = (text) => void (f.input.value = text)) => {
     const text = params.get(name);
@@ -1332,6 +1348,9 @@ window.__lab = {
  * are written; a field that fails its check keeps what the URL said. Defaults
  * are left out; autostart stays as it was.
  */
+/** The scan group the address bar holds: the URL's, then the last one chosen on an image dataset. */
+let urlGroup = params.get('group');
+
 function writeUrl(): void {
   if (paramErrors.size) return; // the URL being fixed is shown above the page; it changes once it is fixed
   const next = new URLSearchParams();
@@ -1352,9 +1371,9 @@ function writeUrl(): void {
   put('cache', fields.cacheLimit, ui.cacheLimit.defaultValue);
   put('readers', fields.readers, String(DEFAULT_READERS));
   put('inflight', fields.requestsInFlight, String(DEFAULT_REQUESTS_IN_FLIGHT));
-  // A TOC table has no groups: the URL's group is kept for the image datasets it may be switched to.
-  if (selectedKind() === 'tabular') params.has('group') && next.set('group', params.get('group')!);
-  else if (fidelityTouched) next.set('group', ui.fidelity.value);
+  // A TOC table has no groups: the group last chosen (or the URL's) is kept for the image datasets it may be switched to.
+  if (selectedKind() !== 'tabular' && fidelityTouched) urlGroup = ui.fidelity.value;
+  if (urlGroup !== null) next.set('group', urlGroup);
   if (ui.echoMode.value !== 'examples') next.set('echoMode', ui.echoMode.value);
   if (ui.evalMode.value !== 'live') next.set('evalMode', ui.evalMode.value);
   if (ui.echoAuto.checked) next.set('autoEcho', '');

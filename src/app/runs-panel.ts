@@ -294,6 +294,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
         // A continued run goes on from its checkpoint: what the old record has after it is retrained now.
         existing.steps = existing.steps.filter((p) => p[0] <= fromStep);
         existing.evals = existing.evals.filter((p) => p[0] <= fromStep);
+        existing.marks = existing.marks.filter((m) => m[0] <= fromStep);
         // Once per checkpoint: a Continue cut off by a reload and pressed again goes on from the same step.
         const last = existing.marks.at(-1);
         if (!(last && last[0] === fromStep && last[1] === 'continued')) existing.marks.push([fromStep, 'continued']);

@@ -127,7 +127,7 @@ export class FreshTrained {
   step(examples: number, p: Pick<PipelineStats, 'examplesEmitted' | 'examplesEchoed'>): number {
     this.trained += examples;
     const raw = p.examplesEmitted - p.examplesEchoed;
-    this.base ??= this.continued ? raw : 0;
+    this.base ??= this.continued ? raw - examples : 0; // the first step's own batch is in its counters already
     const fresh = this.from + Math.min(this.trained, Math.max(0, raw - this.base));
     this.last = Math.max(this.last, fresh);
     return this.last;

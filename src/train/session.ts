@@ -216,6 +216,7 @@ export class LabSession {
     this.pauseAfterEval = false;
     this.checkpointAtGate = false;
     if (this.state !== 'paused') return;
+    this.resumedAt = performance.now();
     this.machine.to('running');
     this.openGate();
   }
@@ -306,8 +307,11 @@ export class LabSession {
   /** How long the running trainer has waited for its next batch (0 while it trains, evaluates or is paused). */
   get waitingForDataMs(): number {
     const since = this.state === 'running' ? this.trainer?.waitingSince : undefined;
-    return since === undefined ? 0 : performance.now() - since;
+    return since === undefined ? 0 : performance.now() - Math.max(since, this.resumedAt); // a pause is not a wait for data
   }
+
+  /** When the run last resumed from a pause (performance.now()). */
+  private resumedAt = 0;
 
   /** The learning rate the optimiser uses now. */
   get learningRate(): number {
@@ -491,7 +495,9 @@ export class LabSession {
       if (trainer && trainer.position.step > 0) this.finalModel = await captureBounded(trainer);
       for (const answer of this.modelRequests.splice(0)) answer(this.finalModel);
       trainer?.dispose();
-      if (stream && trainer && trainer.position.step > 0) await this.readTotals(stream, this.steps.last()?.step ?? trainer.position.step);
+      if (stream && trainer && trainer.position.step > 0) {
+        await this.readTotals(stream, this.steps.last()?.step ?? trainer.position.step).catch(() => undefined); // never keeps the workers
+      }
       this.terminateWorkers();
       if (signal.aborted && !this.machine.isFinal) this.machine.to('stopped');
     }
@@ -572,8 +578,13 @@ export class LabSession {
       // now, as at the gate (the model is between steps); a batch that comes meanwhile waits at the closed gate.
       this.closeGate();
       this.checkpointAtGate = false;
-      const read = await trainer.capture();
-      this.writeCheckpoint(read(), trainer.position);
+      try {
+        const read = await trainer.capture();
+        this.writeCheckpoint(read(), trainer.position);
+      } catch (err) {
+        // A device lost or out of memory: the stop goes on without this checkpoint (the last one stands).
+        this.onWarning(`could not save a checkpoint at step ${trainer.position.step}: ${(err as Error).message}`);
+      }
       await settlesWithin(trainer.reportsDone(), STOP_CHECKPOINT_WAIT_MS);
       return;
     }

@@ -208,9 +208,20 @@ test("a field shows the URL's bad value as it was written, and names it, so the 
   await expect(page.locator('#param-error')).toBeHidden();
 });
 
-test('a parameter given twice is said (the first is read), and autoEcho=false is off', async ({ page }) => {
-  await page.goto('/?batch=48&batch=64&autoEcho=false');
-  await expect(page.locator('#param-error')).toHaveText('URL parameter batch is given 2 times (48, 64): the first is read, the others are not');
+test('a share of the records past the split keeps Start off, saying why (it started, failed and left a 0-step run)', async ({ page }) => {
+  await page.goto('/?share=33/64');
+  await expect(page.locator('#start-hint')).toContainText("share=33/64 holds no records: this dataset's training split has 32");
+  await expect(page.locator('#start')).toBeDisabled();
+  await page.goto('/?share=32/64');
+  await expect(page.locator('#start')).toBeEnabled();
+});
+
+test('a parameter given twice is said in the log (the first is read), and autoEcho=false is off', async ({ page }) => {
+  await page.goto('/?batch=48&batch=64&seed=1&seed=2&autoEcho=false');
+  await expect(page.locator('#log')).toContainText('URL parameter batch is given 2 times (48, 64): the first is read, the others are not');
+  await expect(page.locator('#log')).toContainText('URL parameter seed is given 2 times (1, 2)');
+  await expect(page.locator('#start')).toBeEnabled(); // said, not a blocker (a repeated seed held Start off for good)
+  await expect.poll(() => new URL(page.url()).searchParams.getAll('seed')).toEqual(['1']);
   await expect(page.locator('#batch-size')).toHaveValue('48');
   await expect(page.locator('#echo-auto')).not.toBeChecked();
   await expect(page.locator('#echo')).toBeEditable();

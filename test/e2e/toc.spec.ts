@@ -93,7 +93,7 @@ test('choosing a TOC dataset shows its batch rows in the batch field, and an ima
   await page.locator('#fidelity').fill('3');
   await page.locator('#dataset').selectOption('datasets/birdstrikes-2000-toc/manifest.json');
   await expect.poll(() => new URL(page.url()).searchParams.get('dataset')).toBe('birdstrikes-2000');
-  expect(new URL(page.url()).searchParams.has('group')).toBe(false); // a TOC table has no scan groups
+  expect(new URL(page.url()).searchParams.get('group')).toBe('3'); // a TOC table has none: the one chosen is kept for images
   // 2000 is past the field's own limit (1024), but the dataset sets it: no error, and Start stays on.
   await expect(page.locator('#batch-size')).toHaveValue('2000');
   await expect(page.locator('#batch-size')).toBeDisabled();

@@ -99,10 +99,21 @@ describe('run record', () => {
   it("a continued run goes on from its checkpoint's count, by what its own counters add from its first step", () => {
     const fresh = new FreshTrained(5_000, true);
     // The resumed pipeline counts from 0, less the copies of the batches it worked out without handing them over.
+    // Its first step's batch is in its counters already, and is counted (whole: exact at echo 1, as an uninterrupted run counts).
     const first = fresh.step(batch, { examplesEmitted: 5 * batch, examplesEchoed: 9 * batch });
-    expect(first).toBe(5_000);
-    expect(fresh.step(batch, { examplesEmitted: 6 * batch, examplesEchoed: 9.5 * batch })).toBe(5_000 + batch / 2);
-    expect(fresh.step(batch, { examplesEmitted: 7 * batch, examplesEchoed: 10 * batch })).toBe(5_000 + batch);
+    expect(first).toBe(5_000 + batch);
+    expect(fresh.step(batch, { examplesEmitted: 6 * batch, examplesEchoed: 9.5 * batch })).toBe(5_000 + 1.5 * batch);
+    expect(fresh.step(batch, { examplesEmitted: 7 * batch, examplesEchoed: 10 * batch })).toBe(5_000 + 2 * batch);
+  });
+
+  it('at echo 1 a continued run counts as the run that was not interrupted', () => {
+    const whole = new FreshTrained();
+    const counters = (n: number) => ({ examplesEmitted: n * batch, examplesEchoed: 0 });
+    for (let s = 1; s <= 6; s++) whole.step(batch, counters(s));
+    const continued = new FreshTrained(3 * batch, true); // checkpoint at step 3; its pipeline counts from 0
+    let last = 0;
+    for (let s = 1; s <= 3; s++) last = continued.step(batch, counters(s));
+    expect(last).toBe(whole.step(0, counters(6)));
   });
 
   it('an imported run with the wrong shape is refused, naming what and where', () => {

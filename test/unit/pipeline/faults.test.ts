@@ -166,7 +166,7 @@ describe('a failing link', () => {
     const fetchedAfter = events.filter((e) => e.type === 'fetch' && at.get(e)! > at.get(back)!).map((e) => at.get(e)! - at.get(back)!);
     expect(p.stats.recordsFetched).toBe(9);
     // The reads out when it came back: before, those behind the first slept out their backoff, seconds more.
-    expect(Math.max(...fetchedAfter.slice(0, 2))).toBeLessThan(500);
+    expect(Math.max(...fetchedAfter)).toBeLessThan(1000);
   });
 
   it('a server that never comes back: the run fails after the outage limit, saying why, without hanging', async () => {
