@@ -686,6 +686,15 @@ export class LabSession {
     if (this.ended || !trainer) return Promise.resolve(this.finalModel);
     if (trainer.position.step === 0) return Promise.resolve(undefined);
     if (this.state === 'paused') return trainer.capture().then((read) => read());
+    if (this.state === 'running' && trainer.waitingSince !== undefined && !this.resumeGate && !this.stopping) {
+      // Waiting for data (a stall may last): taken now, the gate closed while the weights are copied, so a batch that comes
+      // meanwhile waits for the copy; then open again unless the person paused or stopped meanwhile.
+      this.closeGate();
+      const copied = trainer.capture().finally(() => {
+        if (this.state === 'running' && !this.stopping) this.openGate();
+      });
+      return copied.then((read) => read());
+    }
     return new Promise((resolve) => this.modelRequests.push(resolve));
   }
 

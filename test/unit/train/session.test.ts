@@ -604,6 +604,20 @@ describe('checkpoints and exact resume', () => {
     }
   });
 
+  it('the model asked for while the trainer waits for data comes at once, and the run goes on after', async () => {
+    const { s, rec } = session((name) => (name === 'pipeline-train' ? { nextMs: 2000 } : {}));
+    const done = s.start();
+    await until('2 steps', () => rec.steps.length >= 2);
+    await sleep(100); // the trainer waits for its next batch
+    const t0 = Date.now();
+    const model = await s.captureModel();
+    expect(Date.now() - t0).toBeLessThan(1000); // it waited for the next step's gate, 1.9 s here (a stalled link: never)
+    expect(model!.weights.length).toBeGreaterThan(0);
+    await until('another step', () => rec.steps.length >= 3); // the gate closed for the copy opened again
+    await s.stop();
+    await done;
+  });
+
   it('a pause takes a checkpoint at the step it paused on', async () => {
     const saved: Checkpoint[] = [];
     const { s, rec } = session(undefined, { checkpointEvery: 1000, saveCheckpoint: async (c) => void saved.push(c) });
