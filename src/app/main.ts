@@ -1261,6 +1261,16 @@ async function applyParams(): Promise<void> {
     if (!r.ok) paramErrors.set('manifest', `URL parameter manifest=${manifest}: ${r.reason}`);
   }
 
+  // Parameters that do nothing for what was chosen are said, so none is ignored silently.
+  if (dataset !== null && manifest?.trim()) {
+    log(`URL parameters dataset= and manifest= are both given: the manifest is read (the dataset list applies once the manifest field is empty)`, 'warning');
+  }
+  if (selectedKind() === 'tabular') {
+    for (const k of ['size', 'echoMode']) {
+      if (params.has(k)) log(`URL parameter ${k}=${params.get(k)} is for image datasets: a TOC table is read as it is, and echoes whole batches`, 'info');
+    }
+  }
+
   const model = params.get('model');
   if (model !== null) {
     const spec = MODELS.find((m) => m.id === model);
@@ -1372,7 +1382,7 @@ function writeUrl(): void {
   put('readers', fields.readers, String(DEFAULT_READERS));
   put('inflight', fields.requestsInFlight, String(DEFAULT_REQUESTS_IN_FLIGHT));
   // A TOC table has no groups: the group last chosen (or the URL's) is kept for the image datasets it may be switched to.
-  if (selectedKind() !== 'tabular' && fidelityTouched) urlGroup = ui.fidelity.value;
+  if (selectedKind() !== 'tabular') urlGroup = fidelityTouched ? ui.fidelity.value : null; // untouched: the dataset's full fidelity
   if (urlGroup !== null) next.set('group', urlGroup);
   if (ui.echoMode.value !== 'examples') next.set('echoMode', ui.echoMode.value);
   if (ui.evalMode.value !== 'live') next.set('evalMode', ui.evalMode.value);

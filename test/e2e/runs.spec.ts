@@ -208,6 +208,15 @@ test("a field shows the URL's bad value as it was written, and names it, so the 
   await expect(page.locator('#param-error')).toBeHidden();
 });
 
+test('URL parameters that do nothing for the chosen dataset are said, not ignored silently', async ({ page }) => {
+  await page.goto('/?dataset=birdstrikes&size=32&echoMode=examples-after-augment');
+  await expect(page.locator('#log')).toContainText('URL parameter size=32 is for image datasets: a TOC table is read as it is');
+  await expect(page.locator('#log')).toContainText('URL parameter echoMode=examples-after-augment is for image datasets');
+  await expect(page.locator('#start')).toBeEnabled();
+  await page.goto('/?dataset=flights-250k&manifest=datasets/birdstrikes-toc/manifest.json');
+  await expect(page.locator('#log')).toContainText('URL parameters dataset= and manifest= are both given: the manifest is read');
+});
+
 test('a share of the records past the split keeps Start off, saying why (it started, failed and left a 0-step run)', async ({ page }) => {
   await page.goto('/?share=33/64');
   await expect(page.locator('#start-hint')).toContainText("share=33/64 holds no records: this dataset's training split has 32");
