@@ -515,9 +515,7 @@ export class LabSession {
    * answer within a second leave them as they were.
    */
   private async readTotals(stream: ReturnType<typeof takeInTurn>, steps: number): Promise<void> {
-    const read = stream.totals();
-    read.catch(() => undefined);
-    const totals = await Promise.race([read, new Promise<undefined>((r) => setTimeout(() => r(undefined), 1000))]).catch(() => undefined);
+    const totals = await withinASecond(stream.totals());
     if (!totals) return;
     this.totals = this.withCarried(totals);
     this.listener.totals?.(this.totals, steps);
@@ -810,9 +808,13 @@ function newRunId(): string {
   return `${Date.now().toString(36)}-${Math.floor(Math.random() * 36 ** 4).toString(36)}`;
 }
 
-/** The model as a run ends; undefined if the GPU does not answer within a second (a wedged device must not hold up Stop). */
-async function captureBounded(trainer: Trainer): Promise<ModelState | undefined> {
-  const read = trainer.capture().then((r) => r());
-  read.catch(() => undefined);
-  return Promise.race([read, new Promise<undefined>((r) => setTimeout(() => r(undefined), 1000))]).catch(() => undefined);
+/** What `p` gives, or undefined if it fails or takes more than a second: a wedged device or worker must not hold up Stop. */
+function withinASecond<T>(p: Promise<T>): Promise<T | undefined> {
+  p.catch(() => undefined);
+  return Promise.race([p, new Promise<undefined>((r) => setTimeout(() => r(undefined), 1000))]).catch(() => undefined);
+}
+
+/** The model as a run ends; undefined if the GPU does not answer within a second. */
+function captureBounded(trainer: Trainer): Promise<ModelState | undefined> {
+  return withinASecond(trainer.capture().then((r) => r()));
 }
