@@ -8,7 +8,7 @@ import { attachFieldError } from './a11y.js';
 import { accuracyRange } from './axis.js';
 import type { RunStore } from '../storage/runs.js';
 import type { EvalMetrics, StepMetrics } from '../train/trainer.js';
-import { addStep, curve, FreshTrained, runCsv, summarize, validateRunRecord, X_AXES, type RunRecord, type XAxis } from '../train/run-record.js';
+import { addStep, curve, freshAfterStep, runCsv, summarize, validateRunRecord, X_AXES, type RunRecord, type XAxis } from '../train/run-record.js';
 import { formatBytes } from './format.js';
 
 /** Series colours, told apart also by the dash pattern (see DASHES). */
@@ -61,8 +61,6 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
   let lastSaved = 0;
   let drawPending = false;
   let plot: uPlot | undefined;
-  /** The live run's count of fresh examples trained (undefined for a continued record from before that count: it goes on counting reads). */
-  let fresh: FreshTrained | undefined;
   const targetError = attachFieldError(el.target);
 
   /** The target in percent as typed (50.5, not 51), or undefined: empty (no target) or not a number from 0 to 100 (said beside the field). */
@@ -299,8 +297,6 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
         const last = existing.marks.at(-1);
         if (!(last && last[0] === fromStep && last[1] === 'continued')) existing.marks.push([fromStep, 'continued']);
       }
-      // A continued run's pipeline counts afresh: its fresh examples go on from the checkpoint's.
-      fresh = live.fresh === 'trained' ? new FreshTrained(live.steps.at(-1)?.[4] ?? 0, fromStep !== undefined) : undefined;
       if (!all.includes(live)) all.push(live);
       overlaid.add(live.id);
       await save(live);
@@ -310,7 +306,9 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       if (!live) return;
       // Bytes the run read at its fidelity, whether off the wire or from the prefix cache: what a run costs, not what an earlier run left cached.
       const read = m.pipeline.bytesFetched + m.pipeline.bytesFromCache;
-      addStep(live, [m.step, m.time, m.loss, read / 2 ** 20, fresh ? fresh.step(m.examples, m.pipeline) : m.pipeline.examplesRead]);
+      // A continued record from before fresh examples trained were counted goes on counting reads.
+      const fresh = live.fresh === 'trained' ? freshAfterStep(live, m.examples, m.echoed) : m.pipeline.examplesRead;
+      addStep(live, [m.step, m.time, m.loss, read / 2 ** 20, fresh]);
       if (performance.now() - lastSaved > SAVE_EVERY_MS) void save(live);
       scheduleDraw();
     },

@@ -102,6 +102,11 @@ export interface ImageBatch {
   readyAt?: number;
   /** The reader's counters as it handed this batch over (worker.ts): they come with the batch, so no step waits for a second reply. */
   stats?: PipelineStats;
+  /**
+   * Its examples that are echoed copies, so a step knows exactly how many fresh examples it trained (the counters
+   * cannot say: they run ahead of the trainer by the batches queued and the copies in the shuffle buffer). Left out: none.
+   */
+  echoed?: number;
 }
 
 /** A TOC-compressed mini-batch with the index structures its GPU kernels need; never decompressed. */
@@ -117,6 +122,7 @@ export interface TocBatchMessage {
   index: number;
   readyAt?: number;
   stats?: PipelineStats;
+  echoed?: number;
 }
 
 export type Batch = ImageBatch | TocBatchMessage;

@@ -30,8 +30,11 @@ const IMAGE_WARNINGS_PER_RECORD = 3;
 /** A record's images decoded at one scan group; undefined where an image was left out. */
 type DecodedRecord = (ImageContent | undefined)[];
 
-/** An example as a stream snapshot writes it down: its id, the stream position of its record's read, and its flip (1: mirrored). */
-type ExampleRef = [id: number, position: number, flip: 0 | 1];
+/**
+ * An example as a stream snapshot writes it down: its id, the stream position of its record's read, its flip (1: mirrored)
+ * and whether it is an echoed copy (1; left out where it is not, and in snapshots from before the flag).
+ */
+type ExampleRef = [id: number, position: number, flip: 0 | 1, copy?: 1];
 
 /** ImageStagesHeld written down. */
 type WrittenHeld = ImageStagesHeld<ExampleRef>;
@@ -175,20 +178,20 @@ export class ImagePipeline<R extends ImageRecord = ImageRecord> extends BasePipe
   }
 
   protected heldNow(): WrittenHeld {
-    return mapImageStagesHeld(this.held, (e): ExampleRef => [e.id, e.position, e.flip ? 1 : 0]);
+    return mapImageStagesHeld(this.held, (e): ExampleRef => (e.copy ? [e.id, e.position, e.flip ? 1 : 0, 1] : [e.id, e.position, e.flip ? 1 : 0]));
   }
 
   /** A snapshot's held examples as promises to read their records again, at the scan group each was read at. */
   private revive(written: WrittenHeld): ImageStagesHeld {
     const records = this.records();
-    const read = ([id, position, flip]: ExampleRef): ImageExample => {
+    const read = ([id, position, flip, copy]: ExampleRef): ImageExample => {
       const r = this.firstIds.findLastIndex((first) => first <= id);
       const level = this.tape.recordedValue('fidelity', position);
       if (!(r >= 0 && id - this.firstIds[r]! < records[r]!.images && position < this.tape.replayRecords && typeof level === 'number')) {
         throw new Error(`the saved run's stream snapshot names example ${id} of record read ${position}, which its tape does not hold`);
       }
       const load = async () => (await this.decodeAgain(records[r]!, position, level))?.[id - this.firstIds[r]!];
-      return { id, position, ...(flip ? { flip: true } : {}), load };
+      return { id, position, ...(flip ? { flip: true } : {}), ...(copy ? { copy: true } : {}), load };
     };
     return mapImageStagesHeld(written, read);
   }

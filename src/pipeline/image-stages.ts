@@ -26,6 +26,8 @@ export type ImageExample = {
   position: number;
   /** Mirror it when the batch is made: the augmentation's draw for this copy. */
   flip?: boolean;
+  /** An echoed copy (of the example, or in a copy of a whole batch), not the example's fresh read. */
+  copy?: boolean;
 } & (ImageContent | { load(): Promise<ImageContent | undefined> });
 
 export interface ImageStageControls {
@@ -97,7 +99,7 @@ function duplicatesIn(examples: ImageExample[]): number {
 }
 
 /** Examples as one image batch: x scaled to [0, 1], mirrored where the example says so. */
-function toImageBatch(examples: (ImageContent & { id: number; flip?: boolean })[], shape: ImageShape): ImageBatch {
+function toImageBatch(examples: (ImageContent & { id: number; flip?: boolean; copy?: boolean })[], shape: ImageShape): ImageBatch {
   const { width, height, channels } = shape;
   const per = width * height * channels;
   const row = width * channels;
@@ -120,7 +122,8 @@ function toImageBatch(examples: (ImageContent & { id: number; flip?: boolean })[
     y[i] = ex.label;
     ids[i] = ex.id;
   });
-  return { kind: 'image', x, y, ids, size: examples.length, index: 0 };
+  const echoed = examples.reduce((n, ex) => n + (ex.copy ? 1 : 0), 0);
+  return { kind: 'image', x, y, ids, size: examples.length, index: 0, echoed };
 }
 
 /** A batch made from a group of examples: the pixels of replayed examples are read now; an example that cannot be read again is left out. */
@@ -138,7 +141,8 @@ async function makeImageBatch(group: ImageExample[], shape: ImageShape): Promise
  * or whole batches. Batches are made (arrays filled) only when the pipeline asks.
  */
 export async function* imageBatches(examples: AsyncIterable<ImageExample>, c: ImageStageControls): AsyncGenerator<PendingBatch> {
-  const stage = (mode: EchoMode) => ({ factor: c.echoFactor, random: c.random, active: () => c.echoMode() === mode, echoed: () => c.echoed(1) });
+  const markCopy = (ex: ImageExample): ImageExample => ({ ...ex, copy: true });
+  const stage = (mode: EchoMode) => ({ factor: c.echoFactor, random: c.random, active: () => c.echoMode() === mode, echoed: () => c.echoed(1), markCopy });
   const early = echo(examples, stage('examples'), c.held.early);
   const augmented = c.augment ? flipExamples(early, c.random) : early;
   const late = echo(augmented, stage('examples-after-augment'), c.held.late);
@@ -149,8 +153,9 @@ export async function* imageBatches(examples: AsyncIterable<ImageExample>, c: Im
       yield group;
     }
   }
-  // A group is never changed once made, so an echoed batch is the same group again: each make() fills arrays of its own.
-  for await (const group of echo(groups(), { ...stage('batches'), echoed: (g) => c.echoed(g.length) }, c.held.batches)) {
+  // An echoed batch is the group again, its examples marked as copies: each make() fills arrays of its own.
+  const batchStage = { ...stage('batches'), echoed: (g: ImageExample[]) => c.echoed(g.length), markCopy: (g: ImageExample[]) => g.map(markCopy) };
+  for await (const group of echo(groups(), batchStage, c.held.batches)) {
     yield { size: group.length, make: () => makeImageBatch(group, c.shape) };
   }
 }

@@ -15,6 +15,8 @@ export interface EchoStage<T> {
   clone?(item: T): T;
   /** Called once per extra copy (the echoed, not the fresh, items), with the item copied. */
   echoed?(item: T): void;
+  /** Marks an extra copy as echoed, so the batch it lands in can say how many of its examples are copies. */
+  markCopy?(item: T): T;
 }
 
 /** An echo stage between pulls: the item it is repeating and the copies of it still owed. */
@@ -55,7 +57,8 @@ function* owed<T>(held: EchoHeld<T>, stage: EchoStage<T>): Generator<T> {
     const item = held.item!;
     held.left--;
     stage.echoed?.(item);
-    yield held.left > 0 && stage.clone ? stage.clone(item) : item;
+    const copy = held.left > 0 && stage.clone ? stage.clone(item) : item;
+    yield stage.markCopy ? stage.markCopy(copy) : copy;
   }
   held.item = undefined;
 }

@@ -21,13 +21,14 @@ function owned<T extends Uint32Array | Float32Array | Int32Array>(a: T): T {
  * A batch on its way through the stages, or (while a resumed pipeline replays the earlier run's stream) a way to read it;
  * `position` is the stream position of its record's read, `index` the record's in the split, `frame` the batch's in the record.
  */
-type TocItem = { size: number; position: number; index: number; frame: number } & (
+/** copy: an echoed copy (its rows are counted as echoed when it is trained on). */
+type TocItem = { size: number; position: number; index: number; frame: number; copy?: boolean } & (
   | { batch: TocBatchMessage }
   | { load(): Promise<TocBatchMessage | undefined> }
 );
 
-/** A batch as a stream snapshot writes it down. */
-type TocRef = [position: number, index: number, frame: number];
+/** A batch as a stream snapshot writes it down (copy 1: an echoed copy; snapshots from before the flag have 3 entries). */
+type TocRef = [position: number, index: number, frame: number, copy?: 1];
 
 /** What the stages hold between pulls. */
 interface TocHeld<T> {
@@ -102,6 +103,7 @@ export class TocPipeline extends BasePipeline<TocManifest> {
         random: this.random,
         clone: (item) => ('batch' in item ? { ...item, batch: copyBatch(item.batch) } : item),
         echoed: (item) => void (this.stats.examplesEchoed += item.size),
+        markCopy: (item) => ({ ...item, copy: true }),
       },
       this.held.echo,
     );
@@ -110,11 +112,12 @@ export class TocPipeline extends BasePipeline<TocManifest> {
     const shuffled = this.shuffles
       ? shuffleBuffer(echoed, () => Math.max(2, Math.round(rows() / 250)), this.random, this.held.shuffle, this.tape.shuffleWarmUp)
       : echoed;
-    for await (const item of shuffled) yield { size: item.size, make: () => ('batch' in item ? item.batch : item.load()) };
+    const made = (item: TocItem, b: TocBatchMessage | undefined): TocBatchMessage | undefined => b && { ...b, echoed: item.copy ? b.size : 0 };
+    for await (const item of shuffled) yield { size: item.size, make: async () => made(item, 'batch' in item ? item.batch : await item.load()) };
   }
 
   protected heldNow(): TocHeld<TocRef> {
-    const write = (item: TocItem): TocRef => [item.position, item.index, item.frame];
+    const write = (item: TocItem): TocRef => (item.copy ? [item.position, item.index, item.frame, 1] : [item.position, item.index, item.frame]);
     const { echo: e, shuffle } = this.held;
     return {
       echo: mapHeld(e, write),
@@ -125,13 +128,13 @@ export class TocPipeline extends BasePipeline<TocManifest> {
   /** A snapshot's held batches as promises to read their records again. */
   private revive(written: TocHeld<TocRef>): TocHeld<TocItem> {
     const records = this.split().records;
-    const read = ([position, index, frame]: TocRef): TocItem => {
+    const read = ([position, index, frame, copy]: TocRef): TocItem => {
       const entry = records[index];
       if (!(entry && frame < entry.batches.length && position < this.tape.replayRecords)) {
         throw new Error(`the saved run's stream snapshot names batch ${frame} of record ${index} read ${position}, which its tape does not hold`);
       }
       const load = async () => ((b) => b && copyBatch(b))((await this.parseAgain(entry, position, index))?.[frame]);
-      return { size: entry.batches[frame]!.rows, position, index, frame, load };
+      return { size: entry.batches[frame]!.rows, position, index, frame, ...(copy ? { copy: true } : {}), load };
     };
     const { echo: e, shuffle } = written;
     return {

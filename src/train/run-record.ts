@@ -3,7 +3,6 @@
 // (steps, training time, bytes read, fresh examples trained), and the marks
 // where a control changed. Kept in IndexedDB (storage/runs.ts), exported and
 // imported as JSON, a run's points as CSV. No DOM here.
-import type { PipelineStats } from '../pipeline/api.js';
 
 /** What a curve can be drawn against. */
 export type XAxis = 'step' | 'time' | 'mib' | 'fresh';
@@ -11,7 +10,7 @@ export const X_AXES: readonly XAxis[] = ['step', 'time', 'mib', 'fresh'];
 
 /**
  * One step: [step, seconds of training, loss, MiB read (fetched or from the prefix cache), fresh examples trained]. Fresh
- * examples are those handed to the trainer that are not echoed copies (FreshTrained); records made before they were
+ * examples are those handed to the trainer that are not echoed copies (freshAfterStep); records made before they were
  * (no `fresh` field) hold fresh examples read there, records read ahead included.
  */
 export type StepPoint = [step: number, time: number, loss: number, mib: number, fresh: number];
@@ -101,37 +100,13 @@ export function runCsv(run: RunRecord): string {
 }
 
 /**
- * Fresh examples a run has trained on, step by step, from the counters each step's batch came with
- * (Batch.stats, summed over readers): examples handed out less echoed copies made. Not examplesRead: a TOC
- * reader parses whole records ahead (birdstrikes is one record), so that count jumps to the split at step 1
- * whatever the echo factor. The counters run slightly ahead and behind the trainer: examplesEmitted counts
- * the batches queued ahead of it (prefetch), examplesEchoed the copies still in the shuffle buffer. So the
- * count is kept to what the steps themselves trained (exact at echo 1, where nothing is echoed) and never
- * goes down. A continued run's pipeline counts from 0 (less the copies of the batches it works out without
- * handing them over), so it goes on from `from`, the record's count at its checkpoint, by the counters' growth
- * since its first step.
+ * The run's count of fresh examples trained after a step of `examples` examples, `echoed` of them echoed copies
+ * (StepMetrics.echoed, from the batch itself): its last point's count and the step's fresh ones. Exact at any echo
+ * factor and mode, and a continued run goes on from its checkpoint's point. Not the pipeline's counters: a reader runs
+ * ahead of the trainer by the batches it queued, the copies in its shuffle buffer and (TOC) whole records parsed.
  */
-export class FreshTrained {
-  private trained = 0;
-  private base: number | undefined;
-  private last: number;
-
-  constructor(
-    private readonly from = 0,
-    private readonly continued = false,
-  ) {
-    this.last = from;
-  }
-
-  /** The count after a step of `examples` examples whose batch came with counters `p`. */
-  step(examples: number, p: Pick<PipelineStats, 'examplesEmitted' | 'examplesEchoed'>): number {
-    this.trained += examples;
-    const raw = p.examplesEmitted - p.examplesEchoed;
-    this.base ??= this.continued ? raw - examples : 0; // the first step's own batch is in its counters already
-    const fresh = this.from + Math.min(this.trained, Math.max(0, raw - this.base));
-    this.last = Math.max(this.last, fresh);
-    return this.last;
-  }
+export function freshAfterStep(run: RunRecord, examples: number, echoed: number): number {
+  return (run.steps.at(-1)?.[4] ?? 0) + examples - Math.min(examples, echoed);
 }
 
 /** Checks an imported run; throws naming the first thing wrong (and which run in the file). */

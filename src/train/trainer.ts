@@ -70,6 +70,8 @@ export interface StepMetrics {
   waitFraction: number;
   /** Examples in the step's batch. */
   examples: number;
+  /** Of those, the echoed copies (Batch.echoed): the rest are the fresh examples the step trained. */
+  echoed: number;
   /** A hash of the batch's example ids, in order: equal keys mean the same examples in the same order (exact resume is checked with it). */
   batchKey: number;
   /** The step's own time on the trainer's side (model, optimiser, readback waits), without the wait for data: downstream time per step. */
@@ -328,6 +330,7 @@ export class Trainer {
         time: active,
         waitFraction: (t1 - t0) / stepMs,
         examples: batch.size,
+        echoed: batch.echoed ?? 0,
         batchKey: hash32(...batch.ids),
         computeMs: t2 - t1resumed,
         waitMs: t1 - t0,

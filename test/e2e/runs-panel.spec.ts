@@ -136,11 +136,16 @@ test('an echo sweep on a one-record table counts fresh examples trained, and the
     expect(r.name).toMatch(/^logreg · echo \d · /); // no scan group in a table run's name
     // Fresh examples trained: never more than the rows trained, though the whole split (9,058 rows) was read at step 1.
     for (const [step, , , , fresh] of r.steps) expect(fresh).toBeLessThanOrEqual(step * r.settings.batchSize);
+    // Counted from each batch: a table echoes whole batches, so a step trains a whole fresh batch or none.
+    const added = r.steps.map((p, i) => p[4] - (r.steps[i - 1]?.[4] ?? 0));
+    expect(added.every((n) => n === 0 || n === r.settings.batchSize)).toBe(true);
   }
   // Echo 1 trains only fresh rows; echo 3 a third of them (copies are not fresh): the sweep tells the factors apart.
   const at10 = records.map((r) => r.steps.find((p) => p[0] === 10)![4]);
   expect(at10[0]).toBe(10 * records[0]!.settings.batchSize);
   expect(at10[1]!).toBeLessThan(at10[0]!);
+  expect(at10[1]! / records[1]!.settings.batchSize).toBeGreaterThanOrEqual(2); // about 10 / 3 fresh batches in 10 steps
+  expect(at10[1]! / records[1]!.settings.batchSize).toBeLessThanOrEqual(5);
   const rows = page.locator('#runs-table tbody tr');
   await expect(rows).toHaveCount(2);
   // A table echoes whole batches and has one fidelity level, whatever the echo mode control said.

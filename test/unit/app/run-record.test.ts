@@ -1,7 +1,7 @@
 // The run record the runs panel compares: curves against each x-axis, the time
 // and bytes to a target accuracy, CSV export, and checks on imported files.
 import { describe, expect, it } from 'vitest';
-import { addStep, curve, FreshTrained, runCsv, summarize, validateRunRecord, type RunRecord } from '../../../src/train/run-record.js';
+import { addStep, curve, freshAfterStep, runCsv, summarize, validateRunRecord, type RunRecord } from '../../../src/train/run-record.js';
 
 function run(): RunRecord {
   return {
@@ -62,58 +62,27 @@ describe('run record', () => {
     expect(runCsv(run()).split('\n')[0]).toBe('step,time_s,loss,mib_fetched,fresh_examples_read,test_accuracy,test_loss');
   });
 
-  // Birdstrikes: one TOC record holds the whole training split (9,058 rows), read whole before the first batch, in batches
-  // of 250 rows; 4 batches are queued ahead of the trainer and the shuffle buffer holds 4 more.
-  const batch = 250;
-  /** The counters step `k` (from 1) comes with at echo factor `e` (a whole number: each fresh batch e times in all). */
-  const counters = (k: number, e: number) => {
-    const emitted = (k + 4) * batch; // handed out and queued
-    const passedEcho = emitted + 4 * batch; // and in the shuffle buffer
-    return { examplesRead: 9_058, examplesEmitted: emitted, examplesEchoed: Math.round((passedEcho * (e - 1)) / e) };
-  };
-  const countTo = (steps: number, e: number) => {
-    const fresh = new FreshTrained();
-    const out: number[] = [];
-    for (let k = 1; k <= steps; k++) out.push(fresh.step(batch, counters(k, e)));
-    return out;
-  };
-
-  it('counts fresh examples trained, not the records read ahead: an echo sweep on one record tells the factors apart', () => {
-    // Echo 1 echoes nothing: every example trained is fresh, exactly, though the pipeline read 9,058 and queued 4 batches more.
-    expect(countTo(10, 1).at(-1)).toBe(10 * batch);
-    const at10 = [1, 2, 3].map((e) => countTo(10, e).at(-1)!);
-    expect(at10[1]).toBeLessThan(at10[0]!);
-    expect(at10[2]).toBeLessThan(at10[1]!);
-    for (const e of [1, 2, 3]) {
-      const xs = countTo(40, e);
-      xs.forEach((x, i) => {
-        expect(x).toBeGreaterThanOrEqual(0);
-        expect(x).toBeLessThanOrEqual((i + 1) * batch); // never more than trained
-        if (i > 0) expect(x).toBeGreaterThanOrEqual(xs[i - 1]!); // never less than before
-      });
-      // Long after the buffers filled, within their size of trained / e.
-      expect(Math.abs(xs.at(-1)! - (40 * batch) / e)).toBeLessThanOrEqual(4 * batch);
-    }
-  });
-
-  it("a continued run goes on from its checkpoint's count, by what its own counters add from its first step", () => {
-    const fresh = new FreshTrained(5_000, true);
-    // The resumed pipeline counts from 0, less the copies of the batches it worked out without handing them over.
-    // Its first step's batch is in its counters already, and is counted (whole: exact at echo 1, as an uninterrupted run counts).
-    const first = fresh.step(batch, { examplesEmitted: 5 * batch, examplesEchoed: 9 * batch });
-    expect(first).toBe(5_000 + batch);
-    expect(fresh.step(batch, { examplesEmitted: 6 * batch, examplesEchoed: 9.5 * batch })).toBe(5_000 + 1.5 * batch);
-    expect(fresh.step(batch, { examplesEmitted: 7 * batch, examplesEchoed: 10 * batch })).toBe(5_000 + 2 * batch);
-  });
-
-  it('at echo 1 a continued run counts as the run that was not interrupted', () => {
-    const whole = new FreshTrained();
-    const counters = (n: number) => ({ examplesEmitted: n * batch, examplesEchoed: 0 });
-    for (let s = 1; s <= 6; s++) whole.step(batch, counters(s));
-    const continued = new FreshTrained(3 * batch, true); // checkpoint at step 3; its pipeline counts from 0
-    let last = 0;
-    for (let s = 1; s <= 3; s++) last = continued.step(batch, counters(s));
-    expect(last).toBe(whole.step(0, counters(6)));
+  it("counts each step's fresh examples from its batch: its examples less their echoed copies, through thinning and a continue", () => {
+    const r: RunRecord = { ...run(), steps: [] };
+    // Echo 3: a batch of 24 holds 8 fresh examples and 16 copies on average; a batch echoed whole is all copies.
+    const batches: [number, number][] = [
+      [24, 0],
+      [24, 24],
+      [24, 16],
+      [24, 17],
+      [10, 3],
+    ];
+    let step = 0;
+    for (const [examples, echoed] of batches) addStep(r, [++step, step, 1, 0, freshAfterStep(r, examples, echoed)]);
+    expect(r.steps.map((p) => p[4])).toEqual([24, 24, 32, 39, 46]);
+    // Thinned to its latest points, a long run still counts on from its last one.
+    for (let k = 0; k < 3000; k++) addStep(r, [++step, step, 1, 0, freshAfterStep(r, 24, 16)]);
+    expect(r.steps.at(-1)![4]).toBe(46 + 3000 * 8);
+    // A continued record keeps its points up to the checkpoint and counts on from there.
+    const continued: RunRecord = { ...run(), steps: [[3, 3, 1, 0, 32]] };
+    expect(freshAfterStep(continued, 24, 0)).toBe(56);
+    // Never fewer than before: a batch cannot hold more copies than examples.
+    expect(freshAfterStep(continued, 5, 9)).toBe(32);
   });
 
   it('an imported run with the wrong shape is refused, naming what and where', () => {

@@ -45,17 +45,19 @@ async function drain(server: TestServer, over: Partial<PipelineOptions> = {}, on
   const p = new ImagePipeline(pcrRecords, await loadTurboJpegNode(), (e) => events.push(e));
   await p.open(options(server, over));
   const labels: number[] = [];
+  let echoed = 0; // the batches' own count of their echoed copies
   for (let i = 0; ; i++) {
     const next = await p.next();
     if (!next) break;
     const b = imageBatch(next);
     expect(b.x.length).toBe(b.size * 16 * 16);
     labels.push(...b.y);
+    echoed += b.echoed!;
     onBatch?.(p, i);
   }
   const warnings = events.flatMap((e) => (e.type === 'warning' ? [e.message] : []));
   const fetches = events.flatMap((e) => (e.type === 'fetch' ? [e] : []));
-  return { p, labels, warnings, fetches };
+  return { p, labels, echoed, warnings, fetches };
 }
 
 describe('image pipeline', () => {
@@ -198,6 +200,7 @@ describe('image pipeline', () => {
     const batches = await drain(server, { echoFactor: 2, echoMode: 'batches' });
     expect(batches.labels).toHaveLength(120);
     expect(batches.p.stats).toMatchObject({ examplesRead: 60, examplesEchoed: 60, duplicatesInBatches: 0, recordsFetched: 3 });
+    expect(batches.echoed).toBe(60);
 
     // In order, no shuffle, batches of 10: each example's two copies sit side by side.
     const pixelsOf = async (echoMode: 'examples' | 'examples-after-augment') => {
@@ -218,6 +221,19 @@ describe('image pipeline', () => {
     const before = await pixelsOf('examples');
     expect(before.pairs.filter((same) => !same).length).toBeGreaterThan(10); // each copy flipped on its own draw
     expect(before.stats).toMatchObject({ examplesEchoed: 60, duplicatesInBatches: 60 });
+  });
+
+  it('each batch says how many of its examples are echoed copies: the rest, summed, are the examples read, in every echo mode', async () => {
+    const server = await serve();
+    for (const echoMode of ['examples', 'examples-after-augment', 'batches'] as const) {
+      // Fractional, shuffled, two epochs: copies land in other batches than their example, and some examples get none.
+      const { p, labels, echoed } = await drain(server, { echoMode, echoFactor: 1.5, shuffleBuffer: 32, augment: true, epochs: 2, batchSize: 8 });
+      expect(echoed, echoMode).toBe(p.stats.examplesEchoed);
+      expect(labels.length - echoed, echoMode).toBe(p.stats.examplesRead);
+      expect(p.stats.examplesRead).toBe(120);
+      expect(echoed, echoMode).toBeGreaterThan(20);
+      expect(echoed, echoMode).toBeLessThan(100);
+    }
   });
 
   it('scales images stored at their own sizes (a transcoded JPEG collection) to the model input', async () => {

@@ -28,10 +28,11 @@ async function serve(files: Map<string, Uint8Array>): Promise<string> {
   return `${server.url}manifest.json`;
 }
 
-/** What a person would see differ: which examples, their labels, and their pixels (or compressed rows). */
-function fingerprint(b: Batch): { ids: number[]; y: number[]; data: number[] } {
+/** What a person would see differ: which examples, their labels, their pixels (or compressed rows), and the copies among them. */
+function fingerprint(b: Batch): { ids: number[]; y: number[]; data: number[]; echoed: number | undefined } {
   const data = b.kind === 'image' ? Array.from(b.x) : [...b.batch.codes, ...b.batch.firstLayerCol];
-  return { ids: Array.from(b.ids), y: Array.from(b.y), data };
+  // echoed: the fresh examples trained after a resume count on as the run's would have.
+  return { ids: Array.from(b.ids), y: Array.from(b.y), data, echoed: b.echoed };
 }
 
 type Pipe = BasePipeline<unknown> & { setFidelity(level: number): void };

@@ -102,6 +102,9 @@ describe('shuffle buffer and batching', () => {
     let echoed = 0;
     expect(await collect(echo(range(4), { factor: () => 3, random: seededRandom(1), echoed: () => echoed++ }))).toHaveLength(12);
     expect(echoed).toBe(8);
+    // The copies, and only they, are marked: the fresh item comes first.
+    const marked = await collect(echo(range(2), { factor: () => 3, random: seededRandom(1), markCopy: (n) => -n - 1 }));
+    expect(marked).toEqual([0, -1, -1, 1, -2, -2]);
     expect(await collect(echo(range(4), { factor: () => 3, random: seededRandom(1), active: () => false }))).toEqual([0, 1, 2, 3]);
   });
 

@@ -69,6 +69,8 @@ describe('TOC pipeline', () => {
   it('batch echoing with e = 2 hands over every batch twice without fetching more', async () => {
     const { batches, server } = await drain(base, { echoFactor: 2 });
     expect(batches).toHaveLength(20);
+    // Each copy says it is one, whole: half the rows handed over are echoed.
+    expect(batches.map((b) => b.echoed! / b.size).sort()).toEqual([...Array(10).fill(0), ...Array(10).fill(1)]);
     expect(server.requests.filter((r) => r.path.endsWith('.tocr'))).toHaveLength(3);
   });
 

@@ -12,6 +12,7 @@ function steps(n: number, upMs: number, downMs: number, freshShare = 1): StepMet
     examplesPerSecond: 0,
     waitFraction: Math.max(0, 1 - downMs / upMs),
     examples: 32,
+    echoed: 0,
     batchKey: i,
     computeMs: downMs,
     waitMs: Math.max(0, upMs * freshShare - downMs),
