@@ -432,14 +432,15 @@ function showState(state: RunState, detail?: string): void {
   }
 }
 
-/** A trainer with no batch for this long is said to wait (a server gone, a stalled link): the tiles describe past steps. */
-const STALL_SHOWN_MS = 3000;
 let stallShown = false;
 
-/** Ticks every second: while the trainer waits long for data, the state, waiting and speed tiles say so (none arrive). */
+/**
+ * Ticks every second: while the trainer waits for data longer than it has been waiting (LabSession.stalledForMs: a server
+ * gone, a stalled link), the state, waiting and speed tiles say so; until then they describe the last steps.
+ */
 function showStall(): void {
-  const ms = session?.waitingForDataMs ?? 0;
-  if (ms >= STALL_SHOWN_MS) {
+  const ms = session?.stalledForMs ?? 0;
+  if (ms > 0) {
     stallShown = true;
     const why = session!.warnings.length > 0 ? ' (see the log)' : '';
     ui.state.textContent = `running: no batch for ${Math.round(ms / 1000)} s, waiting for data${why}`;
@@ -743,10 +744,9 @@ function showStep(m: StepMetrics): void {
   ui.m.loss.textContent = m.loss.toFixed(3);
   // Whole examples where there are many (131,579, not 131578.9); one decimal where a slow model does a few a second.
   ui.m.speed.textContent = m.examplesPerSecond.toLocaleString('en-US', { maximumFractionDigits: m.examplesPerSecond < 100 ? 1 : 0 });
-  showCounters(m.pipeline, m.step);
 }
 
-/** The pipeline's counters: with each step, and once more as the run ends (what was read ahead of its last step). */
+/** The pipeline's counters: the newest of the steps' and those read between steps, and once more as the run ends. */
 function showCounters(p: PipelineStats, steps: number): void {
   ui.m.bytes.textContent = formatBytes(p.bytesFetched);
   // Fresh examples read over the split's size (this tab's share of it): the pipeline reads a few records ahead of training.
@@ -780,11 +780,13 @@ function listenerFor(current: () => LabSession): SessionListener {
   // The tiles and the echo reading show the latest step's figures, drawn a few times a second, not at every step.
   let lastStep: StepMetrics | undefined;
   let lastEcho: { r: EchoReading; factor: number } | undefined;
+  let lastCounters: { p: PipelineStats; steps: number } | undefined;
   const showReadings = drawThrottled(() => {
     if (!shown()) return;
     if (lastStep) showStep(lastStep);
     if (lastEcho) showEcho(lastEcho.r, lastEcho.factor);
-    lastStep = lastEcho = undefined;
+    if (lastCounters) showCounters(lastCounters.p, lastCounters.steps);
+    lastStep = lastEcho = lastCounters = undefined;
   });
   return {
     state: (s, d) => {
@@ -823,6 +825,8 @@ function listenerFor(current: () => LabSession): SessionListener {
     step(m) {
       if (!shown()) return;
       lastStep = m;
+      // A step's batch brings the counters as it was handed over; those read since may be newer (the session keeps the newest).
+      lastCounters = { p: current().counters ?? m.pipeline, steps: m.step };
       showReadings();
       charts.loss.push(m.step, m.loss);
       charts.speed.push(m.step, m.examplesPerSecond);
@@ -830,6 +834,11 @@ function listenerFor(current: () => LabSession): SessionListener {
       runsPanel.step(m);
       if (m.step === 1) modelPanel.refresh();
       if (m.step % 5 === 1 && info?.kind === 'image') void refreshSamples(current());
+    },
+    counters(p, steps) {
+      if (!shown()) return;
+      lastCounters = { p, steps };
+      showReadings();
     },
     totals(p, steps) {
       if (!shown()) return;
@@ -1324,7 +1333,7 @@ window.__lab = {
     evals: session?.evals.toArray() ?? [],
     fetches: session?.fetches.toArray() ?? [],
     warnings: session?.warnings.toArray() ?? [],
-    pipeline: session?.totals ?? session?.steps.last()?.pipeline,
+    pipeline: session?.counters,
   }),
   progress: () => {
     const steps = session?.steps;

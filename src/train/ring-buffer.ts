@@ -29,6 +29,13 @@ export class RingBuffer<T> {
     return [...this.items.slice(this.start), ...this.items.slice(0, this.start)];
   }
 
+  /** The newest n (all, if fewer), oldest first. */
+  latest(n: number): T[] {
+    const len = this.items.length;
+    const k = Math.max(0, Math.min(n, len));
+    return Array.from({ length: k }, (_, i) => this.items[(this.start + len - k + i) % len]!);
+  }
+
   first(): T | undefined {
     return this.items.length ? this.items[this.start] : undefined;
   }

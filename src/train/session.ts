@@ -90,6 +90,11 @@ export interface SessionListener {
   pendingEvals?(count: number): void;
   /** The pipeline's counters as the run ended, with its last step reported (told once, as or after it ends). */
   totals?(pipeline: PipelineStats, steps: number): void;
+  /**
+   * Newer counters than the last step's, read from the readers while the run goes (every COUNTERS_EVERY_MS): what they read
+   * ahead of the trainer, and what arrives while it waits for data. `session.counters` is the newest of these and the steps'.
+   */
+  counters?(pipeline: PipelineStats, steps: number): void;
 }
 
 /** Starts one pipeline worker; the page passes startPipelineWorker, tests a fake. */
@@ -109,6 +114,12 @@ const HISTORY_SAVED = 2_000;
 /** Steps between checkpoints unless the config says otherwise. */
 const DEFAULT_CHECKPOINT_EVERY = 50;
 
+/** The least wait for data that counts as a stall (stalledForMs). */
+export const STALL_MS = 3000;
+
+/** How often a running session reads the readers' counters between steps (SessionListener.counters). */
+const COUNTERS_EVERY_MS = 1000;
+
 /** How long stop() waits for the trainer to finish its step (or evaluation) and take a checkpoint there. */
 const STOP_CHECKPOINT_WAIT_MS = 3000;
 /** How long stop() waits for the run to wind down before it tears the workers down regardless. */
@@ -125,6 +136,8 @@ export class LabSession {
   readonly fetchTotals = { records: 0, bytes: 0, hits: 0, cachedBytes: 0 };
   /** The pipeline's counters as the run ended (SessionListener.totals); undefined until then. */
   totals: PipelineStats | undefined;
+  /** The newest counters known: from the last step's batch, or read from the readers since (SessionListener.counters). */
+  counters: PipelineStats | undefined;
   info: DatasetInfo | undefined;
 
   private readonly machine: RunStateMachine;
@@ -310,6 +323,18 @@ export class LabSession {
     return since === undefined ? 0 : performance.now() - Math.max(since, this.resumedAt); // a pause is not a wait for data
   }
 
+  /**
+   * The wait for data, once it is longer than waits for data have been: over STALL_MS, and over twice the second-longest
+   * wait of the last 20 steps (a pipeline that takes 5 s a batch, or a record's worth of batches, is slow, not stalled;
+   * the second-longest, so one outage does not raise the bar for the next). 0 otherwise.
+   */
+  get stalledForMs(): number {
+    return stalledFor(
+      this.waitingForDataMs,
+      this.steps.latest(20).map((m) => m.dataWaitMs),
+    );
+  }
+
   /** When the run last resumed from a pause (performance.now()). */
   private resumedAt = 0;
 
@@ -341,6 +366,7 @@ export class LabSession {
     const signal = this.abort.signal;
     let trainer: Trainer | undefined;
     let stream: ReturnType<typeof takeInTurn> | undefined;
+    let counterPoll: ReturnType<typeof setInterval> | undefined;
     try {
       if (resume && c.model.id !== resume.config.modelId) throw new Error(`the saved run trained ${resume.config.modelId}, not ${c.model.id}`);
       // A resumed run decodes at the size it trained at (a checkpoint without one: the manifest's).
@@ -460,6 +486,8 @@ export class LabSession {
         rotation,
         (rank, reason) => this.onWarning(`reader ${rank + 1} of ${readers} left the run, the others read on: ${reason}`),
       );
+      const reading = stream;
+      counterPoll = setInterval(() => void this.readCounters(reading), COUNTERS_EVERY_MS);
       const outcome = await trainer.run(
         stream,
         {
@@ -473,6 +501,7 @@ export class LabSession {
             const pipeline = this.withCarried(raw.pipeline);
             const m = { ...raw, bytesFetched: pipeline.bytesFetched, pipeline };
             this.steps.push(m);
+            this.noteCounters(pipeline);
             this.listener.step(m);
             this.adviseEcho(m);
           },
@@ -490,6 +519,7 @@ export class LabSession {
         this.machine.to('failed', message);
       }
     } finally {
+      clearInterval(counterPoll);
       // A deferred run that was stopped evaluates its snapshots now (a failed one does not).
       if (trainer?.pendingEvaluations && this.state === 'stopping') await this.evaluateDeferred(trainer);
       if (trainer && trainer.position.step > 0) this.finalModel = await captureBounded(trainer);
@@ -518,7 +548,32 @@ export class LabSession {
     const totals = await withinASecond(stream.totals());
     if (!totals) return;
     this.totals = this.withCarried(totals);
+    this.noteCounters(this.totals);
     this.listener.totals?.(this.totals, steps);
+  }
+
+  /** A read of the counters in flight: a slow reader (decoding) answers late, and the next tick does not ask again meanwhile. */
+  private readingCounters = false;
+
+  /** The readers' counters now, told if they are newer than the last step's (a step may have brought newer meanwhile). */
+  private async readCounters(stream: ReturnType<typeof takeInTurn>): Promise<void> {
+    if (this.readingCounters || this.state !== 'running') return;
+    this.readingCounters = true;
+    try {
+      const now = await withinASecond(stream.totals());
+      if (now && this.state === 'running' && this.noteCounters(this.withCarried(now))) {
+        this.listener.counters?.(this.counters!, this.steps.last()?.step ?? 0);
+      }
+    } finally {
+      this.readingCounters = false;
+    }
+  }
+
+  /** Keeps `p` as the counters if it is not older than those kept (the counts only grow); says whether it did. */
+  private noteCounters(p: PipelineStats): boolean {
+    if (this.counters && progressOf(p) < progressOf(this.counters)) return false;
+    this.counters = p;
+    return true;
   }
 
   private onEval(m: EvalMetrics): void {
@@ -809,6 +864,17 @@ function newRunId(): string {
 }
 
 /** What `p` gives, or undefined if it fails or takes more than a second: a wedged device or worker must not hold up Stop. */
+/** The wait `ms` if it is a stall after steps that waited `recent` (LabSession.stalledForMs), else 0. */
+export function stalledFor(ms: number, recent: number[]): number {
+  const secondLongest = [...recent].sort((a, b) => b - a)[1] ?? 0;
+  return ms >= STALL_MS && ms > 2 * secondLongest ? ms : 0;
+}
+
+/** A sum of counts that only grow as a pipeline works: of two reads of its counters, the later has the larger (or the same). */
+function progressOf(p: PipelineStats): number {
+  return p.recordsFetched + p.recordsSkipped + p.bytesFetched + p.bytesFromCache + p.examplesRead + p.examplesEmitted + p.retries;
+}
+
 function withinASecond<T>(p: Promise<T>): Promise<T | undefined> {
   p.catch(() => undefined);
   return Promise.race([p, new Promise<undefined>((r) => setTimeout(() => r(undefined), 1000))]).catch(() => undefined);

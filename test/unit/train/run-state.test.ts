@@ -53,6 +53,9 @@ describe('RingBuffer', () => {
     expect(r.last()).toBe(7);
     expect(r.length).toBe(3);
     expect(r.total).toBe(7);
+    expect(r.latest(2)).toEqual([6, 7]);
+    expect(r.latest(10)).toEqual([5, 6, 7]);
+    expect(r.latest(0)).toEqual([]);
   });
 
   it('before it is full', () => {
@@ -61,6 +64,8 @@ describe('RingBuffer', () => {
     r.push('b');
     expect(r.toArray()).toEqual(['a', 'b']);
     expect(r.last()).toBe('b');
+    expect(r.latest(1)).toEqual(['b']);
+    expect(r.latest(3)).toEqual(['a', 'b']);
   });
 });
 

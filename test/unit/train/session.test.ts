@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { validateCheckpoint, type Checkpoint } from '../../../src/train/checkpoint.js';
 import { mlp } from '../../../src/train/models/mlp.js';
 import { TRANSITIONS, type RunState } from '../../../src/train/run-state.js';
-import { LabSession, testBatchSize, type SessionConfig, type SessionListener } from '../../../src/train/session.js';
+import { LabSession, stalledFor, testBatchSize, type SessionConfig, type SessionListener } from '../../../src/train/session.js';
 import { freshOptimizerState } from '../../../src/train/model-file.js';
 import type { EvalMetrics, ModelState, StepMetrics } from '../../../src/train/trainer.js';
 import { fakeInfo, fakePipelines, type FakeBehaviour } from './fake-pipeline.js';
@@ -386,6 +386,55 @@ describe('LabSession', () => {
     expect(train.stats.bytesFetched).toBeGreaterThan(rec.steps.at(-1)!.bytesFetched);
     expect(told).toEqual([[train.stats.bytesFetched, rec.steps.at(-1)!.step]]);
     expect(s.totals!.bytesFetched).toBe(s.fetchTotals.bytes - 4 * 256 * 10); // all the fetch log's bytes but the test split's
+  });
+});
+
+describe('a stall, as the page says it', () => {
+  it('is a wait for data over 3 s and over twice the waits the run has had: a slow pipeline is not stalled between its batches', () => {
+    expect(stalledFor(2_000, [])).toBe(0);
+    expect(stalledFor(4_000, [0, 0, 10])).toBe(4_000);
+    // 5 s a batch (a throttled link): waits of 5 s are the run's pace; 8 s is not a stall yet, 12 s is.
+    const slow = Array(20).fill(5_000);
+    expect(stalledFor(8_000, slow)).toBe(0);
+    expect(stalledFor(12_000, slow)).toBe(12_000);
+    // A record's worth of batches at once, then a long wait for the next record: those waits set the bar, not the median.
+    const bursts = Array.from({ length: 20 }, (_, i) => (i % 8 === 0 ? 6_000 : 0));
+    expect(stalledFor(9_000, bursts)).toBe(0);
+    // One outage among quick steps does not hide the next.
+    expect(stalledFor(4_000, [45_000, ...Array(19).fill(50)])).toBe(4_000);
+  });
+});
+
+describe('counters between steps', () => {
+  it('while the trainer waits for data, the counters are read from the readers each second: what arrives shows before the next batch', async () => {
+    const { s, rec, fakes } = session((name) => (name === 'pipeline-train' ? { hangAfter: 4 } : {}));
+    const told: number[] = [];
+    rec.listener.counters = (p) => told.push(p.bytesFetched);
+    void s.start();
+    await until('the stall', () => s.waitingForDataMs > 0 && rec.steps.length >= 4); // all 4 batches served and trained
+    const train = fakes.workers.find((w) => w.name === 'pipeline-train')!;
+    const atStall = train.stats.bytesFetched;
+    // A record arrives, but no batch yet (a slow link, a big record): the counters say so within about a second.
+    train.stats.bytesFetched += 5_000;
+    train.stats.recordsFetched++;
+    await until('the counters read', () => told.includes(atStall + 5_000), 3_000);
+    expect(s.counters!.bytesFetched).toBe(atStall + 5_000);
+    expect(rec.steps.at(-1)!.pipeline.bytesFetched).toBeLessThan(atStall + 5_000); // the last step's counters are older
+    await s.stop();
+    expect(s.counters!.bytesFetched).toBe(s.totals!.bytesFetched);
+  });
+
+  it('counters read between steps are not replaced by an older step: the newest is kept', async () => {
+    const { s, rec, fakes } = session((name) => (name === 'pipeline-train' ? { nextMs: 250 } : {}));
+    void s.start();
+    await until('a few steps', () => rec.steps.length >= 3);
+    const train = fakes.workers.find((w) => w.name === 'pipeline-train')!;
+    train.stats.bytesFetched += 1_000_000; // read ahead, far past what the next batches bring
+    await until('the counters read', () => (s.counters?.bytesFetched ?? 0) >= 1_000_000, 3_000);
+    const steps = rec.steps.length;
+    await until('two more steps', () => rec.steps.length >= steps + 2);
+    expect(s.counters!.bytesFetched).toBeGreaterThanOrEqual(1_000_000);
+    await s.stop();
   });
 });
 
