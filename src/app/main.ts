@@ -413,6 +413,10 @@ function refreshControls(): void {
   ui.pause.disabled = starting || !(state === 'running' || state === 'paused' || state === 'evaluating');
   ui.pause.textContent = state === 'paused' ? 'Resume' : 'Pause';
   ui.stop.disabled = !live || state === 'stopping';
+  // A manifest URL in the field is what a run reads: the list's choice is shown as set aside, not as the dataset.
+  const superseded = ui.manifestUrl.value.trim() !== '';
+  ui.dataset.classList.toggle('superseded', superseded);
+  ui.dataset.title = superseded ? 'not read: the manifest URL is read instead (choose here to read a listed dataset)' : '';
   // What a run is built from cannot change under it; fidelity and echo stay live.
   // The learning rate stays live like fidelity and echo.
   for (const el of [ui.dataset, ui.manifestUrl, ui.model, ui.evalEvery, ui.evalMode, ui.readers, ui.cacheLimit, ui.cacheClear]) el.disabled = busy;
@@ -1174,7 +1178,16 @@ ui.echoUse.addEventListener('click', () => {
 });
 ui.dataset.addEventListener('change', () => {
   clearParamError('dataset');
-  if (!ui.manifestUrl.value.trim()) clearParamError('manifest'); // a dataset from the list, instead of the URL's manifest
+  // Choosing from the list chooses the list: a manifest URL in the field would otherwise still be what a run reads.
+  if (ui.manifestUrl.value.trim()) {
+    log(`the dataset list's choice is read now; the manifest URL field (${ui.manifestUrl.value.trim()}) was emptied`, 'info');
+    ui.manifestUrl.value = '';
+    showCheck(fields.manifestUrl);
+    manifestProbe = undefined;
+    ++probeSeq; // a read of the old URL still going counts for nothing
+    delete ui.manifestUrl.dataset.probing;
+  }
+  clearParamError('manifest'); // a dataset from the list, instead of the URL's manifest
   listModels(modelForChosenDataset());
   previewDataset();
   buildPanel.refresh();

@@ -215,6 +215,20 @@ test('URL parameters that do nothing for the chosen dataset are said, not ignore
   await expect(page.locator('#start')).toBeEnabled();
   await page.goto('/?dataset=flights-250k&manifest=datasets/birdstrikes-toc/manifest.json');
   await expect(page.locator('#log')).toContainText('URL parameters dataset= and manifest= are both given: the manifest is read');
+  // The list does not pass for what is read: its choice is shown set aside while the field holds a URL.
+  await expect(page.locator('#dataset')).toHaveClass(/superseded/);
+  await expect(page.locator('#dataset')).toHaveAttribute('title', /not read: the manifest URL is read instead/);
+  // Choosing from the list reads the list: the field is emptied, and the address bar says the dataset.
+  await page.locator('#dataset').selectOption({ label: 'Fashion-MNIST 8k (bundled)' });
+  await expect(page.locator('#manifest-url')).toHaveValue('');
+  await expect(page.locator('#dataset')).not.toHaveClass(/superseded/);
+  await expect(page.locator('#log')).toContainText("the dataset list's choice is read now; the manifest URL field");
+  await expect.poll(() => new URL(page.url()).searchParams.get('manifest')).toBeNull();
+  await expect.poll(() => new URL(page.url()).searchParams.get('dataset')).toBe('fashion-mnist-mini');
+  await expect(page.locator('#model')).toContainText('CNN'); // the image models, not the table's
+  // Typing a URL sets the list aside again.
+  await page.locator('#manifest-url').fill('datasets/birdstrikes-toc/manifest.json');
+  await expect(page.locator('#dataset')).toHaveClass(/superseded/);
 });
 
 test('a share of the records past the split keeps Start off, saying why (it started, failed and left a 0-step run)', async ({ page }) => {
