@@ -268,10 +268,14 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
         await store.saveRun(r);
       }
       await load();
-      // Past as many curves as there are distinct line styles, more would be lines no one can tell apart (and a legend pages long).
-      const overlay = runs.slice(-OVERLAY_ON_IMPORT);
+      // Past as many curves as there are distinct line styles, more would be lines no one can tell apart (and a legend pages
+      // long); the runs the person overlays already count, and stay as they are.
+      const imported = new Set(runs.map((r) => r.id));
+      const room = Math.max(0, OVERLAY_ON_IMPORT - [...overlaid].filter((id) => !imported.has(id)).length);
+      const overlay = room > 0 ? runs.slice(-room) : [];
       for (const r of overlay) overlaid.add(r.id);
-      const some = overlay.length < runs.length ? `; the last ${overlay.length} in the file are overlaid (tick "show" for others)` : '';
+      const which = overlay.length === 0 ? 'none' : `the last ${overlay.length} in the file`;
+      const some = overlay.length < runs.length ? `; ${which} are overlaid, with the ${OVERLAY_ON_IMPORT - room} shown before (tick "show" for others)` : '';
       log(`imported ${runs.length} run${runs.length === 1 ? '' : 's'} from ${file.name}${some}`);
       draw();
     } catch (err) {
