@@ -874,7 +874,10 @@ function listenerFor(current: () => LabSession): SessionListener {
       ui.m.step.textContent = String(step);
       for (const c of Object.values(charts)) c.mark(step, 'continued');
     },
-    checkpoint: (step, error) => shown() && resumePanel.saved(step, error),
+    checkpoint: (step, error) => {
+      if (!error) runsPanel.checkpointed();
+      if (shown()) resumePanel.saved(step, error);
+    },
     pendingEvals(n) {
       if (!shown()) return;
       // Deferred evaluation: the accuracy so far (none until the run stops) and the saved steps still to evaluate.

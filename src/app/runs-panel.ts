@@ -42,6 +42,8 @@ export interface RunsPanel {
   step(m: StepMetrics): void;
   eval(m: EvalMetrics): void;
   mark(step: number, label: string): void;
+  /** The run's checkpoint was written: its record is saved now too, with the steps up to it. */
+  checkpointed(): void;
   /** A control changed before the run's first step: the run starts with it, so its settings and `name` (from them) are amended. */
   amend(change: Partial<RunRecord['settings']>, name: (r: RunRecord) => string): void;
   /**
@@ -323,6 +325,10 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       live.evals.push([m.step, m.time, m.accuracy, m.loss, at?.[3] ?? 0, at?.[4] ?? 0]);
       void save(live);
       scheduleDraw();
+    },
+    checkpointed() {
+      // A reload continues from the checkpoint: the record is kept with every step up to it (reported before it was written).
+      if (live) void save(live);
     },
     mark(step, label) {
       live?.marks.push([step, label]);

@@ -631,6 +631,7 @@ export class LabSession {
       // now, as at the gate (the model is between steps); a batch that comes meanwhile waits at the closed gate.
       this.closeGate();
       this.checkpointAtGate = false;
+      await settlesWithin(trainer.reportsDone(), STOP_CHECKPOINT_WAIT_MS); // the history up to it first, as at the gate
       try {
         const read = await trainer.capture();
         this.writeCheckpoint(read(), trainer.position);
@@ -638,7 +639,6 @@ export class LabSession {
         // A device lost or out of memory: the stop goes on without this checkpoint (the last one stands).
         this.onWarning(`could not save a checkpoint at step ${trainer.position.step}: ${(err as Error).message}`);
       }
-      await settlesWithin(trainer.reportsDone(), STOP_CHECKPOINT_WAIT_MS);
       return;
     }
     const reached = new Promise<void>((resolve) => (this.atGate = resolve));
@@ -662,6 +662,9 @@ export class LabSession {
     }
     if (this.resumeGate && this.checkpointAtGate && this.config.saveCheckpoint && trainer.position.step > 0) {
       this.checkpointAtGate = false;
+      // The steps before it reported first (their losses were still being read back), so the checkpoint's history, and the
+      // run's record saved with it, end at its step: a reload then continues from a record that has every step.
+      await settlesWithin(trainer.reportsDone(), STOP_CHECKPOINT_WAIT_MS);
       const read = await trainer.capture();
       this.writeCheckpoint(read(), trainer.position);
     }

@@ -88,3 +88,33 @@ test('a link that stalls: the page says the trainer waits for data, and Stop sav
   // Before, Stop waited 3 s for a step that never came, then saved nothing (a reload offered no run, or an older one).
   await expect(page.locator('#resume-text')).toContainText(`, step ${last.toLocaleString('en-US')} (saved`);
 });
+
+test('a run paused and reloaded at once keeps every step up to its checkpoint in its record; continued, its fresh count goes on from there', async ({
+  page,
+}) => {
+  test.setTimeout(180_000);
+  await page.goto('/?model=tiny-cnn&batch=16&evalEvery=1000&echo=2&seed=4');
+  await page.locator('#start').click();
+  await waitFor(page, 'a dozen steps', (s) => s.steps.length >= 12);
+  await page.locator('#pause').click();
+  // The pause's checkpoint is at the last step trained; the losses of the last steps come back after the pause.
+  await expect(page.locator('#resume-text')).toContainText(/saved at step \d+/, { timeout: 30_000 });
+  const saved = Number((await page.locator('#resume-text').textContent())!.match(/saved at step ([\d,]+)/)![1]!.replace(/,/g, ''));
+  await page.reload();
+  await expect(page.locator('#resume-text')).toContainText(`step ${saved}`);
+  type Rec = { steps: number[][] };
+  const before = ((await page.evaluate(() => window.__lab!.records())) as Rec[]).at(-1)!;
+  // Before, the record was saved as the run paused, and a reload lost the steps reported after that.
+  expect(before.steps.map((p) => p[0])).toEqual(Array.from({ length: saved }, (_, i) => i + 1));
+  await page.locator('#resume-go').click();
+  await waitFor(page, 'steps after the checkpoint', (s) => (s.steps.at(-1)?.step ?? 0) >= saved + 3, 120_000);
+  await page.locator('#stop').click();
+  await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
+  const after = ((await page.evaluate(() => window.__lab!.records())) as Rec[]).at(-1)!;
+  expect(after.steps.map((p) => p[0]).slice(0, saved + 3)).toEqual(Array.from({ length: saved + 3 }, (_, i) => i + 1));
+  const fresh = after.steps.map((p) => p[4]!);
+  // Each step adds the fresh examples of its batch (echo 2: about half of 16), from the checkpoint's count on.
+  fresh.forEach((f, i) => i > 0 && expect(f - fresh[i - 1]!).toBeGreaterThanOrEqual(0));
+  fresh.forEach((f, i) => i > 0 && expect(f - fresh[i - 1]!).toBeLessThanOrEqual(16));
+  expect(fresh[saved - 1]).toBe(before.steps[saved - 1]![4]);
+});
