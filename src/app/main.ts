@@ -662,8 +662,11 @@ function shareNote(cp: Checkpoint): string | undefined {
   return `the saved run trains on ${own}; the URL's share=${params.get('share')} is not used for it`;
 }
 
-/** Starts a run (Start), continues a saved one (`resume`), or starts from a loaded model's weights (`initialModel`). */
-async function start(resume?: Checkpoint, initialModel?: ModelState): Promise<void> {
+/**
+ * Starts a run (Start), continues a saved one (`resume`), or starts from a loaded model's weights (`initialModel`); a
+ * sweep's run ends after `lastStep`.
+ */
+async function start(resume?: Checkpoint, initialModel?: ModelState, lastStep?: number): Promise<void> {
   if (starting) return; // a double click, or Start while the previous run still winds down
   flushMarks(); // before a continued run's settings move the controls
   if (!resume && ui.manifestUrl.dataset.probing) {
@@ -691,6 +694,7 @@ async function start(resume?: Checkpoint, initialModel?: ModelState): Promise<vo
     return;
   }
   if (initialModel) config.initialModel = initialModel;
+  if (lastStep !== undefined) config.lastStep = lastStep;
   config.saveCheckpoint = (cp) => resumePanel.store.saveCheckpoint(cp);
   writeUrl(); // a continued run or a loaded model put its own settings in the controls: a reload opens them
   starting = true;
@@ -999,9 +1003,9 @@ async function sweep(): Promise<void> {
           applied = String(value);
           writeUrl();
         },
-        async start() {
+        async start(lastStep) {
           const before = session;
-          await start();
+          await start(undefined, undefined, lastStep);
           return session !== before ? session : undefined;
         },
         stop,

@@ -44,6 +44,8 @@ export interface Checkpoint {
     share?: { rank: number; count: number };
     /** The size images were decoded to (SessionConfig.imageSize); left out: the manifest's. */
     imageSize?: { width: number; height: number };
+    /** The step the run ends after (a sweep's run: SessionConfig.lastStep); left out: none. */
+    lastStep?: number;
   };
   /** The live controls as they were. */
   controls: LiveControls;
@@ -85,7 +87,9 @@ export function validateCheckpoint(value: unknown): Checkpoint {
                   ? `reads in flight ${c.controls.requestsInFlight}`
                   : !(c.config.share === undefined || validShare(c.config.share))
                     ? `share ${JSON.stringify(c.config.share)}`
-                    : undefined;
+                    : !(c.config.lastStep === undefined || (Number.isInteger(c.config.lastStep) && c.config.lastStep >= 1))
+                      ? `last step ${c.config.lastStep}`
+                      : undefined;
   if (problem) throw new Error(`the saved run cannot be continued: ${problem}`);
   try {
     c.tapes.forEach(validateTape);

@@ -42,6 +42,8 @@ export interface SessionConfig {
   seed: number;
   /** Loss readbacks in flight (see TrainConfig); the benchmark compares 0 with the default. */
   readbackDepth?: number;
+  /** The run ends after this step, evaluated once more (a sweep's runs); a run continued from its checkpoint ends there too. */
+  lastStep?: number;
   /** Size limit of the prefix cache the pipeline workers share (0: no cache). */
   cacheLimitBytes?: number;
   /** What echoing repeats (default examples, before augmentation). */
@@ -495,6 +497,7 @@ export class LabSession {
           gate: () => this.gate(trainer!),
           phase: (p) => this.onPhase(p),
           checkpointDue: (step) => c.saveCheckpoint !== undefined && step % every === 0,
+          ...(c.lastStep !== undefined ? { lastStep: c.lastStep } : {}),
           checkpoint: (state, at) => this.writeCheckpoint(state, at),
           step: (raw) => {
             if (this.machine.isFinal) return;
@@ -511,7 +514,10 @@ export class LabSession {
         from,
         c.initialModel !== undefined,
       );
-      if (outcome === 'ended') this.machine.to('stopped', 'the data stream ended');
+      if (outcome === 'ended') {
+        const done = c.lastStep !== undefined && trainer.position.step >= c.lastStep;
+        this.machine.to('stopped', done ? `trained its ${c.lastStep!.toLocaleString('en-US')} steps` : 'the data stream ended');
+      }
     } catch (err) {
       if (!signal.aborted && !this.machine.isFinal) {
         const message = (err as Error).message;
@@ -712,6 +718,7 @@ export class LabSession {
           // A resumed run's own (the merge above would take this page's where the saved run had none).
           ...(own.imageSize ? { imageSize: own.imageSize } : {}),
           ...(own.share && own.share.count > 1 ? { share: own.share } : {}),
+          ...(own.lastStep !== undefined ? { lastStep: own.lastStep } : {}),
         },
         controls,
         step: at.step,

@@ -162,6 +162,8 @@ export interface TrainerHooks {
   /** Asked after every step: whether to capture the model now (a checkpoint); the loop waits only for the copy on the GPU. */
   checkpointDue?(step: number): boolean;
   checkpoint?(state: Promise<ModelState>, at: RunStart): void;
+  /** The run ends after this step (a sweep's runs), as when the stream ends: evaluated once more, and 'ended'. */
+  lastStep?: number;
 }
 
 /** The model's weights at a step, kept for a deferred evaluation: clones of Model.variables(), in order. */
@@ -254,8 +256,8 @@ export class Trainer {
   }
 
   /**
-   * Trains until the signal aborts (returns 'stopped') or the stream ends
-   * (evaluates once more and returns 'ended'). Throws on a real failure.
+   * Trains until the signal aborts (returns 'stopped'), or the stream ends or the
+   * run reaches hooks.lastStep (evaluates once more and returns 'ended'). Throws on a real failure.
    */
   /** `evaluateFirst`: evaluate before the first step (a run that starts from a loaded model shows where it starts). */
   async run(train: BatchSource, hooks: TrainerHooks, from: RunStart = { step: 0, time: 0 }, evaluateFirst = false): Promise<'stopped' | 'ended'> {
@@ -291,6 +293,7 @@ export class Trainer {
       return performance.now() - t;
     };
     for (;;) {
+      if (hooks.lastStep !== undefined && step >= hooks.lastStep) break; // also a run continued at or past it
       await speed.outside(() => hooks.gate());
       if (signal.aborted) return 'stopped';
       const t0 = performance.now();

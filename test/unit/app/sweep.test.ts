@@ -1,42 +1,36 @@
 // Sweeps: the values are checked as their own fields are, each run trains its
-// steps and is stopped before the next starts, and Stop sweep ends it mid-run.
+// steps (the session ends it there) before the next starts, and Stop sweep ends it mid-run.
 import { describe, expect, it } from 'vitest';
 import { runSweep, type SweepHooks } from '../../../src/app/sweep.js';
 import { checkSweep } from '../../../src/app/validate.js';
 import type { LabSession } from '../../../src/train/session.js';
 
-/** A run that takes a step every few ms until stopped: only what the sweep reads of a session. */
-function fakeRun(log: string[], label: string, deferred = false) {
+/** A run that takes a step every few ms until it has trained `lastStep` steps (then ends, as the session does) or is stopped. */
+function fakeRun(log: string[], label: string, lastStep: number) {
   let step = 0;
   let ended = false;
-  const timer = setInterval(() => step++, 2);
-  // It evaluates every 4 steps, and the evaluation reports as the step does; a deferred run (evaluated at its stop) every 1000.
+  const end = (why: string) => {
+    clearInterval(timer);
+    if (!ended) log.push(`${why} ${label} at ${step}`);
+    ended = true;
+  };
+  const timer = setInterval(() => (++step >= lastStep ? end('ended') : undefined), 2);
   const run = {
-    config: deferred ? { evalEvery: 1000, evalMode: 'deferred' } : { evalEvery: 4 },
-    steps: { last: () => ({ step }) },
-    evals: { last: () => (deferred ? undefined : { step: step - (step % 4) }) },
     get ended() {
       return ended;
     },
   } as unknown as LabSession;
-  return {
-    run,
-    stop: () => {
-      clearInterval(timer);
-      ended = true;
-      log.push(`stop ${label} at ${step}`);
-    },
-  };
+  return { run, stop: () => end('stop') };
 }
 
-function hooks(log: string[], refuseAt = -1, deferred = false): SweepHooks {
+function hooks(log: string[], refuseAt = -1): SweepHooks {
   let current: ReturnType<typeof fakeRun> | undefined;
   let n = 0;
   return {
     apply: (kind, value) => log.push(`${kind} ${value}`),
-    async start() {
+    async start(lastStep) {
       if (n++ === refuseAt) return undefined;
-      current = fakeRun(log, String(n), deferred);
+      current = fakeRun(log, String(n), lastStep);
       return current.run;
     },
     async stop() {
@@ -56,19 +50,10 @@ describe('sweeps', () => {
     expect(checkSweep('lr', '2', '5', 6)).toMatchObject({ ok: false });
   });
 
-  it('runs each value for its steps, one run after another', async () => {
+  it('runs each value for its steps, one run after another: each run ends itself at its last step', async () => {
     const log: string[] = [];
     expect(await runSweep({ kind: 'echo', values: [1, 2], steps: 5 }, hooks(log), () => false)).toBe('done');
-    expect(log.map((l) => l.replace(/ at \d+/, ''))).toEqual(['echo 1', 'stop 1', 'echo 2', 'stop 2']);
-    for (const l of log.filter((x) => x.startsWith('stop'))) expect(Number(l.split(' at ')[1])).toBeGreaterThanOrEqual(5);
-  });
-
-  it('a deferred run (evaluated when stopped) is stopped once it has trained its steps, not an interval later', async () => {
-    const log: string[] = [];
-    expect(await runSweep({ kind: 'echo', values: [1], steps: 5 }, hooks(log, -1, true), () => false)).toBe('done');
-    const stoppedAt = Number(log.find((l) => l.startsWith('stop'))!.split(' at ')[1]);
-    expect(stoppedAt).toBeGreaterThanOrEqual(5);
-    expect(stoppedAt).toBeLessThan(1000);
+    expect(log).toEqual(['echo 1', 'ended 1 at 5', 'echo 2', 'ended 2 at 5']);
   });
 
   it('Stop sweep stops the run under way and starts no other; a run the page refuses ends the sweep', async () => {
@@ -76,7 +61,7 @@ describe('sweeps', () => {
     let cancel = false;
     setTimeout(() => (cancel = true), 30);
     expect(await runSweep({ kind: 'group', values: [6, 3, 2], steps: 1e9 }, hooks(log), () => cancel)).toBe('cancelled');
-    expect(log.filter((l) => l.startsWith('stop'))).toHaveLength(1);
+    expect(log.filter((l) => l.startsWith('stop') || l.startsWith('ended'))).toHaveLength(1);
     const refused: string[] = [];
     expect(await runSweep({ kind: 'group', values: [6, 3], steps: 3 }, hooks(refused, 1), () => false)).toBe('refused');
     expect(refused.filter((l) => l.startsWith('group'))).toEqual(['group 6', 'group 3']);

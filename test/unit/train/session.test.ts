@@ -450,6 +450,20 @@ describe('checkpoints and exact resume', () => {
     return { saved, rec, s };
   }
 
+  it('a run with a last step (a sweep run) ends after it, evaluated there; continued from a checkpoint, it ends there too', async () => {
+    const saved: Checkpoint[] = [];
+    const { s, rec } = session(undefined, { lastStep: 7, evalEvery: 5, checkpointEvery: 5, saveCheckpoint: async (c) => void saved.push(structuredClone(c)) });
+    await s.start();
+    expect(rec.steps.map((m) => m.step)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(rec.evals.map((e) => e.step)).toEqual([5, 7]); // the last step's evaluation, though not due by evalEvery
+    expect(rec.states.at(-1)).toEqual({ state: 'stopped', detail: 'trained its 7 steps' });
+    const at5 = saved.find((c) => c.step === 5)!;
+    expect(at5.config.lastStep).toBe(7);
+    const continued = session(undefined, { resume: at5 }); // the page's config has no last step: the saved run's holds
+    await continued.s.start();
+    expect(continued.rec.steps.map((m) => m.step)).toEqual([6, 7]);
+  });
+
   it('a run continued from its checkpoint trains on the same batches and reaches the same losses as the run that was not interrupted', async () => {
     const a = await runTo(32, {});
     const at20 = a.saved.find((c) => c.step === 20)!;
