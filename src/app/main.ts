@@ -16,7 +16,7 @@ import type { ModelState } from '../train/trainer.js';
 import { MODELS, modelById, modelsFor } from '../train/models/registry.js';
 import type { RunRecord } from '../train/run-record.js';
 import { LIVE_STATES, type RunState } from '../train/run-state.js';
-import { LabSession, type SessionListener } from '../train/session.js';
+import { LabSession, STALL_MS, type SessionListener } from '../train/session.js';
 import type { StepMetrics } from '../train/trainer.js';
 import type { EchoReading } from '../train/echo-advisor.js';
 import { attachFieldError, fidelityValueText, setupAnnouncements } from './a11y.js';
@@ -444,7 +444,11 @@ let stallShown = false;
  */
 function showStall(): void {
   const ms = session?.stalledForMs ?? 0;
-  if (ms > 0) {
+  const first = session && session.steps.length === 0 ? session.waitingForDataMs : 0; // no step yet: nothing to be stale
+  if (first >= STALL_MS) {
+    stallShown = true;
+    ui.state.textContent = `running: waiting for the first batch, ${Math.round(first / 1000)} s${session!.warnings.length > 0 ? ' (see the log)' : ''}`;
+  } else if (ms > 0) {
     stallShown = true;
     const why = session!.warnings.length > 0 ? ' (see the log)' : '';
     ui.state.textContent = `running: no batch for ${Math.round(ms / 1000)} s, waiting for data${why}`;
@@ -832,6 +836,7 @@ function listenerFor(current: () => LabSession): SessionListener {
     },
     step(m) {
       if (!shown()) return;
+      if (stallShown) showStall(); // a batch came: the stall's words go now, not at the next tick
       lastStep = m;
       // A step's batch brings the counters as it was handed over; those read since may be newer (the session keeps the newest).
       lastCounters = { p: current().counters ?? m.pipeline, steps: m.step };

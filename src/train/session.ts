@@ -326,9 +326,9 @@ export class LabSession {
   }
 
   /**
-   * The wait for data, once it is longer than waits for data have been: over STALL_MS, and over twice the second-longest
-   * wait of the last 20 steps (a pipeline that takes 5 s a batch, or a record's worth of batches, is slow, not stalled;
-   * the second-longest, so one outage does not raise the bar for the next). 0 otherwise.
+   * The wait for data, once it is longer than waits for data have been: over STALL_MS, and over twice the longest wait of
+   * the last 20 steps, the first step's included (a link that takes 5 s a batch, or a record's worth of batches, is slow,
+   * not stalled). 0 otherwise, and before the first step (the page says it waits for the first batch).
    */
   get stalledForMs(): number {
     return stalledFor(
@@ -876,8 +876,7 @@ function newRunId(): string {
 /** What `p` gives, or undefined if it fails or takes more than a second: a wedged device or worker must not hold up Stop. */
 /** The wait `ms` if it is a stall after steps that waited `recent` (LabSession.stalledForMs), else 0. */
 export function stalledFor(ms: number, recent: number[]): number {
-  const secondLongest = [...recent].sort((a, b) => b - a)[1] ?? 0;
-  return ms >= STALL_MS && ms > 2 * secondLongest ? ms : 0;
+  return recent.length > 0 && ms >= STALL_MS && ms > 2 * Math.max(...recent) ? ms : 0;
 }
 
 /** A sum of counts that only grow as a pipeline works: of two reads of its counters, the later has the larger (or the same). */

@@ -89,6 +89,22 @@ test('a link that stalls: the page says the trainer waits for data, and Stop sav
   await expect(page.locator('#resume-text')).toContainText(`, step ${last.toLocaleString('en-US')} (saved`);
 });
 
+test('before the first batch the page says it waits for it; once records come, the run trains and the words go', async ({ page, context }) => {
+  test.setTimeout(120_000);
+  await page.goto('/?model=tiny-cnn&batch=64&evalEvery=1000&cache=0');
+  await expect(page.locator('#backend')).toContainText('webgpu');
+  // The training records are held (a server slow to answer), then let go.
+  const held: (() => Promise<void>)[] = [];
+  let letGo = false;
+  await context.route('**/train-*.pcr', (route) => (letGo ? route.continue() : void held.push(() => route.continue())));
+  await page.locator('#start').click();
+  await expect(page.locator('#state')).toContainText(/running: waiting for the first batch, \d+ s/, { timeout: 60_000 });
+  letGo = true;
+  for (const go of held.splice(0)) await go();
+  await waitFor(page, 'steps once the records come', (s) => s.steps.length >= 2, 60_000);
+  await expect(page.locator('#state')).toHaveText('running');
+});
+
 test('a run paused and reloaded at once keeps every step up to its checkpoint in its record; continued, its fresh count goes on from there', async ({
   page,
 }) => {
