@@ -37,7 +37,7 @@ import { clearSamples, drawSamples } from './samples.js';
 import type { LabSnapshot } from './test-api.js';
 import {
   checkBatchSize,
-  checkAutoEcho,
+  checkFlag,
   checkEchoFactor,
   checkCacheLimit,
   checkEchoMode,
@@ -179,8 +179,8 @@ const probes = new Map<string, DatasetProbe>();
 let manifestProbe: { url: string; result: DatasetProbe } | undefined;
 /** Errors in the URL the page was opened with, shown above the page until the person fixes the control. */
 const paramErrors = new Map<string, string>();
-/** Parameters that name something (no field holds their bad value): they block Start while they stand. */
-const NAMING_PARAMS = new Set(['dataset', 'model', 'manifest', 'group', 'seed', 'echoMode', 'evalMode', 'size', 'share']);
+/** Parameters that name something, and autoEcho (no field holds their bad value): they block Start while they stand. */
+const NAMING_PARAMS = new Set(['dataset', 'model', 'manifest', 'group', 'seed', 'echoMode', 'evalMode', 'size', 'share', 'autoEcho']);
 
 function showParamErrors(): void {
   ui.paramError.hidden = paramErrors.size === 0;
@@ -1251,10 +1251,14 @@ async function applyParams(): Promise<void> {
   }
   const autoEcho = params.get('autoEcho');
   if (autoEcho !== null) {
-    const r = checkAutoEcho(autoEcho);
+    const r = checkFlag('autoEcho', autoEcho);
     if (r.ok) ui.echoAuto.checked = ui.echo.readOnly = r.value;
     else paramErrors.set('autoEcho', `URL parameter autoEcho=${autoEcho}: ${r.reason}`);
   }
+  // A bad autostart starts nothing, said above the page (it keeps Start on: no control could clear it).
+  const autostart = params.get('autostart');
+  const autostartChecked = autostart === null ? undefined : checkFlag('autostart', autostart);
+  if (autostartChecked && !autostartChecked.ok) paramErrors.set('autostart', `URL parameter autostart=${autostart}: ${autostartChecked.reason}`);
   put('echo', fields.echo);
   const seed = params.get('seed');
   if (seed !== null) {
@@ -1448,7 +1452,8 @@ webgpuBackend()
     ui.backend.textContent = `backend: ${backend} (${adapter})`;
     ui.backend.classList.add('ok');
     await ready;
-    if (params.has('autostart')) {
+    const autostart = params.has('autostart') ? checkFlag('autostart', params.get('autostart')!) : undefined;
+    if (autostart?.ok && autostart.value) {
       if (paramErrors.size) log('autostart refused: the URL has errors (see above)', 'error');
       else void start();
     }

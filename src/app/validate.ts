@@ -163,10 +163,10 @@ export function repeatedParams(params: URLSearchParams): [name: string, values: 
   return [...new Set(params.keys())].map((k) => [k, params.getAll(k)] as [string, string[]]).filter(([, values]) => values.length > 1);
 }
 
-/** autoEcho: on when present bare or as 1/true/on, off as 0/false/off. */
-export function checkAutoEcho(text: string): Checked<boolean> {
+/** A flag parameter (autoEcho, autostart): on when present bare or as 1/true/on, off as 0/false/off. */
+export function checkFlag(name: string, text: string): Checked<boolean> {
   const t = text.trim().toLowerCase();
   if (['', '1', 'true', 'on', 'yes'].includes(t)) return ok(true);
   if (['0', 'false', 'off', 'no'].includes(t)) return ok(false);
-  return bad(`autoEcho is on when present (or 1, true), off when absent (or 0, false), not "${text}"`);
+  return bad(`${name} is on when present (or 1, true), off when absent (or 0, false), not "${text}"`);
 }

@@ -183,6 +183,7 @@ const paramCases: [string, RegExp][] = [
   ['dataset=fashion-mnist', /URL parameter dataset=fashion-mnist: not built; run npm run data:full/],
   ['manifest=nowhere/manifest.json', /URL parameter manifest=nowhere\/manifest\.json: .*nowhere\/manifest\.json: missing/],
   ['manifest=%20', /URL parameter manifest= is empty: give a manifest URL, or leave it out/],
+  ['autoEcho=maybe', /URL parameter autoEcho=maybe: autoEcho is on when present \(or 1, true\), off when absent/],
 ];
 for (const [param, message] of paramCases) {
   test(`refuses the URL parameter ${param}`, async ({ page }) => {
@@ -195,6 +196,21 @@ for (const [param, message] of paramCases) {
     expect((await snapshot(page)).state).toBe('idle');
   });
 }
+
+test('autostart=0 starts nothing; a value that is not a flag is said and starts nothing either', async ({ page }) => {
+  for (const [value, error] of [
+    ['0', false],
+    ['soon', true],
+  ] as const) {
+    await page.goto(`/?autostart=${value}`);
+    await expect(page.locator('#backend')).toContainText('webgpu');
+    await expect(page.locator('#start')).toBeEnabled();
+    if (error) await expect(page.locator('#param-error')).toContainText('URL parameter autostart=soon: autostart is on when present');
+    else await expect(page.locator('#param-error')).toBeHidden();
+    await page.waitForTimeout(1500);
+    expect((await snapshot(page)).state).toBe('idle');
+  }
+});
 
 test("a field shows the URL's bad value as it was written, and names it, so the person sees what to fix", async ({ page }) => {
   await page.goto('/?shuffle=abc&echo=2x');

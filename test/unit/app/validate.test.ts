@@ -14,7 +14,7 @@ import {
   checkEvalMode,
   repeatedParams,
   unknownParams,
-  checkAutoEcho,
+  checkFlag,
 } from '../../../src/app/validate.js';
 
 const reason = (r: { ok: boolean; reason?: string }) => (r.ok ? undefined : r.reason);
@@ -93,10 +93,13 @@ describe('field checks', () => {
     ]);
   });
 
-  it('autoEcho: on bare or as 1/true, off as 0/false (it was on for any value, "false" too), anything else refused', () => {
-    for (const on of ['', '1', 'true', 'TRUE', 'on']) expect(checkAutoEcho(on)).toEqual({ ok: true, value: true });
-    for (const off of ['0', 'false', 'off']) expect(checkAutoEcho(off)).toEqual({ ok: true, value: false });
-    expect(checkAutoEcho('maybe')).toEqual({ ok: false, reason: 'autoEcho is on when present (or 1, true), off when absent (or 0, false), not "maybe"' });
+  it('flags (autoEcho, autostart): on bare or as 1/true, off as 0/false (autostart=0 started a run), anything else refused', () => {
+    for (const on of ['', '1', 'true', 'TRUE', 'on']) expect(checkFlag('autoEcho', on)).toEqual({ ok: true, value: true });
+    for (const off of ['0', 'false', 'off']) expect(checkFlag('autostart', off)).toEqual({ ok: true, value: false });
+    expect(checkFlag('autoEcho', 'maybe')).toEqual({
+      ok: false,
+      reason: 'autoEcho is on when present (or 1, true), off when absent (or 0, false), not "maybe"',
+    });
   });
 
   it('knows every parameter the README documents', () => {
