@@ -15,7 +15,13 @@ export interface CachePanel {
   limit(bytes: number): Promise<CacheUsage | undefined>;
 }
 
-export function setupCachePanel(usageLine: HTMLElement, clear: HTMLButtonElement, log: (message: string) => void): CachePanel {
+/** `limitMb`: the size limit field's value in MB (undefined while it is not a valid one). */
+export function setupCachePanel(
+  usageLine: HTMLElement,
+  clear: HTMLButtonElement,
+  log: (message: string) => void,
+  limitMb: () => number | undefined,
+): CachePanel {
   const cache = PrefixCache.available ? new PrefixCache(0) : undefined;
   let shownAt = -Infinity;
 
@@ -24,7 +30,10 @@ export function setupCachePanel(usageLine: HTMLElement, clear: HTMLButtonElement
     shownAt = performance.now();
     try {
       const u = await cache.usage();
-      usageLine.textContent = `Holds ${formatBytes(u.bytes)} in ${u.entries} record prefix${u.entries === 1 ? '' : 'es'}.`;
+      const holds = `${formatBytes(u.bytes)} in ${u.entries} record prefix${u.entries === 1 ? '' : 'es'}`;
+      // Limit 0 turns the cache off for runs; what earlier runs left stays until Clear (said, or the line would read as in use).
+      usageLine.textContent =
+        limitMb() === 0 ? `Off for runs (limit 0).${u.entries > 0 ? ` Holds ${holds} from earlier runs: Clear empties it.` : ''}` : `Holds ${holds}.`;
       return u;
     } catch (err) {
       usageLine.textContent = `The cache cannot be read here: ${(err as Error).message}`;

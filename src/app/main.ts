@@ -1051,7 +1051,12 @@ sweepUi.stop.addEventListener('click', () => {
   sweepCancelled = true;
 });
 
-const cachePanel = setupCachePanel(ui.cacheUsage, ui.cacheClear, (m) => log(m));
+const cachePanel = setupCachePanel(
+  ui.cacheUsage,
+  ui.cacheClear,
+  (m) => log(m),
+  () => ((r) => (r.ok ? r.value : undefined))(checkCacheLimit(ui.cacheLimit.value)),
+);
 const showCacheUsage = (throttleMs?: number) => cachePanel.show(throttleMs);
 // A lowered limit applies now (the field is off while a run reads), not when a later run first writes.
 ui.cacheLimit.addEventListener('change', () => {

@@ -5,16 +5,26 @@ import { setupCachePanel } from '../../../src/app/cache-panel.js';
 import { PrefixCache } from '../../../src/storage/prefix-cache.js';
 
 describe('cache panel', () => {
-  it('a lower limit evicts down to it and the usage line says so; 0 (cache off) leaves the entries', async () => {
+  it('a lower limit evicts down to it and the usage line says so; 0 (cache off) leaves the entries, and says so', async () => {
     const runs = new PrefixCache(10 * 2 ** 20); // the page's database, as a run's workers filled it
     for (let i = 0; i < 17; i++) await runs.write(`r${i}`, new Uint8Array(160 * 1024).fill(i));
     runs.close();
     const line = { textContent: '' } as HTMLElement;
     const clear = { addEventListener: () => undefined } as unknown as HTMLButtonElement;
-    const panel = setupCachePanel(line, clear, () => undefined);
+    let field = 512; // "Keep up to", in MB
+    const panel = setupCachePanel(
+      line,
+      clear,
+      () => undefined,
+      () => field,
+    );
     await panel.show();
     expect(line.textContent).toBe('Holds 2.66 MiB in 17 record prefixes.');
+    field = 0;
     expect(await panel.limit(0)).toEqual({ bytes: 17 * 160 * 1024, entries: 17 });
+    // Off: the line does not read as a cache in use (it had said "Holds 2.66 MiB" as if runs used it).
+    expect(line.textContent).toBe('Off for runs (limit 0). Holds 2.66 MiB in 17 record prefixes from earlier runs: Clear empties it.');
+    field = 1;
     expect(await panel.limit(2 ** 20)).toEqual({ bytes: 6 * 160 * 1024, entries: 6 });
     expect(line.textContent).toBe('Holds 960.0 KiB in 6 record prefixes.');
   });
