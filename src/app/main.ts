@@ -10,7 +10,7 @@ import { adapterDescription, webgpuBackend } from '../gpu/backend.js';
 import { kernelBufferCount } from '../gpu/tfjs-kernel.js';
 import { DEFAULT_REQUESTS_IN_FLIGHT, type DatasetInfo, type EchoMode, type PipelineStats } from '../pipeline/api.js';
 import { liveWorkerCount, startPipelineWorker } from '../pipeline/client.js';
-import { localManifestUrl, LOCAL_PREFIX } from '../storage/local-datasets.js';
+import { localIdOf, localManifestUrl, LOCAL_PREFIX } from '../storage/local-datasets.js';
 import type { Checkpoint } from '../train/checkpoint.js';
 import type { ModelState } from '../train/trainer.js';
 import { MODELS, modelById, modelsFor } from '../train/models/registry.js';
@@ -177,6 +177,8 @@ const fields = {
 const probes = new Map<string, DatasetProbe>();
 /** The probe of the typed manifest URL, and the URL it read (the person may have typed on since). */
 let manifestProbe: { url: string; result: DatasetProbe } | undefined;
+/** How dataset= names a dataset built in this browser: local:<its id>. */
+const LOCAL_PARAM = 'local:';
 /** Errors in the URL the page was opened with, shown above the page until the person fixes the control. */
 const paramErrors = new Map<string, string>();
 /** Parameters that name something, and autoEcho (no field holds their bad value): they block Start while they stand. */
@@ -194,7 +196,7 @@ function clearParamError(name: string): void {
 const buildPanel = setupBuildPanel({
   selected: () => ui.dataset.value,
   log: (m, kind) => log(m, kind),
-  onBuilt: (r) => void listDatasets(r.manifestUrl),
+  onBuilt: (r) => void listDatasets(r.manifestUrl).then(() => paramsApplied && writeUrl()), // chosen now: the address bar says so
   onDeleted: () => void listDatasets(),
 });
 
@@ -227,6 +229,7 @@ async function listDatasets(select?: string): Promise<void> {
   ui.dataset.value = [select, current, served.querySelector('option')?.value].find(usable) ?? '';
   listModels(ui.model.value);
   previewDataset();
+  buildPanel.refresh(); // its Download and Delete act on the chosen dataset, if it is one built here
 }
 
 /** What reading the manifest of the dataset a run would read now found, if it was read and is good. */
@@ -1283,9 +1286,14 @@ async function applyParams(): Promise<void> {
 
   const dataset = params.get('dataset');
   const entry = dataset === null ? undefined : DATASETS.find((d) => d.id === dataset);
-  if (dataset !== null && !entry)
+  // A dataset built in this browser (the build panel): local:<its id>, as writeUrl puts it.
+  const local = dataset?.startsWith(LOCAL_PARAM) ? localManifestUrl(dataset.slice(LOCAL_PARAM.length)) : undefined;
+  if (dataset !== null && !entry && !local)
     paramErrors.set('dataset', `URL parameter dataset=${dataset} names no dataset (have ${DATASETS.map((d) => d.id).join(', ')})`);
-  await listDatasets(entry?.manifest);
+  await listDatasets(entry?.manifest ?? local);
+  if (local && ui.dataset.value !== local) {
+    paramErrors.set('dataset', `URL parameter dataset=${dataset} names no dataset built in this browser (they are listed under "Built in this browser")`);
+  }
   if (entry && ui.dataset.value !== entry.manifest) {
     const p = probes.get(entry.manifest);
     paramErrors.set('dataset', `URL parameter dataset=${dataset}: ${entry.build ? `not built; run ${entry.build}` : p && !p.ok ? p.reason : 'not available'}`);
@@ -1411,6 +1419,7 @@ function writeUrl(): void {
   const typed = checkManifestUrl(ui.manifestUrl.value, location.href);
   if (typed.ok && typed.value) next.set('manifest', ui.manifestUrl.value.trim());
   else if (dataset) next.set('dataset', dataset.id);
+  else if (ui.dataset.value.startsWith(LOCAL_PREFIX)) next.set('dataset', `${LOCAL_PARAM}${localIdOf(ui.dataset.value)}`);
   if (ui.model.value) next.set('model', ui.model.value);
   const put = (name: string, f: Field, fallback: string, text = f.input.value.trim()) => {
     const keep = f.check(text).ok ? text : params.get(name);

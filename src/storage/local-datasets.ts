@@ -33,6 +33,8 @@ function open(): Promise<IDBPDatabase<Schema>> {
 }
 
 export const localManifestUrl = (id: string) => `${LOCAL_PREFIX}${id}/manifest.json`;
+/** The id of a dataset from its manifest URL (localManifestUrl's inverse). */
+export const localIdOf = (manifestUrl: string) => manifestUrl.slice(LOCAL_PREFIX.length).replace(/\/manifest\.json$/, '');
 
 /** Saves every file of a dataset in one transaction: either all of it is stored or none. */
 export async function saveLocalDataset(id: string, name: string, files: Map<string, Uint8Array>): Promise<LocalDataset> {

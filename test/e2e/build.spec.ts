@@ -39,7 +39,11 @@ test('a dropped folder becomes a dataset in this browser, trains, survives a rel
   await expect(page.locator('#build-status')).toContainText('2 classes, colour');
   await expect(page.locator('#build-status')).toContainText('1 left out');
   await expect(page.locator('#log')).toContainText('broken.jpg left out');
-  expect(await page.locator('#dataset').inputValue()).toMatch(/^idb:\/\/local\/.+\/manifest\.json$/);
+  const built = await page.locator('#dataset').inputValue();
+  expect(built).toMatch(/^idb:\/\/local\/.+\/manifest\.json$/);
+  // The address bar names it, so a reload (or the URL kept) opens it again.
+  const id = built.replace(/^idb:\/\/local\//, '').replace(/\/manifest\.json$/, '');
+  await expect.poll(() => new URL(page.url()).searchParams.get('dataset')).toBe(`local:${id}`);
   // Its own scan groups under the slider before any run (colour: 10), not the last dataset's.
   await expect(page.locator('#fidelity-label')).toContainText(/scan group 10 of 10: \d+ bytes\/image/);
 
@@ -52,7 +56,7 @@ test('a dropped folder becomes a dataset in this browser, trains, survives a rel
 
   await page.reload();
   await expect(page.locator('#dataset optgroup[label="Built in this browser"] option')).toHaveCount(1);
-  await page.locator('#dataset').selectOption({ label: (await page.locator('#dataset optgroup[label="Built in this browser"] option').textContent())! });
+  await expect(page.locator('#dataset')).toHaveValue(built);
   const download = page.waitForEvent('download');
   await page.locator('#build-download').click();
   const zip = unzipSync(new Uint8Array(readFileSync((await (await download).path())!)));

@@ -178,6 +178,7 @@ const paramCases: [string, RegExp][] = [
   ['echoMode=twice', /URL parameter echoMode=twice: echo mode must be one of examples, examples-after-augment, batches/],
   ['evalMode=later', /URL parameter evalMode=later: evaluation mode must be one of live, deferred/],
   ['dataset=nope', /URL parameter dataset=nope names no dataset/],
+  ['dataset=local:nope', /URL parameter dataset=local:nope names no dataset built in this browser/],
   ['model=nope', /URL parameter model=nope names no model/],
   ['model=logreg', /URL parameter model=logreg: .* reads tabular data, the chosen dataset is image/],
   ['dataset=fashion-mnist', /URL parameter dataset=fashion-mnist: not built; run npm run data:full/],
