@@ -968,6 +968,24 @@ const modelPanel = setupModelPanel(
 // ---------------------------------------------------------------- sweeps
 
 let sweeping = false;
+/** sessionStorage key of the sweep under way (its plan and run), read after a reload. */
+const SWEEP_KEY = 'bytelab-sweep';
+
+/** A sweep a reload cut off: said in its status line (the runs it finished are in the table). */
+function showCutSweep(): void {
+  const text = sessionStorage.getItem(SWEEP_KEY);
+  sessionStorage.removeItem(SWEEP_KEY);
+  if (!text) return;
+  try {
+    const cut = JSON.parse(text) as { kind: string; values: number[]; steps: number; run: number };
+    sweepUi.status.textContent =
+      `the sweep of ${cut.kind} ${cut.values.join(', ')} was cut off by a reload during run ${cut.run} of ${cut.values.length}: ` +
+      `the runs it finished are in the table; a saved run of the one it cut off, if any, is offered above (it ends at its ${cut.steps} ` +
+      'steps); run the sweep again for the rest';
+  } catch {
+    // not ours to read: nothing to say
+  }
+}
 /** The sweep kind was moved from group to echo because a table was chosen (showKindControls). */
 let sweepKindRuled = false;
 let sweepCancelled = false;
@@ -992,6 +1010,9 @@ async function sweep(): Promise<void> {
   sweepCancelled = false;
   sweepUi.start.disabled = true;
   sweepUi.stop.disabled = false;
+  let runs = 0;
+  // Kept in this tab while the sweep goes, so a reload can say what it cut off (the sweep itself does not survive one).
+  const note = () => sessionStorage.setItem(SWEEP_KEY, JSON.stringify({ ...plan.value, run: runs }));
   // The swept control is the person's again afterwards, as they left it (every sweep run has been stopped by then),
   // unless they changed it during the sweep; the other controls are theirs throughout.
   const before = { fidelity: ui.fidelity.value, touched: fidelityTouched, echo: ui.echo.value };
@@ -1001,6 +1022,8 @@ async function sweep(): Promise<void> {
       plan.value,
       {
         apply(kind, value) {
+          runs++;
+          note();
           if (kind === 'group') {
             ui.fidelity.value = String(value);
             fidelityTouched = true;
@@ -1028,6 +1051,7 @@ async function sweep(): Promise<void> {
           ? 'sweep stopped'
           : 'sweep stopped: a run could not start (see the fields above)';
   } finally {
+    sessionStorage.removeItem(SWEEP_KEY);
     sweeping = false;
     sweepUi.start.disabled = false;
     sweepUi.stop.disabled = true;
@@ -1458,6 +1482,7 @@ const ready = applyParams().then(() => {
   writeUrl();
 });
 void showCacheUsage();
+showCutSweep();
 showState('idle');
 webgpuBackend()
   .then(async (device) => {

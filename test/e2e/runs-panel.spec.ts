@@ -120,6 +120,21 @@ test('a sweep over scan groups runs one run per value with the same seed and fil
   expect(new URL(page.url()).searchParams.has('group')).toBe(false);
 });
 
+test('a reload during a sweep says what it cut off', async ({ page }) => {
+  await page.goto('/?model=tiny-cnn&batch=32&evalEvery=1000');
+  await expect(page.locator('#backend')).toContainText('webgpu');
+  await page.locator('#sweep-values').fill('6, 1');
+  await page.locator('#sweep-steps').fill('400');
+  await page.locator('#sweep-start').click();
+  await waitFor(page, 'the first run training', (s) => s.steps.length >= 2);
+  await page.reload();
+  await expect(page.locator('#sweep-status')).toContainText('the sweep of group 6, 1 was cut off by a reload during run 1 of 2');
+  // Said once: the next load has nothing to say.
+  await page.reload();
+  await expect(page.locator('#backend')).toContainText('webgpu');
+  await expect(page.locator('#sweep-status')).toHaveText('');
+});
+
 test('an echo sweep on a one-record table counts fresh examples trained, and the table says what ran', async ({ page }) => {
   test.setTimeout(180_000);
   // Birdstrikes' training split is one TOC record: the reader parses it whole before the first batch, and there is one reader.
