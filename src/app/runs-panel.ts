@@ -22,6 +22,8 @@ const X_LABELS: Record<XAxis, string> = {
   mib: 'MB read (fetched or from the cache)',
   fresh: 'fresh examples trained',
 };
+/** States a record is left in by a page that closed mid-run. */
+const UNFINISHED = new Set(['loading', 'running', 'paused', 'evaluating', 'stopping']);
 /** A live run's record is written at most this often (and when its state changes). */
 const SAVE_EVERY_MS = 3_000;
 
@@ -194,7 +196,9 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       row.insertCell().append(show);
       const name = row.insertCell();
       name.textContent = r.name;
-      name.title = `${r.dataset}, ${r.model}; started ${new Date(r.startedAt).toLocaleString()}; ${r.state}`;
+      // A record left in a live state by a page that closed (a crash, a reload) is not running now.
+      const state = r.id !== live?.id && UNFINISHED.has(r.state) ? `interrupted while ${r.state} (the page closed)` : r.state;
+      name.title = `${r.dataset}, ${r.model}; started ${new Date(r.startedAt).toLocaleString()}; ${state}`;
       const k = r.settings;
       // A table has one fidelity level and echoes whole batches, whatever the controls said (records from before `kind`: as recorded).
       const tabular = r.kind === 'tabular';

@@ -131,5 +131,7 @@ export function validateRunRecord(value: unknown, where: string): RunRecord {
                   ? 'no settings'
                   : undefined;
   if (problem) throw new Error(`${where}: ${problem}`);
+  // JSON has no Infinity: full fidelity (every scan group) was exported as null.
+  if (r.settings.fidelity === null) r.settings.fidelity = Infinity;
   return r;
 }

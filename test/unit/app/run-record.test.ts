@@ -87,6 +87,9 @@ describe('run record', () => {
 
   it('an imported run with the wrong shape is refused, naming what and where', () => {
     expect(validateRunRecord(run(), 'run 1').id).toBe('r1');
+    // Full fidelity is Infinity, which JSON writes as null: it comes back as Infinity (a record, not "group null").
+    const full = JSON.parse(JSON.stringify({ ...run(), settings: { ...run().settings, fidelity: Infinity } }));
+    expect(validateRunRecord(full, 'run 1').settings.fidelity).toBe(Infinity);
     expect(() => validateRunRecord({ ...run(), evals: [[1, 2, 3]] }, 'run 2')).toThrow('run 2: evals are not');
     expect(() => validateRunRecord({ ...run(), id: '' }, 'run 3')).toThrow('run 3: no id');
     expect(() => validateRunRecord(null, 'run 4')).toThrow('run 4: not an object');
