@@ -197,7 +197,7 @@ const buildPanel = setupBuildPanel({
   selected: () => ui.dataset.value,
   log: (m, kind) => log(m, kind),
   onBuilt: (r) => void listDatasets(r.manifestUrl).then(() => paramsApplied && writeUrl()), // chosen now: the address bar says so
-  onDeleted: () => void listDatasets(),
+  onDeleted: () => void listDatasets().then(() => paramsApplied && writeUrl()), // not a dataset= that names nothing now
 });
 
 /** Served datasets that exist, those a script can build (disabled, with its command), and those built in this browser. */
@@ -738,6 +738,7 @@ async function start(resume?: Checkpoint, initialModel?: ModelState, lastStep?: 
         },
       },
       resume?.step,
+      resume?.freshTrained,
     );
     void run.start().finally(() => {
       openSessions.delete(run);
@@ -975,13 +976,14 @@ const SWEEP_KEY = 'bytelab-sweep';
 function showCutSweep(): void {
   const text = sessionStorage.getItem(SWEEP_KEY);
   sessionStorage.removeItem(SWEEP_KEY);
-  if (!text) return;
+  // Only after a reload: a duplicated tab copies this tab's storage while the sweep goes on in the first.
+  const how = (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming | undefined)?.type;
+  if (!text || how !== 'reload') return;
   try {
     const cut = JSON.parse(text) as { kind: string; values: number[]; steps: number; run: number };
     sweepUi.status.textContent =
       `the sweep of ${cut.kind} ${cut.values.join(', ')} was cut off by a reload during run ${cut.run} of ${cut.values.length}: ` +
-      `the runs it finished are in the table; a saved run of the one it cut off, if any, is offered above (it ends at its ${cut.steps} ` +
-      'steps); run the sweep again for the rest';
+      'the runs it finished are in the table; run the sweep again for the rest';
   } catch {
     // not ours to read: nothing to say
   }
@@ -1287,10 +1289,10 @@ async function applyParams(): Promise<void> {
     if (r.ok) ui.echoAuto.checked = ui.echo.readOnly = r.value;
     else paramErrors.set('autoEcho', `URL parameter autoEcho=${autoEcho}: ${r.reason}`);
   }
-  // A bad autostart starts nothing, said above the page (it keeps Start on: no control could clear it).
+  // A bad autostart starts nothing, said in the log (not above the page: no control could clear it there), and leaves the URL.
   const autostart = params.get('autostart');
   const autostartChecked = autostart === null ? undefined : checkFlag('autostart', autostart);
-  if (autostartChecked && !autostartChecked.ok) paramErrors.set('autostart', `URL parameter autostart=${autostart}: ${autostartChecked.reason}`);
+  if (autostartChecked && !autostartChecked.ok) log(`URL parameter autostart=${autostart}: ${autostartChecked.reason}; nothing was started`, 'warning');
   put('echo', fields.echo);
   const seed = params.get('seed');
   if (seed !== null) {
@@ -1463,7 +1465,8 @@ function writeUrl(): void {
   if (ui.echoMode.value !== 'examples') next.set('echoMode', ui.echoMode.value);
   if (ui.evalMode.value !== 'live') next.set('evalMode', ui.evalMode.value);
   if (ui.echoAuto.checked) next.set('autoEcho', '');
-  for (const k of ['seed', 'size', 'share', 'autostart']) if (params.has(k)) next.set(k, params.get(k)!);
+  for (const k of ['seed', 'size', 'share']) if (params.has(k)) next.set(k, params.get(k)!);
+  if (params.has('autostart') && checkFlag('autostart', params.get('autostart')!).ok) next.set('autostart', params.get('autostart')!);
   const query = next.toString().replace(/=(&|$)/g, '$1'); // flags without "="
   if (query !== location.search.slice(1)) history.replaceState(null, '', `${location.pathname}${query ? `?${query}` : ''}`);
 }

@@ -24,6 +24,8 @@ const X_LABELS: Record<XAxis, string> = {
 };
 /** States a record is left in by a page that closed mid-run. */
 const UNFINISHED = new Set(['loading', 'running', 'paused', 'evaluating', 'stopping']);
+/** A record in one of those states, not saved for this long, is not being trained by any tab (or is paused in one). */
+const STALE_AFTER_MS = 30_000;
 /** A live run's record is written at most this often (and when its state changes). */
 const SAVE_EVERY_MS = 3_000;
 
@@ -40,7 +42,7 @@ export interface RunsPanelElements {
 
 export interface RunsPanel {
   /** A run starts (or a saved run is continued, from `fromStep`): it is recorded from now on. */
-  begin(record: Omit<RunRecord, 'steps' | 'evals' | 'marks' | 'updatedAt' | 'state'>, fromStep?: number): Promise<void>;
+  begin(record: Omit<RunRecord, 'steps' | 'evals' | 'marks' | 'updatedAt' | 'state'>, fromStep?: number, freshAtCheckpoint?: number): Promise<void>;
   step(m: StepMetrics): void;
   eval(m: EvalMetrics): void;
   mark(step: number, label: string): void;
@@ -66,6 +68,8 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
   let drawPending = false;
   let plot: uPlot | undefined;
   const targetError = attachFieldError(el.target);
+  /** The live run's fresh examples trained so far (a continued run's from its checkpoint's count). */
+  let freshCount = 0;
 
   /** The target in percent as typed (50.5, not 51), or undefined: empty (no target) or not a number from 0 to 100 (said beside the field). */
   const target = (): number | undefined => {
@@ -196,8 +200,10 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       row.insertCell().append(show);
       const name = row.insertCell();
       name.textContent = r.name;
-      // A record left in a live state by a page that closed (a crash, a reload) is not running now.
-      const state = r.id !== live?.id && UNFINISHED.has(r.state) ? `interrupted while ${r.state} (the page closed)` : r.state;
+      // A record left in a live state by a page that closed (a crash, a reload) is not running now; one another tab runs is
+      // saved every few seconds while it trains.
+      const stale = r.id !== live?.id && UNFINISHED.has(r.state) && Date.now() - r.updatedAt > STALE_AFTER_MS;
+      const state = stale ? `${r.state} when last saved, at ${new Date(r.updatedAt).toLocaleTimeString()} (its page may have closed)` : r.state;
       name.title = `${r.dataset}, ${r.model}; started ${new Date(r.startedAt).toLocaleString()}; ${state}`;
       const k = r.settings;
       // A table has one fidelity level and echoes whole batches, whatever the controls said (records from before `kind`: as recorded).
@@ -277,11 +283,12 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       // Past as many curves as there are distinct line styles, more would be lines no one can tell apart (and a legend pages
       // long); the runs the person overlays already count, and stay as they are.
       const imported = new Set(runs.map((r) => r.id));
-      const room = Math.max(0, OVERLAY_ON_IMPORT - [...overlaid].filter((id) => !imported.has(id)).length);
+      const shownBefore = [...overlaid].filter((id) => !imported.has(id)).length;
+      const room = Math.max(0, OVERLAY_ON_IMPORT - shownBefore);
       const overlay = room > 0 ? runs.slice(-room) : [];
       for (const r of overlay) overlaid.add(r.id);
       const which = overlay.length === 0 ? 'none' : `the last ${overlay.length} in the file`;
-      const some = overlay.length < runs.length ? `; ${which} are overlaid, with the ${OVERLAY_ON_IMPORT - room} shown before (tick "show" for others)` : '';
+      const some = overlay.length < runs.length ? `; ${which} are overlaid, with the ${shownBefore} shown before (tick "show" for others)` : '';
       log(`imported ${runs.length} run${runs.length === 1 ? '' : 's'} from ${file.name}${some}`);
       draw();
     } catch (err) {
@@ -295,7 +302,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
   void load(true);
 
   return {
-    async begin(record, fromStep) {
+    async begin(record, fromStep, freshAtCheckpoint) {
       const existing = fromStep === undefined ? undefined : all.find((r) => r.id === record.id);
       live = existing ?? { ...record, fresh: 'trained', updatedAt: Date.now(), state: 'loading', steps: [], evals: [], marks: [] };
       if (existing && fromStep !== undefined) {
@@ -307,6 +314,8 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
         const last = existing.marks.at(-1);
         if (!(last && last[0] === fromStep && last[1] === 'continued')) existing.marks.push([fromStep, 'continued']);
       }
+      // From the checkpoint's own count where it has one: a long record's points are thinned, so its last one kept may be earlier.
+      freshCount = fromStep === undefined ? 0 : (freshAtCheckpoint ?? live.steps.at(-1)?.[4] ?? 0);
       if (!all.includes(live)) all.push(live);
       overlaid.add(live.id);
       await save(live);
@@ -317,7 +326,8 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       // Bytes the run read at its fidelity, whether off the wire or from the prefix cache: what a run costs, not what an earlier run left cached.
       const read = m.pipeline.bytesFetched + m.pipeline.bytesFromCache;
       // A continued record from before fresh examples trained were counted goes on counting reads.
-      const fresh = live.fresh === 'trained' ? freshAfterStep(live, m.examples, m.echoed) : m.pipeline.examplesRead;
+      freshCount = freshAfterStep(freshCount, m.examples, m.echoed);
+      const fresh = live.fresh === 'trained' ? freshCount : m.pipeline.examplesRead;
       addStep(live, [m.step, m.time, m.loss, read / 2 ** 20, fresh]);
       if (performance.now() - lastSaved > SAVE_EVERY_MS) void save(live);
       scheduleDraw();

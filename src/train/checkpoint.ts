@@ -58,6 +58,11 @@ export interface Checkpoint {
    */
   bytesFetched: number;
   examplesRead: number;
+  /**
+   * Fresh examples the run had trained by its step (each step's examples less the echoed copies among them), so a continued
+   * run's count goes on from there; left out by checkpoints from before it was kept.
+   */
+  freshTrained?: number;
   /** One tape per reader, by rank. */
   tapes: TapeState[];
   /** Readers that ran dry and left the turn, and when (pipeline/rotation.ts); left out: none did. */
@@ -89,7 +94,9 @@ export function validateCheckpoint(value: unknown): Checkpoint {
                     ? `share ${JSON.stringify(c.config.share)}`
                     : !(c.config.lastStep === undefined || (Number.isInteger(c.config.lastStep) && c.config.lastStep >= 1))
                       ? `last step ${c.config.lastStep}`
-                      : undefined;
+                      : !(c.freshTrained === undefined || (Number.isFinite(c.freshTrained) && c.freshTrained >= 0))
+                        ? `fresh examples trained ${c.freshTrained}`
+                        : undefined;
   if (problem) throw new Error(`the saved run cannot be continued: ${problem}`);
   try {
     c.tapes.forEach(validateTape);

@@ -100,13 +100,12 @@ export function runCsv(run: RunRecord): string {
 }
 
 /**
- * The run's count of fresh examples trained after a step of `examples` examples, `echoed` of them echoed copies
- * (StepMetrics.echoed, from the batch itself): its last point's count and the step's fresh ones. Exact at any echo
- * factor and mode, and a continued run goes on from its checkpoint's point. Not the pipeline's counters: a reader runs
- * ahead of the trainer by the batches it queued, the copies in its shuffle buffer and (TOC) whole records parsed.
+ * Fresh examples trained after a step of `examples` examples, `echoed` of them echoed copies (StepMetrics.echoed, from the
+ * batch itself), counted on from `before`. Exact at any echo factor and mode: not the pipeline's counters, which run ahead
+ * of the trainer by the batches a reader queued, the copies in its shuffle buffer and (TOC) whole records parsed.
  */
-export function freshAfterStep(run: RunRecord, examples: number, echoed: number): number {
-  return (run.steps.at(-1)?.[4] ?? 0) + examples - Math.min(examples, echoed);
+export function freshAfterStep(before: number, examples: number, echoed: number): number {
+  return before + examples - Math.min(examples, echoed);
 }
 
 /** Checks an imported run; throws naming the first thing wrong (and which run in the file). */

@@ -197,6 +197,7 @@ export class LabSession {
         };
     this.runId = config.runId ?? config.resume?.runId ?? newRunId();
     this.carried = { bytes: config.resume?.bytesFetched ?? 0, examples: config.resume?.examplesRead ?? 0 };
+    this.freshTrained = config.resume ? config.resume.freshTrained : 0;
     this.machine = new RunStateMachine((state, detail) => listener.state(state, detail));
   }
 
@@ -249,7 +250,9 @@ export class LabSession {
   private stopping: Promise<void> | undefined;
 
   private async stopOnce(): Promise<void> {
-    if (this.machine.isFinal) return;
+    // Ended on its own (its data, its last step, a failure): it may still be winding down (the last model, the counters,
+    // the workers); what comes next (a sweep's next run) waits for that.
+    if (this.machine.isFinal) return void (await settlesWithin(this.finished, STOP_GRACE_MS));
     if (this.state === 'idle') {
       this.machine.to('stopped');
       return;
@@ -327,13 +330,16 @@ export class LabSession {
 
   /**
    * The wait for data, once it is longer than waits for data have been: over STALL_MS, and over twice the longest wait of
-   * the last 20 steps, the first step's included (a link that takes 5 s a batch, or a record's worth of batches, is slow,
-   * not stalled). 0 otherwise, and before the first step (the page says it waits for the first batch).
+   * the last 20 steps (or two records' worth, if more), the first step's included (a link that takes 5 s a batch, or a
+   * record's worth of batches at a time, is slow, not stalled). 0 otherwise, and before the first step (the page says it
+   * waits for the first batch).
    */
   get stalledForMs(): number {
+    // At least two records' worth of steps: a record of many batches comes with one long wait for the next.
+    const perRecord = this.info ? Math.ceil(this.info.examples / Math.max(1, this.info.records) / this.config.batchSize) : 0;
     return stalledFor(
       this.waitingForDataMs,
-      this.steps.latest(20).map((m) => m.dataWaitMs),
+      this.steps.latest(Math.max(20, 2 * perRecord)).map((m) => m.dataWaitMs),
     );
   }
 
@@ -483,6 +489,8 @@ export class LabSession {
       this.machine.to('running');
       const every = c.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;
       const from = resume ? { step: resume.step, time: resume.time } : undefined;
+      // A saved run continued at or past its last step (a finished sweep run) trains on: Continue means more steps.
+      const lastStep = c.lastStep !== undefined && c.lastStep > (from?.step ?? 0) ? c.lastStep : undefined;
       stream = takeInTurn(
         train.map((w) => w.api),
         rotation,
@@ -497,13 +505,14 @@ export class LabSession {
           gate: () => this.gate(trainer!),
           phase: (p) => this.onPhase(p),
           checkpointDue: (step) => c.saveCheckpoint !== undefined && step % every === 0,
-          ...(c.lastStep !== undefined ? { lastStep: c.lastStep } : {}),
+          ...(lastStep !== undefined ? { lastStep } : {}),
           checkpoint: (state, at) => this.writeCheckpoint(state, at),
           step: (raw) => {
             if (this.machine.isFinal) return;
             const pipeline = this.withCarried(raw.pipeline);
             const m = { ...raw, bytesFetched: pipeline.bytesFetched, pipeline };
             this.steps.push(m);
+            if (this.freshTrained !== undefined) this.freshTrained += m.examples - Math.min(m.echoed, m.examples);
             this.noteCounters(pipeline);
             this.listener.step(m);
             this.adviseEcho(m);
@@ -515,8 +524,8 @@ export class LabSession {
         c.initialModel !== undefined,
       );
       if (outcome === 'ended') {
-        const done = c.lastStep !== undefined && trainer.position.step >= c.lastStep;
-        this.machine.to('stopped', done ? `trained its ${c.lastStep!.toLocaleString('en-US')} steps` : 'the data stream ended');
+        const done = lastStep !== undefined && trainer.position.step >= lastStep;
+        this.machine.to('stopped', done ? `trained its ${lastStep.toLocaleString('en-US')} steps` : 'the data stream ended');
       }
     } catch (err) {
       if (!signal.aborted && !this.machine.isFinal) {
@@ -558,6 +567,9 @@ export class LabSession {
     this.listener.totals?.(this.totals, steps);
   }
 
+  /** Fresh examples trained by the last step reported (Checkpoint.freshTrained); unknown for a run continued from an older checkpoint. */
+  private freshTrained: number | undefined = 0;
+
   /** A read of the counters in flight: a slow reader (decoding) answers late, and the next tick does not ask again meanwhile. */
   private readingCounters = false;
 
@@ -568,18 +580,28 @@ export class LabSession {
     try {
       const now = await withinASecond(stream.totals());
       if (now && this.state === 'running' && this.noteCounters(this.withCarried(now))) {
-        this.listener.counters?.(this.counters!, this.steps.last()?.step ?? 0);
+        this.listener.counters?.(this.counters!, this.trainer?.position.step ?? 0); // a continued run's steps before its first new one
       }
     } finally {
       this.readingCounters = false;
     }
   }
 
-  /** Keeps `p` as the counters if it is not older than those kept (the counts only grow); says whether it did. */
+  /**
+   * Takes `p` into the counters kept: each count the larger of the two (the counts only grow, and with several readers
+   * either reading may be the newer for one of them), what is in force now (IN_FORCE) from the reading that has come
+   * further. Says whether anything changed.
+   */
   private noteCounters(p: PipelineStats): boolean {
-    if (this.counters && progressOf(p) < progressOf(this.counters)) return false;
-    this.counters = p;
-    return true;
+    const was = this.counters;
+    if (!was) {
+      this.counters = p;
+      return true;
+    }
+    const merged = { ...(progressOf(p) >= progressOf(was) ? p : was) };
+    for (const k of Object.keys(merged) as (keyof PipelineStats)[]) if (!IN_FORCE.has(k)) merged[k] = Math.max(p[k], was[k]);
+    this.counters = merged;
+    return (Object.keys(merged) as (keyof PipelineStats)[]).some((k) => merged[k] !== was[k]);
   }
 
   private onEval(m: EvalMetrics): void {
@@ -695,6 +717,7 @@ export class LabSession {
     const readersLeft = this.rotation?.left.filter((l) => l.batch <= at.step) ?? [];
     const controls = { ...this.controls };
     const history = this.historyUpTo(at.step);
+    const freshTrained = this.freshTrained; // the steps up to it are reported by now (the gate and the drain wait for them)
     const last = this.steps.last();
     const bytesFetched = last?.bytesFetched ?? this.carried.bytes;
     const write = async () => {
@@ -725,6 +748,7 @@ export class LabSession {
         time: at.time,
         bytesFetched,
         examplesRead,
+        ...(freshTrained !== undefined ? { freshTrained } : {}),
         tapes: taped,
         ...(readersLeft.length > 0 ? { readersLeft } : {}),
         model: await state,
@@ -873,17 +897,20 @@ function newRunId(): string {
   return `${Date.now().toString(36)}-${Math.floor(Math.random() * 36 ** 4).toString(36)}`;
 }
 
-/** What `p` gives, or undefined if it fails or takes more than a second: a wedged device or worker must not hold up Stop. */
 /** The wait `ms` if it is a stall after steps that waited `recent` (LabSession.stalledForMs), else 0. */
 export function stalledFor(ms: number, recent: number[]): number {
   return recent.length > 0 && ms >= STALL_MS && ms > 2 * Math.max(...recent) ? ms : 0;
 }
+
+/** The counters that say what is in force now, not counts: they may go down (a reader that leaves, fewer reads out). */
+const IN_FORCE = new Set<keyof PipelineStats>(['requestsInFlight', 'readsOut', 'readers']);
 
 /** A sum of counts that only grow as a pipeline works: of two reads of its counters, the later has the larger (or the same). */
 function progressOf(p: PipelineStats): number {
   return p.recordsFetched + p.recordsSkipped + p.bytesFetched + p.bytesFromCache + p.examplesRead + p.examplesEmitted + p.retries;
 }
 
+/** What `p` gives, or undefined if it fails or takes more than a second: a wedged device or worker must not hold up Stop. */
 function withinASecond<T>(p: Promise<T>): Promise<T | undefined> {
   p.catch(() => undefined);
   return Promise.race([p, new Promise<undefined>((r) => setTimeout(() => r(undefined), 1000))]).catch(() => undefined);

@@ -428,10 +428,14 @@ describe('counters between steps', () => {
     void s.start();
     await until('a few steps', () => rec.steps.length >= 3);
     const train = fakes.workers.find((w) => w.name === 'pipeline-train')!;
-    train.stats.bytesFetched += 1_000_000; // read ahead, far past what the next batches bring
+    // Read ahead: the reader's counters, asked for between steps, count 1 MB more than any batch it hands over says.
+    const api = train.api as unknown as { stats(): Promise<{ bytesFetched: number }> };
+    const handedOver = api.stats.bind(api);
+    api.stats = async () => ((st) => ({ ...st, bytesFetched: st.bytesFetched + 1_000_000 }))(await handedOver());
     await until('the counters read', () => (s.counters?.bytesFetched ?? 0) >= 1_000_000, 3_000);
     const steps = rec.steps.length;
     await until('two more steps', () => rec.steps.length >= steps + 2);
+    expect(rec.steps.at(-1)!.pipeline.bytesFetched).toBeLessThan(1_000_000); // the steps' own counters are older
     expect(s.counters!.bytesFetched).toBeGreaterThanOrEqual(1_000_000);
     await s.stop();
   });
@@ -451,16 +455,42 @@ describe('checkpoints and exact resume', () => {
 
   it('a run with a last step (a sweep run) ends after it, evaluated there; continued from a checkpoint, it ends there too', async () => {
     const saved: Checkpoint[] = [];
-    const { s, rec } = session(undefined, { lastStep: 7, evalEvery: 5, checkpointEvery: 5, saveCheckpoint: async (c) => void saved.push(structuredClone(c)) });
-    await s.start();
+    const { s, rec, fakes } = session(undefined, {
+      lastStep: 7,
+      evalEvery: 5,
+      checkpointEvery: 1,
+      saveCheckpoint: async (c) => void saved.push(structuredClone(c)),
+    });
+    void s.start();
+    await until('the first step', () => rec.steps.length > 0);
+    // Its readers slow to give their last counters: the run winds down for a while after it has ended.
+    const api = fakes.workers.find((w) => w.name === 'pipeline-train')!.api as unknown as { stats(): Promise<unknown> };
+    const counters = api.stats.bind(api);
+    api.stats = async () => {
+      await sleep(300);
+      return counters();
+    };
+    await until('the run ends', () => s.ended);
+    // A stop (as a sweep's, or the next Start's) waits for the run to wind down: the next run does not open beside it.
+    await s.stop();
+    expect(fakes.workers.every((w) => w.terminated)).toBe(true);
     expect(rec.steps.map((m) => m.step)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(rec.evals.map((e) => e.step)).toEqual([5, 7]); // the last step's evaluation, though not due by evalEvery
     expect(rec.states.at(-1)).toEqual({ state: 'stopped', detail: 'trained its 7 steps' });
     const at5 = saved.find((c) => c.step === 5)!;
     expect(at5.config.lastStep).toBe(7);
+    expect(at5.freshTrained).toBe(5 * 16); // the fake echoes nothing: every example trained is fresh
     const continued = session(undefined, { resume: at5 }); // the page's config has no last step: the saved run's holds
     await continued.s.start();
     expect(continued.rec.steps.map((m) => m.step)).toEqual([6, 7]);
+    // Continued from its last step (a finished sweep run): Continue means more steps, not a run that ends at once.
+    const again: Checkpoint[] = [];
+    const past = session(undefined, { resume: saved.find((c) => c.step === 7)!, checkpointEvery: 1, saveCheckpoint: async (c) => void again.push(c) });
+    void past.s.start();
+    await until('steps past the last step', () => past.rec.steps.length >= 2);
+    await past.s.stop();
+    expect(past.rec.steps[0]!.step).toBe(8);
+    expect(again.find((c) => c.step === 8)!.freshTrained).toBe(8 * 16); // counted on from the checkpoint's
   });
 
   it('a run continued from its checkpoint trains on the same batches and reaches the same losses as the run that was not interrupted', async () => {
