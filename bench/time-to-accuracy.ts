@@ -325,6 +325,8 @@ interface RunResult {
   hitActiveS?: number;
   hitStep?: number;
   hitImagesTrained?: number;
+  /** The steps' examples less their echoed copies (Batch.echoed), up to the hit; undefined in recordings from before batches said. */
+  hitFreshTrained?: number;
   hitFreshRead?: number;
   hitBytes?: number;
   best: number;
@@ -434,6 +436,13 @@ async function runOnce(page: Page, labOrigin: string, manifestUrl: string, varia
   return { variant, round, budget, rec, snap, stopS };
 }
 
+/** Fresh images the run trained on up to `step`: each step's examples less the echoed copies its batch held. */
+function freshTrainedTo(snap: LabSnapshot, step: number): number | undefined {
+  const steps = snap.steps.filter((m) => m.step <= step);
+  if (steps.length < step || steps.some((m) => m.echoed === undefined)) return undefined; // cut by the history, or recorded before
+  return steps.reduce((n, m) => n + m.examples - m.echoed, 0);
+}
+
 function analyse({ variant: v, round, rec, snap, budget, stopS }: RawRun): RunResult {
   const tLoad = rec.states.find((x) => x.state === 'loading')?.t ?? rec.states[0]!.t;
   const tRun = rec.states.find((x) => x.state === 'running')!.t;
@@ -521,6 +530,7 @@ function analyse({ variant: v, round, rec, snap, budget, stopS }: RawRun): RunRe
     hitActiveS: hitSample?.active,
     hitStep: hit?.step,
     hitImagesTrained: hit && hit.step * BATCH,
+    hitFreshTrained: hit && freshTrainedTo(snap, hit.step),
     hitFreshRead: hitSample?.pipeline?.examplesRead,
     hitBytes: hitSample?.pipeline?.bytesFetched,
     best: Math.max(...evals.map((e) => e.accuracy)),
@@ -868,7 +878,7 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
     ['s to target', sp((r) => r.hitS, s1)],
     ['trainer clock to target (s)', sp((r) => r.hitActiveS, s1)],
     ['images trained by then', sp((r) => r.hitImagesTrained, int)],
-    ['≈ fresh images trained on (images / e)', sp((r) => r.hitImagesTrained && r.hitImagesTrained / r.variant.echo, int)],
+    ['fresh images trained on by then', sp((r) => r.hitFreshTrained, int)],
     ['fresh images read by then', sp((r) => r.hitFreshRead, int)],
     ['training MB read by then', sp((r) => r.hitBytes, mb)],
     [
@@ -888,7 +898,9 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
   ]);
   lines.push(
     `**reached**: runs whose evaluations reached ${pct(target, 0)} within the budget / runs. **images trained**: steps x ${BATCH}, echoed ` +
-      "copies included. **fresh images read**: the pipeline's `examplesRead` at that step, which includes its read-ahead (the shuffle " +
+      'copies included. **fresh images trained on**: those images less the echoed copies among them, as each batch counts them ' +
+      "(Batch.echoed; '–' for recordings made before batches counted them). **fresh images read**: the pipeline's `examplesRead` " +
+      'at that step, which includes its read-ahead (the shuffle ' +
       `buffer, queued batches; reads come in whole records of ${RECORD_IMAGES}). **training MB**: training-record bytes fetched (\`bytesFetched\`, ` +
       `MB = 10^6 bytes; the test split not counted). **best** / **final**: best and last test accuracy of the evaluations within the ${o.budgetS} s.`,
     '',
@@ -1014,9 +1026,9 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
         ),
       ],
       [
-        '≈ fresh images trained on, variant / baseline',
+        'fresh images trained on to target, variant / baseline',
         sp(
-          ratio((r) => r.hitImagesTrained && r.hitImagesTrained / r.variant.echo),
+          ratio((r) => r.hitFreshTrained),
           s2,
         ),
       ],

@@ -1379,13 +1379,15 @@ async function applyParams(): Promise<void> {
 // ---------------------------------------------------------------- test API
 
 /** A step as the test API reports it: without the pipeline counters, so long histories stay small. */
-const stepLite = ({ step, loss, time, examplesPerSecond, bytesFetched, batchKey }: StepMetrics): LabSnapshot['steps'][number] => ({
+const stepLite = ({ step, loss, time, examplesPerSecond, bytesFetched, batchKey, examples, echoed }: StepMetrics): LabSnapshot['steps'][number] => ({
   step,
   batchKey,
   loss,
   time,
   examplesPerSecond,
   bytesFetched,
+  examples,
+  echoed,
 });
 
 window.__lab = {

@@ -15,11 +15,11 @@ export interface LabSnapshot {
   /** The fidelity slider's value (a scan group for image datasets). */
   fidelity: number;
   echoFactor: number;
-  steps: Pick<StepMetrics, 'step' | 'loss' | 'time' | 'examplesPerSecond' | 'bytesFetched' | 'batchKey'>[];
+  steps: Pick<StepMetrics, 'step' | 'loss' | 'time' | 'examplesPerSecond' | 'bytesFetched' | 'batchKey' | 'examples' | 'echoed'>[];
   evals: EvalMetrics[];
   fetches: FetchEvent[];
   warnings: string[];
-  /** Pipeline counters as of the latest step; once the run has ended, as it ended (they count what was read ahead of that step). */
+  /** The newest pipeline counters: of the latest step, or read from the readers since; once the run has ended, as it ended. */
   pipeline: PipelineStats | undefined;
 }
 
