@@ -1110,15 +1110,15 @@ ui.stop.addEventListener('click', () => void stop());
  * typing first took effect (`applied` on input, `marked` on change), in the run it was typed in, not one that has ended since.
  */
 function typedMarks() {
-  let at: { run: LabSession; step: number | undefined; label: string; change: Partial<RunRecord['settings']> } | undefined;
+  let at: { run: LabSession; step: number | undefined; opened: boolean; label: string; change: Partial<RunRecord['settings']> } | undefined;
   const marks = {
     /** A value the run took; the last one is marked (a bad value typed after it was not applied). */
     applied(label: string, change: Partial<RunRecord['settings']>) {
       if (!session || session.ended) return;
-      at = at?.run === session ? { ...at, label, change } : { run: session, step: stepNow(), label, change };
+      at = at?.run === session ? { ...at, label, change } : { run: session, step: stepNow(), opened: session.info !== undefined, label, change };
     },
     marked() {
-      if (at && at.run === session) markCharts(at.label, at.change, at.step);
+      if (at && at.run === session) markCharts(at.label, at.change, at.step, at.opened);
       at = undefined;
     },
   };
@@ -1173,12 +1173,14 @@ const stepNow = (): number | undefined => (session && !session.ended ? session.s
 
 /**
  * Marks every chart where a control changed, at `step` (stepNow(), or where a typed value first took effect). A change
- * before a new run's first step (`step` undefined) is where the run starts instead: its record's settings and name say so, and nothing is marked.
+ * before a new run's training split opens is where the run starts instead: its record's settings and name say so, and
+ * nothing is marked. Once it has opened, its first records are asked for at the old values: a change before the first step
+ * is marked at step 0.
  */
-function markCharts(label: string, change: Partial<RunRecord['settings']>, step: number | undefined): void {
+function markCharts(label: string, change: Partial<RunRecord['settings']>, step: number | undefined, opened = session?.info !== undefined): void {
   if (!session || session.ended) return;
   // From the moment the run exists (Start), before its state has moved on from idle.
-  if (step === undefined && !session.config.resume) {
+  if (step === undefined && !session.config.resume && !opened) {
     runsPanel.amend(change, (r) => runName(session!.config.model.id, r.settings, r.startedAt));
     return;
   }

@@ -103,6 +103,24 @@ test('moving the slider and echo while a run opens is applied, not thrown or res
   await page.evaluate(() => window.__lab!.stop());
 });
 
+test('the slider moved after the training split opened, before the first step: marked at step 0, not taken as the start', async ({ page }) => {
+  await page.goto('/?model=tiny-cnn&batch=32&evalEvery=1000');
+  await expect(page.locator('#backend')).toContainText('webgpu');
+  await page.locator('#start').click();
+  // Its first records are asked for at full fidelity as it opens; the test split and the model come after.
+  await waitFor(page, 'the training split open', (x) => x.dataset !== undefined);
+  await page.locator('#fidelity').fill('3');
+  await page.locator('#fidelity').dispatchEvent('change');
+  expect((await snapshot(page)).steps).toHaveLength(0);
+  await waitFor(page, 'a few steps', (x) => x.steps.length >= 3);
+  await page.evaluate(() => window.__lab!.stop());
+  await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
+  const [r] = (await page.evaluate(() => window.__lab!.records())) as { name: string; settings: { fidelity: number | null }; marks: [number, string][] }[];
+  // Before, the record took group 3 as its start (named "group 3"), though its first records were read at group 6.
+  expect(r!.name).toMatch(/^tiny-cnn · full fidelity · /);
+  expect(r!.marks).toContainEqual([0, 'group 3']);
+});
+
 test('a second run reads examples/s without a burst at its start (its steps counted when their losses come back)', async ({ page }) => {
   await page.goto('/?model=tiny-cnn&batch=32&evalEvery=8');
   await expect(page.locator('#backend')).toContainText('webgpu');
