@@ -60,6 +60,8 @@ import {
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const params = new URLSearchParams(location.search);
+/** autostart as the URL gives it: checked once, read as the page opens (start or not) and as the URL is written (kept or not). */
+const autostartParam = params.has('autostart') ? checkFlag('autostart', params.get('autostart')!) : undefined;
 
 const ui = {
   backend: $('backend'),
@@ -1230,10 +1232,7 @@ ui.dataset.addEventListener('change', () => {
   if (ui.manifestUrl.value.trim()) {
     log(`the dataset list's choice is read now; the manifest URL field (${ui.manifestUrl.value.trim()}) was emptied`, 'info');
     ui.manifestUrl.value = '';
-    showCheck(fields.manifestUrl);
-    manifestProbe = undefined;
-    ++probeSeq; // a read of the old URL still going counts for nothing
-    delete ui.manifestUrl.dataset.probing;
+    void probeTypedManifest(); // as an emptied field is read: a read of the old URL still going counts for nothing
   }
   clearParamError('manifest'); // a dataset from the list, instead of the URL's manifest
   listModels(modelForChosenDataset());
@@ -1292,9 +1291,7 @@ async function applyParams(): Promise<void> {
     else paramErrors.set('autoEcho', `URL parameter autoEcho=${autoEcho}: ${r.reason}`);
   }
   // A bad autostart starts nothing, said in the log (not above the page: no control could clear it there), and leaves the URL.
-  const autostart = params.get('autostart');
-  const autostartChecked = autostart === null ? undefined : checkFlag('autostart', autostart);
-  if (autostartChecked && !autostartChecked.ok) log(`URL parameter autostart=${autostart}: ${autostartChecked.reason}; nothing was started`, 'warning');
+  if (autostartParam && !autostartParam.ok) log(`URL parameter autostart=${params.get('autostart')}: ${autostartParam.reason}; nothing was started`, 'warning');
   put('echo', fields.echo);
   const seed = params.get('seed');
   if (seed !== null) {
@@ -1470,7 +1467,7 @@ function writeUrl(): void {
   if (ui.evalMode.value !== 'live') next.set('evalMode', ui.evalMode.value);
   if (ui.echoAuto.checked) next.set('autoEcho', '');
   for (const k of ['seed', 'size', 'share']) if (params.has(k)) next.set(k, params.get(k)!);
-  if (params.has('autostart') && checkFlag('autostart', params.get('autostart')!).ok) next.set('autostart', params.get('autostart')!);
+  if (autostartParam?.ok) next.set('autostart', params.get('autostart')!);
   const query = next.toString().replace(/=(&|$)/g, '$1'); // flags without "="
   if (query !== location.search.slice(1)) history.replaceState(null, '', `${location.pathname}${query ? `?${query}` : ''}`);
 }
@@ -1498,8 +1495,7 @@ webgpuBackend()
     ui.backend.textContent = `backend: ${backend} (${adapter})`;
     ui.backend.classList.add('ok');
     await ready;
-    const autostart = params.has('autostart') ? checkFlag('autostart', params.get('autostart')!) : undefined;
-    if (autostart?.ok && autostart.value) {
+    if (autostartParam?.ok && autostartParam.value) {
       if (paramErrors.size) log('autostart refused: the URL has errors (see above)', 'error');
       else void start();
     }
