@@ -62,6 +62,8 @@ const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as 
 const params = new URLSearchParams(location.search);
 /** autostart as the URL gives it: checked once, read as the page opens (start or not) and as the URL is written (kept or not). */
 const autostartParam = params.has('autostart') ? checkFlag('autostart', params.get('autostart')!) : undefined;
+/** Set once the URL's parameters are in their controls (the dataset list read): from then on the URL follows the controls, and Start may read them. */
+let paramsApplied = false;
 
 const ui = {
   backend: $('backend'),
@@ -389,6 +391,8 @@ function log(message: string, kind: 'info' | 'warning' | 'error' = 'info'): void
 /** Why Start is refused right now, or nothing. */
 function startBlockers(): string[] {
   const reasons: string[] = [];
+  // Before, the controls are not yet what the address asks for (a run would open on the defaults).
+  if (!paramsApplied) reasons.push('the datasets are still being read');
   if (gpuError) reasons.push('WebGPU is unavailable');
   if ([...paramErrors.keys()].some((k) => NAMING_PARAMS.has(k))) reasons.push('the URL names something that is not there (see above)');
   for (const f of Object.values(fields)) {
@@ -1422,7 +1426,8 @@ window.__lab = {
   records: () => runsPanel.records(),
   cache: () => showCacheUsage(),
   memory: () => ({ tensors: tf.memory().numTensors, bytes: tf.memory().numBytes, kernelBuffers: kernelBufferCount() }),
-  start: () => start(),
+  // As a person's Start: once the address is read (Start is off until then).
+  start: () => ready.then(() => start()),
   pause: () => session?.pause(),
   resume: () => session?.resume(),
   stop,
@@ -1479,11 +1484,10 @@ for (const f of Object.values(fields)) f.input.addEventListener('input', writeUr
 // One reader per spare core (the page thread and the GPU driver need one), up to 4; a URL parameter may say otherwise.
 const DEFAULT_READERS = Math.min(4, Math.max(1, (navigator.hardwareConcurrency || 2) - 1));
 ui.readers.value = String(DEFAULT_READERS);
-/** Set once the URL's parameters are in their controls: from then on the URL follows the controls. */
-let paramsApplied = false;
 const ready = applyParams().then(() => {
   paramsApplied = true;
   writeUrl();
+  refreshControls();
 });
 void showCacheUsage();
 showCutSweep();
