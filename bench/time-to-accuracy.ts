@@ -6,13 +6,14 @@
 // the lab page comes from a Vite dev server and reads the dataset through the
 // proxy with cache=0, so every record crosses the link. Part A (PCR): the scan
 // groups of --groups at echo 1 (Fashion-MNIST mini: 6, 3, 2; the synthetic sets:
-// 10, 6, 3, 1). Part B (data echoing): the top group with echo 1, 2, 4 (examples)
-// and 2, 4 (batches). The top group / echo 1 run is the baseline of both parts.
+// 10, 6, 3, 1). Part B (data echoing): the top group with echo 1, and each factor
+// of --echoes (default 2, 4) by examples and by batches. The top group / echo 1 run is the baseline of both parts.
 // Variants take turns within each round, the order rotated from round to round;
 // ratios are per round. Writes bench/results/time-to-accuracy.md (or --out).
 // Usage: npx tsx bench/time-to-accuracy.ts [--dataset fashion-mnist-mini|synthetic-coarse|synthetic-fine] [--size 32 (the model's
 //   input, the lab's size=)] [--groups "10,6,3,1" (the first is the baseline)] [--rounds N] [--target ACC] [--rate KBPS] [--delay MS]
 //   [--budget S] [--eval-every N] [--model tiny-cnn] [--seed N] [--warmup S] [--variants "g6 e1,g3 e1"]
+//   [--echoes "2,4"]
 //   [--eval live|deferred] [--from-json FILE (rebuild the report only)] [--out FILE]
 // --eval deferred: the page's evalMode=deferred. The runs keep their weights at every --eval-every-th step and evaluate them
 // after the budget (the bench's Stop waits for them), as Choi et al. evaluate apart from the training clock; "s to target" is
@@ -66,6 +67,8 @@ const { values } = parseArgs({
     seed: { type: 'string', default: '7' },
     warmup: { type: 'string', default: '10' },
     variants: { type: 'string' },
+    /** Part B's echo factors, each by examples and by batches (a link slower than the trainer by R lets e up to R pay). */
+    echoes: { type: 'string' },
     /** When the runs evaluate: live (during the budget, the lab's default) or deferred (after it, from kept weights). */
     eval: { type: 'string' },
     'from-json': { type: 'string' },
@@ -130,12 +133,13 @@ interface Variant {
   mode: 'examples' | 'batches';
 }
 const BASELINE: Variant = { id: `g${TOP} e1`, group: TOP, echo: 1, mode: 'examples' };
-const ECHOES: Variant[] = [
-  { id: `g${TOP} e2 examples`, group: TOP, echo: 2, mode: 'examples' },
-  { id: `g${TOP} e4 examples`, group: TOP, echo: 4, mode: 'examples' },
-  { id: `g${TOP} e2 batches`, group: TOP, echo: 2, mode: 'batches' },
-  { id: `g${TOP} e4 batches`, group: TOP, echo: 4, mode: 'batches' },
-];
+/** Part B's echo factors (a bench saved before --echoes: 2, 4). */
+const ECHO_FACTORS = savedOptions ? (savedOptions.echoes ?? [2, 4]) : (values.echoes ?? '2,4').split(',').map(Number);
+if (!ECHO_FACTORS.every((e) => Number.isInteger(e) && e >= 2 && e <= 16))
+  throw new Error(`--echoes: whole echo factors from 2 to 16, comma-separated, not "${values.echoes}"`);
+const ECHOES: Variant[] = (['examples', 'batches'] as const).flatMap((mode) =>
+  ECHO_FACTORS.map((echo): Variant => ({ id: `g${TOP} e${echo} ${mode}`, group: TOP, echo, mode })),
+);
 const VARIANTS: Variant[] = [BASELINE, ...GROUPS.slice(1).map((g): Variant => ({ id: `g${g} e1`, group: g, echo: 1, mode: 'examples' })), ...ECHOES];
 const PART_A = GROUPS.map((g) => `g${g} e1`);
 const PART_B = [BASELINE.id, ...ECHOES.map((v) => v.id)];
@@ -590,6 +594,8 @@ interface Meta {
     dataset?: string;
     size?: string;
     groups?: number[];
+    /** Left out in benches saved before --echoes: 2, 4. */
+    echoes?: number[];
     /** Left out in benches saved before --eval: live. */
     evalMode?: 'live' | 'deferred';
   };
@@ -666,6 +672,7 @@ async function bench(): Promise<Saved> {
     dataset: datasetId,
     ...(imageSize ? { size: imageSize } : {}),
     groups: GROUPS,
+    echoes: ECHO_FACTORS,
     evalMode,
   };
   const meta: Meta = {
@@ -1141,7 +1148,7 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
         `${f(med(rs.map(modelMs)), 0)} ms from max(t_up, e·t_down) and ${f(med(rs.map(modelEvalMs)), 0)} ms with the evaluations added.`,
     );
   }
-  for (const e of [2, 4]) {
+  for (const e of ECHO_FACTORS) {
     const [ex, ba] = [of(`g${TOP} e${e} examples`), of(`g${TOP} e${e} batches`)];
     if (!ex.length || !ba.length) continue;
     const perRound = ex.map((r) => {
@@ -1162,10 +1169,11 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
   }
   const rPage = (id: string) => f(med(of(id).map((r) => r.ratioR)), 1);
   const rLink = (id: string) => f(med(of(id).map((r) => tUp(r.variant.group) / r.downMsPerStep)), 1);
-  const e4 = of(`g${TOP} e4 examples`).length ? `g${TOP} e4 examples` : undefined;
-  // Where the page reads R well below the link at echo 4, say why (seen on Fashion-MNIST mini: 1.4 against 5.5).
+  const eTop = Math.max(...ECHO_FACTORS);
+  const e4 = of(`g${TOP} e${eTop} examples`).length ? `g${TOP} e${eTop} examples` : undefined;
+  // Where the page reads R well below the link at the top echo, say why (seen on Fashion-MNIST mini at echo 4: 1.4 against 5.5).
   const low4 = e4 !== undefined && Number(rPage(e4)) < 0.6 * Number(rLink(e4));
-  const at4 = e4 ? `, ${low4 ? 'but ' : ''}${rPage(e4)} against ${rLink(e4)} at echo 4 (examples)` : '';
+  const at4 = e4 ? `, ${low4 ? 'but ' : ''}${rPage(e4)} against ${rLink(e4)} at echo ${eTop} (examples)` : '';
   const evalShares = ids.map((id) => `${id} ${pct(med(of(id).map((r) => r.evalWallS / r.wallS)), 0)}`).join(', ');
   summary.push(
     `- **The page's own readings**: R (page) ${rPage(BASELINE.id)} against ${rLink(BASELINE.id)} from the link at group ${TOP} / echo 1${at4}` +
