@@ -11,14 +11,21 @@ import { deleteLocalDataset, listLocalDatasets, LOCAL_PREFIX, readLocalFile, typ
 export interface BuildPanel {
   /** Datasets built in this browser, for the dataset list. */
   list(): Promise<LocalDataset[]>;
-  /** Enables Download / Delete when a dataset built here is selected. */
+  /** Enables Download / Delete when a dataset built here is selected (Delete: and no run is open, which may read it). */
   refresh(): void;
 }
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
+/** The class names, a few then "and N more": a class is the folder each image lies in, so the person sees what was taken as one. */
+function namesOf(classes: string[], shown = 6): string {
+  return classes.length > shown ? `${classes.slice(0, shown).join(', ')} and ${classes.length - shown} more` : classes.join(', ');
+}
+
 export function setupBuildPanel(opts: {
   selected: () => string;
+  /** A run is open (or opening): the chosen dataset may be what it reads. */
+  busy: () => boolean;
   onBuilt: (r: BrowserBuildReport) => void;
   onDeleted: () => void;
   log: (m: string, kind?: 'info' | 'warning' | 'error') => void;
@@ -42,7 +49,8 @@ export function setupBuildPanel(opts: {
 
   const localId = () => (opts.selected().startsWith(LOCAL_PREFIX) ? opts.selected().slice(LOCAL_PREFIX.length).split('/')[0] : undefined);
   const refreshButtons = () => {
-    download.disabled = remove.disabled = !localId();
+    download.disabled = !localId();
+    remove.disabled = !localId() || opts.busy();
   };
 
   folder.addEventListener('change', () => {
@@ -103,7 +111,7 @@ export function setupBuildPanel(opts: {
         Comlink.proxy((p) => (status.textContent = `building: ${p.done} / ${p.total} (${p.file})`)),
       );
       status.textContent =
-        `built "${report.name}": ${report.images.train} + ${report.images.test} images, ${report.classes.length} classes, ` +
+        `built "${report.name}": ${report.images.train} + ${report.images.test} images, ${report.classes.length} classes (${namesOf(report.classes)}), ` +
         `${report.channels === 3 ? 'colour' : 'grayscale'}, ${(report.bytes / 1024).toFixed(0)} KiB; ${report.converted.length} converted, ` +
         describeLeftOut(report.skipped);
       for (const c of report.converted) opts.log(`${c.file}: ${c.what}`, 'info');
@@ -138,9 +146,12 @@ export function setupBuildPanel(opts: {
 
   remove.addEventListener('click', async () => {
     const id = localId();
-    if (!id) return;
+    const entry = (await listLocalDatasets()).find((d) => d.id === id);
+    if (!id || !entry || opts.busy()) return;
+    // Not to be had back: the source folder may be gone, and a rebuild is minutes on a large folder.
+    if (!confirm(`Delete "${entry.name}" (${(entry.bytes / 1024).toFixed(0)} KiB) from this browser? It cannot be undone.`)) return;
     await deleteLocalDataset(id);
-    status.textContent = 'deleted';
+    status.textContent = `deleted "${entry.name}"`;
     opts.onDeleted();
     refreshButtons();
   });

@@ -199,6 +199,7 @@ function clearParamError(name: string): void {
 
 const buildPanel = setupBuildPanel({
   selected: () => ui.dataset.value,
+  busy: () => starting || LIVE_STATES.has(session?.state ?? 'idle'),
   log: (m, kind) => log(m, kind),
   onBuilt: (r) => void listDatasets(r.manifestUrl).then(() => paramsApplied && writeUrl()), // chosen now: the address bar says so
   onDeleted: () => void listDatasets().then(() => paramsApplied && writeUrl()), // not a dataset= that names nothing now
@@ -430,6 +431,7 @@ function refreshControls(): void {
   // The learning rate stays live like fidelity and echo.
   for (const el of [ui.dataset, ui.manifestUrl, ui.model, ui.evalEvery, ui.evalMode, ui.readers, ui.cacheLimit, ui.cacheClear]) el.disabled = busy;
   ui.batchSize.disabled = busy || ui.batchSize.dataset.fixed === 'true';
+  buildPanel.refresh(); // Delete waits for the run to end
 }
 
 function showState(state: RunState, detail?: string): void {

@@ -36,7 +36,7 @@ test('a dropped folder becomes a dataset in this browser, trains, survives a rel
   await page.locator('#build-size').fill('32x32');
   await page.locator('#build-folder').setInputFiles(makeFolder());
   await expect(page.locator('#build-status')).toContainText('built "shapes"', { timeout: 60_000 });
-  await expect(page.locator('#build-status')).toContainText('2 classes, colour');
+  await expect(page.locator('#build-status')).toContainText('2 classes (blue, red), colour');
   await expect(page.locator('#build-status')).toContainText('1 left out');
   await expect(page.locator('#log')).toContainText('broken.jpg left out');
   const built = await page.locator('#dataset').inputValue();
@@ -47,7 +47,10 @@ test('a dropped folder becomes a dataset in this browser, trains, survives a rel
   // Its own scan groups under the slider before any run (colour: 10), not the last dataset's.
   await expect(page.locator('#fidelity-label')).toContainText(/scan group 10 of 10: \d+ bytes\/image/);
 
+  await expect(page.locator('#build-delete')).toBeEnabled();
   await page.locator('#start').click();
+  // The run reads it: it cannot be deleted under the run.
+  await expect(page.locator('#build-delete')).toBeDisabled();
   const s = await waitFor(page, 'training on the built dataset', (x) => x.steps.length >= 6 && x.evals.length > 0);
   expect(s.dataset).toMatchObject({ kind: 'image', name: 'shapes', classes: ['blue', 'red'], inputShape: [32, 32, 3] });
   expect(s.steps.every((x) => Number.isFinite(x.loss))).toBe(true);
@@ -159,4 +162,18 @@ test('the same folder built twice gives two entries that can be told apart', asy
   const labels = await builtHere(page).allTextContents();
   expect(labels.filter((l) => l.startsWith('twice (2) ('))).toHaveLength(1);
   expect(new Set(labels).size).toBe(2);
+
+  // Delete asks first, naming what goes: No keeps it, Yes takes it out of the list and the address bar.
+  const chosen = await page.locator('#dataset').inputValue();
+  let asked = '';
+  page.once('dialog', (d) => void ((asked = d.message()), d.dismiss()));
+  await page.locator('#build-delete').click();
+  await expect.poll(() => asked).toMatch(/^Delete "twice \(2\)" \(\d+ KiB\) from this browser\? It cannot be undone\.$/);
+  await expect(builtHere(page)).toHaveCount(2);
+  page.once('dialog', (d) => void d.accept());
+  await page.locator('#build-delete').click();
+  await expect(page.locator('#build-status')).toHaveText('deleted "twice (2)"');
+  await expect(builtHere(page)).toHaveCount(1);
+  await expect(page.locator(`#dataset option[value="${chosen}"]`)).toHaveCount(0);
+  await expect.poll(() => new URL(page.url()).searchParams.get('dataset') ?? '').not.toContain(chosen.split('/')[3]!);
 });
