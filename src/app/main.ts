@@ -674,7 +674,25 @@ function shareNote(cp: Checkpoint): string | undefined {
   const saved = cp.config.share ?? { rank: 0, count: 1 };
   if (!asked?.ok || (asked.value.rank === saved.rank && asked.value.count === saved.count)) return undefined;
   const own = saved.count > 1 ? `share ${saved.rank + 1} of ${saved.count}` : 'all the training records';
-  return `the saved run trains on ${own}; the URL's share=${params.get('share')} is not used for it`;
+  return `the saved run trains on ${own}; the URL's share=${params.get('share')} is not used for it (the address bar now says the run's)`;
+}
+
+/**
+ * A continued run's seed, share and image size, which no control shows, become the address's, as its dataset and model
+ * become the controls': the address bar says what the page trains, and a reload's next Start trains the same way.
+ */
+function adoptRunParams(cp: Checkpoint): void {
+  const { seed, share, imageSize } = cp.config;
+  const set = (k: string, v: string | undefined) => {
+    if (v === undefined) params.delete(k);
+    else params.set(k, v);
+    paramErrors.delete(k);
+  };
+  set('seed', seed === 1 ? undefined : String(seed));
+  set('share', share && share.count > 1 ? `${share.rank + 1}/${share.count}` : undefined);
+  const size = imageSize && (imageSize.width === imageSize.height ? `${imageSize.width}` : `${imageSize.width}x${imageSize.height}`);
+  set('size', size);
+  showParamErrors();
 }
 
 /**
@@ -711,13 +729,14 @@ async function start(resume?: Checkpoint, initialModel?: ModelState, lastStep?: 
   if (initialModel) config.initialModel = initialModel;
   if (lastStep !== undefined) config.lastStep = lastStep;
   config.saveCheckpoint = (cp) => resumePanel.store.saveCheckpoint(cp);
+  const note = resume && shareNote(resume);
+  if (resume) adoptRunParams(resume);
   writeUrl(); // a continued run or a loaded model put its own settings in the controls: a reload opens them
   starting = true;
   refreshControls();
   try {
     await session?.stop(); // the previous run ends completely (bounded) before the next one begins
     resetView();
-    const note = resume && shareNote(resume);
     if (note) log(note, 'warning');
     const run: LabSession = new LabSession(
       config,
