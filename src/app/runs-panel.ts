@@ -367,7 +367,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       live.state = state;
       void save(live);
       if (state === 'stopped' || state === 'failed') live = undefined; // ended: it may be deleted now
-      scheduleDraw();
+      draw(); // now, not up to a second later: the table says the run ended as the page does
     },
     records: () => all,
   };
