@@ -89,13 +89,16 @@ export const DATASETS: DatasetEntry[] = [
   },
 ];
 
+/** A manifest that has not come in this long is given up on (the list says so; a typed one is read again). */
+export const MANIFEST_READ_TIMEOUT_MS = 20_000;
+
 /**
  * The folders under data/ (the datasets built on demand), from the server's JSON listing (the dev server's, and
  * nginx's autoindex in deploy/nginx); undefined where the host gives none, and then every dataset is probed.
  */
 export async function builtDataFolders(page: string): Promise<Set<string> | undefined> {
   try {
-    const res = await fetch(new URL('data/', page), { headers: { Accept: 'application/json' } });
+    const res = await fetch(new URL('data/', page), { headers: { Accept: 'application/json' }, signal: AbortSignal.timeout(MANIFEST_READ_TIMEOUT_MS) });
     if (!res.ok || !res.headers.get('Content-Type')?.includes('json')) return undefined;
     const list: unknown = await res.json();
     if (!Array.isArray(list)) return undefined;
@@ -109,7 +112,8 @@ export async function builtDataFolders(page: string): Promise<Set<string> | unde
 export function probeOwnDataset(d: DatasetEntry, page: string, built: Set<string> | undefined): Promise<DatasetProbe> {
   const folder = d.manifest.match(/^data\/([^/]+)\//)?.[1];
   if (built && folder && !built.has(folder)) return Promise.resolve({ ok: false, reason: `${d.manifest}: not on this server` });
-  return probeDataset(new URL(d.manifest, page).href);
+  // Bounded: the page's Start waits for the list (a server that never answers would keep it off).
+  return probeDataset(new URL(d.manifest, page).href, AbortSignal.timeout(MANIFEST_READ_TIMEOUT_MS));
 }
 
 /** What a dataset's scan groups cost: the slider's label and the group table, before a run has opened the dataset. */

@@ -32,7 +32,7 @@ import { describeEchoReading } from './echo-reading.js';
 import { describeTocWork, formatBytes } from './format.js';
 import { drawThrottled } from './throttle.js';
 import { LiveChart } from './charts.js';
-import { builtDataFolders, DATASETS, probeDataset, probeOwnDataset, type DatasetProbe, type GroupCosts } from './datasets.js';
+import { builtDataFolders, DATASETS, MANIFEST_READ_TIMEOUT_MS, probeDataset, probeOwnDataset, type DatasetProbe, type GroupCosts } from './datasets.js';
 import { clearSamples, drawSamples } from './samples.js';
 import type { LabSnapshot } from './test-api.js';
 import {
@@ -199,7 +199,7 @@ function clearParamError(name: string): void {
 
 const buildPanel = setupBuildPanel({
   selected: () => ui.dataset.value,
-  busy: () => starting || LIVE_STATES.has(session?.state ?? 'idle'),
+  busy: () => sweeping || starting || LIVE_STATES.has(session?.state ?? 'idle'),
   log: (m, kind) => log(m, kind),
   onBuilt: (r) => void listDatasets(r.manifestUrl).then(() => paramsApplied && writeUrl()), // chosen now: the address bar says so
   onDeleted: () => void listDatasets().then(() => paramsApplied && writeUrl()), // not a dataset= that names nothing now
@@ -328,8 +328,6 @@ function probeTypedManifest(): Promise<void> {
   return typedManifestRead;
 }
 
-/** A manifest that has not come in this long is given up on (Start waits for it). */
-const MANIFEST_READ_TIMEOUT_MS = 20_000;
 /** A typed manifest whose server did not answer is read again this often, while the field says the same. */
 const MANIFEST_RETRY_MS = 5_000;
 
@@ -391,10 +389,10 @@ function log(message: string, kind: 'info' | 'warning' | 'error' = 'info'): void
 
 /** Why Start is refused right now, or nothing. */
 function startBlockers(): string[] {
+  if (gpuError) return ['WebGPU is unavailable'];
+  // Before, the controls are not yet what the address asks for (a run would open on the defaults); nothing else is said yet.
+  if (!paramsApplied) return ['the address and the dataset list are still being read'];
   const reasons: string[] = [];
-  // Before, the controls are not yet what the address asks for (a run would open on the defaults).
-  if (!paramsApplied) reasons.push('the datasets are still being read');
-  if (gpuError) reasons.push('WebGPU is unavailable');
   if ([...paramErrors.keys()].some((k) => NAMING_PARAMS.has(k))) reasons.push('the URL names something that is not there (see above)');
   for (const f of Object.values(fields)) {
     const r = fixedByDataset(f) ? { ok: true } : f.check();
@@ -674,7 +672,7 @@ function shareNote(cp: Checkpoint): string | undefined {
   const saved = cp.config.share ?? { rank: 0, count: 1 };
   if (!asked?.ok || (asked.value.rank === saved.rank && asked.value.count === saved.count)) return undefined;
   const own = saved.count > 1 ? `share ${saved.rank + 1} of ${saved.count}` : 'all the training records';
-  return `the saved run trains on ${own}; the URL's share=${params.get('share')} is not used for it (the address bar now says the run's)`;
+  return `the saved run trains on ${own}; the URL's share=${params.get('share')} is not used for it`;
 }
 
 /**
@@ -690,8 +688,10 @@ function adoptRunParams(cp: Checkpoint): void {
   };
   set('seed', seed === 1 ? undefined : String(seed));
   set('share', share && share.count > 1 ? `${share.rank + 1}/${share.count}` : undefined);
-  const size = imageSize && (imageSize.width === imageSize.height ? `${imageSize.width}` : `${imageSize.width}x${imageSize.height}`);
-  set('size', size);
+  // A table's run decodes no images: the address keeps the size it had for image datasets, as it keeps the scan group.
+  if (modelById(cp.config.modelId).input === 'image') {
+    set('size', imageSize && (imageSize.width === imageSize.height ? `${imageSize.width}` : `${imageSize.width}x${imageSize.height}`));
+  }
   showParamErrors();
 }
 
@@ -700,6 +700,8 @@ function adoptRunParams(cp: Checkpoint): void {
  * sweep's run ends after `lastStep`.
  */
 async function start(resume?: Checkpoint, initialModel?: ModelState, lastStep?: number): Promise<void> {
+  // Continue (or a loaded model) clicked as the page opens: the address's controls go in first, then the run's over them.
+  if (!paramsApplied) await ready;
   if (starting) return; // a double click, or Start while the previous run still winds down
   flushMarks(); // before a continued run's settings move the controls
   if (!resume && ui.manifestUrl.dataset.probing) {
@@ -983,7 +985,8 @@ const modelPanel = setupModelPanel(
     status: $('model-status'),
   },
   () => session,
-  (meta, weights) => {
+  async (meta, weights) => {
+    await ready; // a click as the page opens: the address's controls first, then the model's dataset over them
     if (starting || (session && LIVE_STATES.has(session.state))) return 'stop the run first: a loaded model starts a run of its own';
     showDatasetAndModel(meta.dataset.manifestUrl, meta.modelId);
     const blockers = startBlockers();
@@ -1029,6 +1032,7 @@ const sweepUi = {
 };
 
 async function sweep(): Promise<void> {
+  if (!paramsApplied) await ready; // its runs start from the controls as the address set them
   if (sweeping || starting || (session && LIVE_STATES.has(session.state))) return;
   const plan = checkSweep(sweepUi.kind.value, sweepUi.values.value, sweepUi.steps.value, Number(ui.fidelity.max));
   if (!plan.ok) {
@@ -1084,6 +1088,7 @@ async function sweep(): Promise<void> {
     sweeping = false;
     sweepUi.start.disabled = false;
     sweepUi.stop.disabled = true;
+    refreshControls(); // Delete of a built dataset comes back
     if (plan.value.kind === 'group' && ui.fidelity.value === applied) {
       ui.fidelity.value = before.fidelity;
       fidelityTouched = before.touched;
@@ -1447,8 +1452,8 @@ window.__lab = {
   records: () => runsPanel.records(),
   cache: () => showCacheUsage(),
   memory: () => ({ tensors: tf.memory().numTensors, bytes: tf.memory().numBytes, kernelBuffers: kernelBufferCount() }),
-  // As a person's Start: once the address is read (Start is off until then).
-  start: () => ready.then(() => start()),
+  // As a person's Start: start() waits for the address to be read, as a click waits for Start to come on.
+  start: () => start(),
   pause: () => session?.pause(),
   resume: () => session?.resume(),
   stop,
@@ -1505,11 +1510,13 @@ for (const f of Object.values(fields)) f.input.addEventListener('input', writeUr
 // One reader per spare core (the page thread and the GPU driver need one), up to 4; a URL parameter may say otherwise.
 const DEFAULT_READERS = Math.min(4, Math.max(1, (navigator.hardwareConcurrency || 2) - 1));
 ui.readers.value = String(DEFAULT_READERS);
-const ready = applyParams().then(() => {
-  paramsApplied = true;
-  writeUrl();
-  refreshControls();
-});
+const ready = applyParams()
+  .catch((err: Error) => log(`the address could not be read in full: ${err.message}`, 'error'))
+  .then(() => {
+    paramsApplied = true;
+    writeUrl();
+    refreshControls();
+  });
 void showCacheUsage();
 showCutSweep();
 showState('idle');

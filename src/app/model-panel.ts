@@ -121,7 +121,7 @@ export function setupModelPanel(
   el: ModelPanelElements,
   current: () => LabSession | undefined,
   /** Starts a run from a loaded model (its dataset and model id say which); else says why it cannot (a run under way, a field to fix). */
-  startFrom: (meta: ModelFileMeta, weights: ModelState['weights']) => string | undefined,
+  startFrom: (meta: ModelFileMeta, weights: ModelState['weights']) => Promise<string | undefined>,
 ): ModelPanel {
   const say = (message: string) => (el.status.textContent = message);
   const busy = () => {
@@ -188,7 +188,7 @@ export function setupModelPanel(
       } catch {
         throw new Error(`${where}: its dataset address "${meta.dataset.manifestUrl}" is not a URL`);
       }
-      const refused = startFrom({ ...meta, dataset: { ...meta.dataset, manifestUrl: dataset.url } }, weights);
+      const refused = await startFrom({ ...meta, dataset: { ...meta.dataset, manifestUrl: dataset.url } }, weights);
       if (refused) {
         say(refused);
         return;

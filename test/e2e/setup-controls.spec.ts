@@ -158,6 +158,31 @@ async function saveRun(page: Page, model: string): Promise<void> {
   await expect(page.locator('#resume-text')).toContainText('Checkpoint saved');
 }
 
+test('while a slow server lists the datasets, Start is off and says so; Continue clicked then waits, and the run keeps its model and seed', async ({
+  page,
+}) => {
+  await page.goto('/?dataset=flights-250k&model=logreg&evalEvery=1000&seed=5');
+  await page.locator('#start').click();
+  await waitFor(page, '3 steps', (s) => s.steps.length >= 3);
+  await page.locator('#pause').click();
+  await expect(page.locator('#resume-text')).toContainText('Checkpoint saved');
+  // Every manifest answers 3 s late: the page opens with its list unread.
+  await page.route('**/manifest.json', async (route) => {
+    await new Promise((r) => setTimeout(r, 3000));
+    await route.continue();
+  });
+  await page.goto('/?dataset=flights-250k&model=svm');
+  await expect(page.locator('#resume-text')).toContainText('Saved run');
+  await expect(page.locator('#start')).toBeDisabled();
+  expect(await page.locator('#start-hint').textContent()).toBe('Start is off: the address and the dataset list are still being read');
+  await page.locator('#resume-go').click(); // before the list is in: the address's model (svm) goes in first, then the run's over it
+  await waitFor(page, 'the continued run', (s) => s.steps.length >= 2);
+  await expect(page.locator('#model')).toHaveValue('logreg');
+  const url = new URL(page.url()).searchParams;
+  expect([url.get('model'), url.get('seed')]).toEqual(['logreg', '5']);
+  await page.evaluate(() => window.__lab!.stop());
+});
+
 test('Continue on a saved run puts its dataset and model in the address bar, whatever the list showed', async ({ page }) => {
   await saveRun(page, 'logreg');
   await page.reload();
