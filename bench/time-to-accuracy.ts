@@ -763,6 +763,7 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
     `--rounds ${o.rounds} --target ${target} --rate ${o.rateKBps} --delay ${o.delayMs} --budget ${o.budgetS} ` +
     `--eval-every ${o.evalEvery}` +
     (DEFERRED ? ' --eval deferred' : '') +
+    (ECHO_FACTORS.join() !== '2,4' ? ` --echoes "${ECHO_FACTORS.join(',')}"` : '') +
     (ids.length < VARIANTS.length ? ` --variants "${ids.join(',')}"` : '');
   lines.push(
     '# Time to a target accuracy over a slow link: PCR scan groups and data echoing',
