@@ -10,7 +10,7 @@
 // of --echoes (default 2, 4) by examples and by batches. The top group / echo 1 run is the baseline of both parts.
 // Variants take turns within each round, the order rotated from round to round;
 // ratios are per round. Writes bench/results/time-to-accuracy.md (or --out).
-// Usage: npx tsx bench/time-to-accuracy.ts [--dataset fashion-mnist-mini|synthetic-coarse|synthetic-fine] [--size 32 (the model's
+// Usage: npx tsx bench/time-to-accuracy.ts [--dataset fashion-mnist-mini|fashion-mnist-mini-64|synthetic-coarse|synthetic-fine] [--size 32 (the model's
 //   input, the lab's size=)] [--groups "10,6,3,1" (the first is the baseline)] [--rounds N] [--target ACC] [--rate KBPS] [--delay MS]
 //   [--budget S] [--eval-every N] [--model tiny-cnn] [--seed N] [--warmup S] [--variants "g6 e1,g3 e1"]
 //   [--echoes "2,4"]
@@ -37,6 +37,11 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** The datasets the bench can serve: where they lie under public/, what they are, the scan groups part A compares by default. */
 const DATASETS: Record<string, { path: string; what: string; groups: number[]; note?: string }> = {
   'fashion-mnist-mini': { path: '/datasets/fashion-mnist-mini/', what: 'real, the bundled Fashion-MNIST mini', groups: [6, 3, 2] },
+  'fashion-mnist-mini-64': {
+    path: '/data/fashion-mnist-mini-64/',
+    what: 'real, the Fashion-MNIST mini in records of 64 images (`node scripts/datasets.mjs mini-64`)',
+    groups: [6, 3, 2],
+  },
   'synthetic-coarse': {
     path: '/data/synthetic-coarse/',
     what: 'synthetic, hue x shape (`node scripts/datasets.mjs synthetic-coarse`; src/pcr/synthetic.ts)',
