@@ -28,6 +28,7 @@ export interface LeftOut {
 
 export const NOT_AN_IMAGE = 'not an image type the build reads (JPEG or PNG)';
 export const NOT_DECODED = 'could not be decoded';
+export const NOT_IN_A_CLASS = 'not in a class folder (a folder right under the one dropped)';
 
 export interface BrowserBuildReport {
   id: string;

@@ -7,13 +7,17 @@ import { assertModelInputSize, buildSplit, makeManifest, type LabeledScans } fro
 import { measureFidelity } from '../pcr/fidelity.js';
 import { ingestImage, isColourFile, isImageFile, isTestFile } from '../pcr/ingest.js';
 import { RecordPrefix } from '../pcr/record.js';
-import { describeLeftOut, NOT_AN_IMAGE, NOT_DECODED, type BrowserBuildReport, type BuildWorkerApi, type LeftOut } from './build-api.js';
+import { describeLeftOut, NOT_AN_IMAGE, NOT_DECODED, NOT_IN_A_CLASS, type BrowserBuildReport, type BuildWorkerApi, type LeftOut } from './build-api.js';
 import { distinctName, listLocalDatasets, localManifestUrl, saveLocalDataset } from '../storage/local-datasets.js';
 
-/** CLASS/FILE from a path whose last two parts are the class folder and the file. */
+/**
+ * CLASS and FILE of ROOT/CLASS/.../FILE: a class is a folder right under the dropped one, its images at any depth below it
+ * (as torchvision's ImageFolder and `bytelab pcr build --folder` read a folder; two red/small and blue/small folders are
+ * not one class "small"). A file right under the root is in no class.
+ */
 function classAndFile(path: string): [string, string] | undefined {
   const parts = path.split('/').filter(Boolean);
-  return parts.length >= 2 ? [parts[parts.length - 2]!, parts[parts.length - 1]!] : undefined;
+  return parts.length >= 3 ? [parts[1]!, parts.slice(2).join('/')] : undefined;
 }
 
 const api: BuildWorkerApi = {
@@ -25,7 +29,7 @@ const api: BuildWorkerApi = {
     for (const f of [...files].sort((a, b) => a.path.localeCompare(b.path))) {
       const at = classAndFile(f.path);
       if (at && isImageFile(at[1])) images.push({ ...f, cls: at[0], file: at[1] });
-      else skipped.push({ file: f.path, reason: NOT_AN_IMAGE });
+      else skipped.push({ file: f.path, reason: at ? NOT_AN_IMAGE : NOT_IN_A_CLASS });
     }
     const needs = 'a dataset needs one subfolder of JPEG or PNG files per class, at least two';
     if (images.length === 0) throw new Error(`found no JPEG or PNG files in ${options.name}; ${needs}; ${describeLeftOut(skipped)}`);
@@ -48,8 +52,7 @@ const api: BuildWorkerApi = {
     const classes = [...new Set(read.map((r) => r.cls))].sort();
     if (read.length === 0) throw new Error(`none of the ${images.length} JPEG or PNG files in ${options.name} could be read; ${describeLeftOut(skipped)}`);
     if (classes.length < 2) {
-      const only = classes[0] === options.name ? `${options.name} itself, not a subfolder,` : `only ${options.name}/${classes[0]}`;
-      throw new Error(`${only} has images that could be read; ${needs}; ${describeLeftOut(skipped)}`);
+      throw new Error(`only ${options.name}/${classes[0]} has images that could be read; ${needs}; ${describeLeftOut(skipped)}`);
     }
     const splits: Record<'train' | 'test', LabeledScans[]> = { train: [], test: [] };
     for (const r of read) splits[r.test ? 'test' : 'train'].push({ scans: r.scans, label: classes.indexOf(r.cls) });

@@ -2,7 +2,7 @@
 // subfolder per class), get a PCR dataset in IndexedDB, train on it at once,
 // find it again after a reload, download it as a .zip.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
@@ -144,6 +144,22 @@ test('a class folder counts only if one of its images decodes', async ({ page })
   await expect(status).toContainText('could not build: none of the 1 JPEG or PNG files in txt could be read; 3 left out', { timeout: 60_000 });
   await expect(status).toContainText('could not be decoded: txt/catB/fake.png');
   await expect(status).not.toContainText('class folder(s) with images');
+});
+
+test('a class is a folder right under the one dropped, with its images at any depth; a file beside the classes is in none', async ({ page }) => {
+  await page.goto('/');
+  await page.locator('#build-size').fill('16x16');
+  const root = join(mkdtempSync(join(tmpdir(), 'bytelab-drop-')), 'nested');
+  writeJpegs(root, 'red', 3, 0);
+  writeJpegs(root, 'blue', 3, 1);
+  // red/small and blue/small are more red and more blue, not a class "small" of both.
+  writeJpegs(root, 'red/small', 2, 0);
+  writeJpegs(root, 'blue/small', 2, 1);
+  copyFileSync(join(root, 'red', '0.jpg'), join(root, 'cover.jpg')); // beside the class folders
+  await page.locator('#build-folder').setInputFiles(root);
+  await expect(page.locator('#build-status')).toContainText('built "nested"', { timeout: 60_000 });
+  await expect(page.locator('#build-status')).toContainText('2 classes (blue, red)');
+  await expect(page.locator('#build-status')).toContainText('1 left out (not in a class folder (a folder right under the one dropped): nested/cover.jpg)');
 });
 
 test('the same folder built twice gives two entries that can be told apart', async ({ page }) => {

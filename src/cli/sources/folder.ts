@@ -36,7 +36,8 @@ export async function readFolder(root: string, opts: FolderOptions): Promise<Fol
   if (classes.length === 0) throw new Error(`${root}: no class subfolders found`);
   const files: { path: string; name: string; label: number; bytes: Uint8Array }[] = [];
   for (const [label, cls] of classes.entries()) {
-    const names = (await readdir(join(root, cls)))
+    // Images at any depth under the class folder are the class's (as torchvision's ImageFolder reads them, and the lab's build).
+    const names = (await readdir(join(root, cls), { recursive: true }))
       .filter(isImageFile)
       .sort()
       .slice(0, opts.limit ?? Infinity);
