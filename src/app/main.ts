@@ -393,7 +393,9 @@ function startBlockers(): string[] {
   // Before, the controls are not yet what the address asks for (a run would open on the defaults); nothing else is said yet.
   if (!paramsApplied) return ['the address and the dataset list are still being read'];
   const reasons: string[] = [];
-  if ([...paramErrors.keys()].some((k) => NAMING_PARAMS.has(k))) reasons.push('the URL names something that is not there (see above)');
+  // size= does nothing for a table (the log says so): its error waits, as a bad batch= does, until an image dataset is chosen.
+  const blocking = [...paramErrors.keys()].filter((k) => NAMING_PARAMS.has(k) && !(k === 'size' && selectedKind() === 'tabular'));
+  if (blocking.length) reasons.push('the URL names something that is not there (see above)');
   for (const f of Object.values(fields)) {
     const r = fixedByDataset(f) ? { ok: true } : f.check();
     if (!r.ok) reasons.push((r as { reason: string }).reason);
@@ -677,7 +679,8 @@ function shareNote(cp: Checkpoint): string | undefined {
 
 /**
  * A continued run's seed, share and image size, which no control shows, become the address's, as its dataset and model
- * become the controls': the address bar says what the page trains, and a reload's next Start trains the same way.
+ * become the controls': the address bar says what the page trains, and a reload's next Start trains the same way. The
+ * address's errors about what the run set go with them (the banner, Start, and the address bar follow the controls).
  */
 function adoptRunParams(cp: Checkpoint): void {
   const { seed, share, imageSize } = cp.config;
@@ -689,9 +692,14 @@ function adoptRunParams(cp: Checkpoint): void {
   set('seed', seed === 1 ? undefined : String(seed));
   set('share', share && share.count > 1 ? `${share.rank + 1}/${share.count}` : undefined);
   // A table's run decodes no images: the address keeps the size it had for image datasets, as it keeps the scan group.
-  if (modelById(cp.config.modelId).input === 'image') {
+  const image = modelById(cp.config.modelId).input === 'image';
+  if (image) {
     set('size', imageSize && (imageSize.width === imageSize.height ? `${imageSize.width}` : `${imageSize.width}x${imageSize.height}`));
   }
+  // The address's errors about what the run set are gone with the values: the controls hold the run's now (configFrom).
+  const setByRun = ['dataset', 'manifest', 'model', 'lr', 'evalEvery', 'readers', 'echo', 'echoMode', 'shuffle', 'inflight', 'autoEcho'];
+  for (const k of [...setByRun, ...(image ? ['batch'] : []), ...(Number.isFinite(cp.controls.fidelity) ? ['group'] : [])]) paramErrors.delete(k);
+  for (const f of Object.values(fields)) showCheck(f);
   showParamErrors();
 }
 
@@ -1372,8 +1380,9 @@ async function applyParams(): Promise<void> {
     log(`URL parameters dataset= and manifest= are both given: the manifest is read (the dataset list applies once the manifest field is empty)`, 'warning');
   }
   if (selectedKind() === 'tabular') {
-    for (const k of ['size', 'echoMode']) {
-      if (params.has(k)) log(`URL parameter ${k}=${params.get(k)} is for image datasets: a TOC table is read as it is, and echoes whole batches`, 'info');
+    for (const k of ['size', 'echoMode', 'batch']) {
+      const what = 'a TOC table is read as it is, in its own batches, and echoes whole batches';
+      if (params.has(k)) log(`URL parameter ${k}=${params.get(k)} is for image datasets: ${what}`, 'info');
     }
   }
 

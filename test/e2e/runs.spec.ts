@@ -246,11 +246,30 @@ test("a field shows the URL's bad value as it was written, and names it, so the 
   await expect(page.locator('#param-error')).toBeHidden();
 });
 
+test("before the page's script runs, Start is off and says the lab is loading (a click then would be lost)", async ({ page }) => {
+  await page.route((url) => url.pathname.endsWith('/src/app/main.ts'), async (route) => {
+    await new Promise((r) => setTimeout(r, 2000));
+    await route.continue();
+  });
+  await page.goto('/', { waitUntil: 'commit' }); // a module script runs before DOMContentLoaded
+  await expect(page.locator('#start')).toBeDisabled();
+  await expect(page.locator('#start-hint')).toHaveText('loading the lab…');
+  await expect(page.locator('#start')).toBeEnabled();
+});
+
 test('URL parameters that do nothing for the chosen dataset are said, not ignored silently', async ({ page }) => {
   await page.goto('/?dataset=birdstrikes&size=32&echoMode=examples-after-augment');
   await expect(page.locator('#log')).toContainText('URL parameter size=32 is for image datasets: a TOC table is read as it is');
   await expect(page.locator('#log')).toContainText('URL parameter echoMode=examples-after-augment is for image datasets');
   await expect(page.locator('#start')).toBeEnabled();
+  // Bad values of image-only parameters are said, and keep Start off only once an image dataset would use them.
+  await page.goto('/?dataset=flights-250k&size=5&batch=abc');
+  await expect(page.locator('#log')).toContainText('URL parameter batch=abc is for image datasets: a TOC table is read as it is, in its own batches');
+  await expect(page.locator('#param-error')).toContainText('URL parameter size=5: image size must be');
+  await expect(page.locator('#start')).toBeEnabled();
+  await page.locator('#dataset').selectOption({ label: 'Fashion-MNIST 8k (bundled)' });
+  await expect(page.locator('#start')).toBeDisabled();
+  await expect(page.locator('#start-hint')).toContainText('the URL names something that is not there');
   await page.goto('/?dataset=flights-250k&manifest=datasets/birdstrikes-toc/manifest.json');
   await expect(page.locator('#log')).toContainText('URL parameters dataset= and manifest= are both given: the manifest is read');
   // The list does not pass for what is read: its choice is shown set aside while the field holds a URL.

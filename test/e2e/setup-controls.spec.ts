@@ -171,15 +171,19 @@ test('while a slow server lists the datasets, Start is off and says so; Continue
     await new Promise((r) => setTimeout(r, 3000));
     await route.continue();
   });
-  await page.goto('/?dataset=flights-250k&model=svm');
+  await page.goto('/?dataset=flights-250k&model=svm&lr=abc&seed=x');
   await expect(page.locator('#resume-text')).toContainText('Saved run');
   await expect(page.locator('#start')).toBeDisabled();
   expect(await page.locator('#start-hint').textContent()).toBe('Start is off: the address and the dataset list are still being read');
   await page.locator('#resume-go').click(); // before the list is in: the address's model (svm) goes in first, then the run's over it
   await waitFor(page, 'the continued run', (s) => s.steps.length >= 2);
   await expect(page.locator('#model')).toHaveValue('logreg');
+  // The address's errors went with its values: the run's are in the controls, the banner is gone, the address bar says the run.
+  await expect(page.locator('#param-error')).toBeHidden();
+  await expect(page.locator('#learning-rate')).not.toHaveAttribute('aria-invalid', 'true');
+  await expect.poll(() => new URL(page.url()).searchParams.get('seed')).toBe('5');
   const url = new URL(page.url()).searchParams;
-  expect([url.get('model'), url.get('seed')]).toEqual(['logreg', '5']);
+  expect([url.get('model'), url.get('lr')]).toEqual(['logreg', null]);
   await page.evaluate(() => window.__lab!.stop());
 });
 
