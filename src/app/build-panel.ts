@@ -17,7 +17,7 @@ export interface BuildPanel {
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
-/** The class names, a few then "and N more": a class is the folder each image lies in, so the person sees what was taken as one. */
+/** The class names, a few then "and N more", so the person sees what the build took as a class (a folder right under the one dropped). */
 function namesOf(classes: string[], shown = 6): string {
   return classes.length > shown ? `${classes.slice(0, shown).join(', ')} and ${classes.length - shown} more` : classes.join(', ');
 }
