@@ -182,7 +182,10 @@ test('the same folder built twice gives two entries that can be told apart', asy
   // Delete asks first, naming what goes: No keeps it, Yes takes it out of the list and the address bar.
   const chosen = await page.locator('#dataset').inputValue();
   let asked = '';
-  page.once('dialog', (d) => void ((asked = d.message()), d.dismiss()));
+  page.once('dialog', (d) => {
+    asked = d.message();
+    void d.dismiss();
+  });
   await page.locator('#build-delete').click();
   await expect.poll(() => asked).toMatch(/^Delete "twice \(2\)" \(\d+ KiB\) from this browser\? It cannot be undone\.$/);
   await expect(builtHere(page)).toHaveCount(2);

@@ -247,10 +247,13 @@ test("a field shows the URL's bad value as it was written, and names it, so the 
 });
 
 test("before the page's script runs, Start is off and says the lab is loading (a click then would be lost)", async ({ page }) => {
-  await page.route((url) => url.pathname.endsWith('/src/app/main.ts'), async (route) => {
-    await new Promise((r) => setTimeout(r, 2000));
-    await route.continue();
-  });
+  await page.route(
+    (url) => url.pathname.endsWith('/src/app/main.ts'),
+    async (route) => {
+      await new Promise((r) => setTimeout(r, 2000));
+      await route.continue();
+    },
+  );
   await page.goto('/', { waitUntil: 'commit' }); // a module script runs before DOMContentLoaded
   await expect(page.locator('#start')).toBeDisabled();
   await expect(page.locator('#start-hint')).toHaveText('loading the lab…');
