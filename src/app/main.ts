@@ -1156,6 +1156,9 @@ function typedMarks() {
     applied(label: string, change: Partial<RunRecord['settings']>) {
       if (!session || session.ended) return;
       at = at?.run === session ? { ...at, label, change } : { run: session, step: stepNow(), opened: session.info !== undefined, label, change };
+      // Taken as the run's start (markCharts): its row says so as it is typed, not once the field is left.
+      if (at.step === undefined && !at.opened && !session.config.resume)
+        runsPanel.amend(change, (r) => runName(session!.config.model.id, r.settings, r.startedAt));
     },
     marked() {
       if (at && at.run === session) markCharts(at.label, at.change, at.step, at.opened);

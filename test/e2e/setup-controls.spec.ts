@@ -102,17 +102,27 @@ test('Start pressed straight after typing a manifest URL reads it, then starts',
 test('scan group and echo set as a run opens are where it starts: its record says so, and no mark is left', async ({ page }) => {
   await page.goto('/?model=mlp&evalEvery=1000&cache=0');
   await expect(page.locator('#start')).toBeEnabled();
+  // The run's manifest answers a second late, so the controls are set before its split opens however busy the machine.
+  let held = 0;
+  await page.route('**/fashion-mnist-mini/manifest.json', async (route) => {
+    held++;
+    await new Promise((r) => setTimeout(r, 1000));
+    await route.continue();
+  });
   await page.locator('#start').click();
   await page.locator('#fidelity').fill('2');
   await page.locator('#fidelity').dispatchEvent('change');
   await page.locator('#echo').fill('3'); // applied at once; the field is left only after the run has begun
   await waitFor(page, '5 steps', (s) => s.steps.length >= 5);
+  // The row says the echo the run started with while the field still has the focus.
+  await expect(page.locator('#runs-table tbody tr').first()).toContainText('group 2, echo 3 (examples)');
   await page.locator('#echo').blur();
   const [record] = await page.evaluate(() => window.__lab!.records());
   expect(record!.settings).toMatchObject({ fidelity: 2, echoFactor: 3 });
   expect(record!.name).toMatch(/^mlp · group 2 · echo 3 · /);
   expect(record!.marks).toEqual([]);
   await expect(page.locator('#runs-table tbody tr').first()).toContainText('group 2, echo 3 (examples)');
+  expect(held).toBeGreaterThan(0);
 });
 
 test('an echo factor typed mid-run is marked where it took effect, not where the field was left', async ({ page }) => {
