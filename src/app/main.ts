@@ -227,11 +227,16 @@ async function listDatasets(select?: string): Promise<void> {
   await Promise.all(localUrls.map(async (url) => probes.set(url, await probeDataset(url))));
   const mine = document.createElement('optgroup');
   mine.label = 'Built in this browser';
-  mine.append(...local.map((d) => new Option(`${d.name} (${(d.bytes / 1024).toFixed(0)} KiB)`, localManifestUrl(d.id))));
-  const current = ui.dataset.value;
+  for (const d of local) {
+    const o = new Option(`${d.name} (${(d.bytes / 1024).toFixed(0)} KiB)`, localManifestUrl(d.id));
+    o.title = d.name; // its name in the runs table, without the size the list shows
+    mine.append(o);
+  }
+  const current = urlInForce.selected ? setAside : ui.dataset.value;
   ui.dataset.replaceChildren(served, ...(local.length ? [mine] : []), ...(unbuilt.children.length ? [unbuilt] : []));
   const usable = (v: string | undefined) => !!v && [...ui.dataset.options].some((o) => o.value === v && !o.disabled);
   ui.dataset.value = [select, current, served.querySelector('option')?.value].find(usable) ?? '';
+  showListSetAside();
   listModels(ui.model.value);
   previewDataset();
   buildPanel.refresh(); // its Download and Delete act on the chosen dataset, if it is one built here
@@ -411,6 +416,31 @@ function startBlockers(): string[] {
   return reasons;
 }
 
+/** What the dataset list shows while a manifest URL in the field is what a run reads. With it, any choice from the list is a change,
+ * the one the list showed before included (choosing the option already shown fired nothing, so the URL stayed in force). */
+const urlInForce = Object.assign(new Option('(the manifest URL below)', ''), {
+  hidden: true,
+  disabled: true,
+  title: 'not read: the manifest URL is read instead (choose here to read a listed dataset)',
+});
+/** The list's choice while a manifest URL is in force: chosen again once the field is emptied. */
+let setAside = '';
+
+function showListSetAside(): void {
+  const superseded = ui.manifestUrl.value.trim() !== '';
+  if (superseded && !urlInForce.selected) {
+    setAside = ui.dataset.value;
+    ui.dataset.prepend(urlInForce);
+    urlInForce.selected = true;
+  } else if (!superseded && urlInForce.isConnected) {
+    const restore = urlInForce.selected; // not when a choice from the list emptied the field
+    urlInForce.remove();
+    if (restore) ui.dataset.value = setAside;
+  }
+  ui.dataset.classList.toggle('superseded', superseded);
+  ui.dataset.title = ui.dataset.selectedOptions[0]?.title ?? '';
+}
+
 function refreshControls(): void {
   const state: RunState = session?.state ?? 'idle';
   const live = LIVE_STATES.has(state);
@@ -423,10 +453,7 @@ function refreshControls(): void {
   ui.pause.disabled = starting || !(state === 'running' || state === 'paused' || state === 'evaluating');
   ui.pause.textContent = state === 'paused' ? 'Resume' : 'Pause';
   ui.stop.disabled = !live || state === 'stopping';
-  // A manifest URL in the field is what a run reads: the list's choice is shown as set aside, not as the dataset.
-  const superseded = ui.manifestUrl.value.trim() !== '';
-  ui.dataset.classList.toggle('superseded', superseded);
-  ui.dataset.title = superseded ? 'not read: the manifest URL is read instead (choose here to read a listed dataset)' : '';
+  showListSetAside();
   // What a run is built from cannot change under it; fidelity and echo stay live.
   // The learning rate stays live like fidelity and echo.
   for (const el of [ui.dataset, ui.manifestUrl, ui.model, ui.evalEvery, ui.evalMode, ui.readers, ui.cacheLimit, ui.cacheClear]) el.disabled = busy;
@@ -1157,8 +1184,7 @@ function typedMarks() {
       if (!session || session.ended) return;
       at = at?.run === session ? { ...at, label, change } : { run: session, step: stepNow(), opened: session.info !== undefined, label, change };
       // Taken as the run's start (markCharts): its row says so as it is typed, not once the field is left.
-      if (at.step === undefined && !at.opened && !session.config.resume)
-        runsPanel.amend(change, (r) => runName(session!.config.model.id, r.settings, r.startedAt));
+      if (at.step === undefined && !at.opened && !session.config.resume) amendStart(change);
     },
     marked() {
       if (at && at.run === session) markCharts(at.label, at.change, at.step, at.opened);
@@ -1212,6 +1238,9 @@ ui.learningRate.addEventListener('input', () => {
   learningRateTyped.applied(`lr ${r.value}`, { learningRate: r.value });
 });
 /** The last step the open run reported; undefined before its first. */
+/** A change taken as where the live run starts: its record's settings and its name in the runs table say so. */
+const amendStart = (change: Partial<RunRecord['settings']>) => runsPanel.amend(change, (r) => runName(session!.config.model.id, r.settings, r.startedAt));
+
 const stepNow = (): number | undefined => (session && !session.ended ? session.steps.last()?.step : undefined);
 
 /**
@@ -1224,7 +1253,7 @@ function markCharts(label: string, change: Partial<RunRecord['settings']>, step:
   if (!session || session.ended) return;
   // From the moment the run exists (Start), before its state has moved on from idle.
   if (step === undefined && !session.config.resume && !opened) {
-    runsPanel.amend(change, (r) => runName(session!.config.model.id, r.settings, r.startedAt));
+    amendStart(change);
     return;
   }
   if (!LIVE_STATES.has(session.state)) return;

@@ -286,9 +286,20 @@ test('URL parameters that do nothing for the chosen dataset are said, not ignore
   await expect.poll(() => new URL(page.url()).searchParams.get('manifest')).toBeNull();
   await expect.poll(() => new URL(page.url()).searchParams.get('dataset')).toBe('fashion-mnist-mini');
   await expect(page.locator('#model')).toContainText('CNN'); // the image models, not the table's
-  // Typing a URL sets the list aside again.
+  // Typing a URL sets the list aside again: it shows the URL is read, so choosing the dataset it showed before is a change too.
   await page.locator('#manifest-url').fill('datasets/birdstrikes-toc/manifest.json');
   await expect(page.locator('#dataset')).toHaveClass(/superseded/);
+  await expect(page.locator('#dataset')).toHaveValue('');
+  await expect(page.locator('#dataset option:checked')).toHaveText('(the manifest URL below)');
+  await page.locator('#dataset').selectOption({ label: 'Fashion-MNIST 8k (bundled)' });
+  await expect(page.locator('#manifest-url')).toHaveValue('');
+  await expect(page.locator('#dataset')).not.toHaveClass(/superseded/);
+  // Emptying the field reads the list's choice again.
+  await page.locator('#manifest-url').fill('datasets/birdstrikes-toc/manifest.json');
+  await expect(page.locator('#dataset')).toHaveValue('');
+  await page.locator('#manifest-url').fill('');
+  await expect(page.locator('#dataset')).toHaveValue('datasets/fashion-mnist-mini/manifest.json');
+  await expect(page.locator('#dataset')).not.toHaveClass(/superseded/);
 });
 
 test('a share of the records past the split keeps Start off, saying why (it started, failed and left a 0-step run)', async ({ page }) => {
