@@ -123,6 +123,16 @@ test('scan group and echo set as a run opens are where it starts: its record say
   expect(record!.marks).toEqual([]);
   await expect(page.locator('#runs-table tbody tr').first()).toContainText('group 2, echo 3 (examples)');
   expect(held).toBeGreaterThan(0);
+  // No training record was asked for at the group the run was started with: the pipeline reads only once the controls are in.
+  const levels = await page.evaluate(() => [
+    ...new Set(
+      window
+        .__lab!.snapshot()
+        .fetches.filter((f) => f.record.startsWith('train'))
+        .map((f) => f.level),
+    ),
+  ]);
+  expect(levels).toEqual([2]);
 });
 
 test('an echo factor typed mid-run is marked where it took effect, not where the field was left', async ({ page }) => {
