@@ -83,7 +83,7 @@ async function decodeSplit(split: string, group: number): Promise<Split> {
 type Build = (info: DatasetInfo) => Model;
 const conv = (extra: Partial<Parameters<typeof tf.layers.conv2d>[0]>, act = 'relu') =>
   ((info: DatasetInfo) =>
-    imageModel(info, (input, classes) => {
+    imageModel(info, undefined, (input, classes) => {
       const layers: tf.layers.Layer[] = [
         tf.layers.conv2d({ inputShape: input, filters: 4, kernelSize: 3, strides: 2, activation: act === 'leaky' ? 'linear' : (act as 'relu'), ...extra }),
       ];

@@ -445,6 +445,7 @@ export class LabSession {
         evalEvery: c.evalEvery,
         readbackDepth: c.readbackDepth,
         evalMode: c.evalMode ?? 'live',
+        seed: c.seed,
       });
       this.trainer = trainer;
 

@@ -31,6 +31,8 @@ export interface TrainConfig {
   readbackDepth?: number;
   /** Evaluate as the run goes (live, the default) or keep snapshots of the weights and evaluate them when it ends (deferred). */
   evalMode?: EvalMode;
+  /** The run's seed: the model's initial weights are drawn from it (ModelSpec.create). */
+  seed?: number;
 }
 
 export const EVAL_MODES = ['live', 'deferred'] as const;
@@ -220,7 +222,7 @@ export class Trainer {
     restore?: ModelState,
     limits = { gpu: TEST_ON_GPU_BYTES, cpu: TEST_ON_CPU_BYTES },
   ): Promise<TestSplitKept> {
-    this.model = this.config.model.create(this.info);
+    this.model = this.config.model.create(this.info, this.config.seed);
     this.optimizer = adam(this.config.learningRate);
     if (restore) await this.restore(restore);
     const kept: TestSplitKept = { examples: 0, onCpu: 0, cut: false };

@@ -125,7 +125,7 @@ test('a second run reads examples/s without a burst at its start (its steps coun
   await page.goto('/?model=tiny-cnn&batch=32&evalEvery=8');
   await expect(page.locator('#backend')).toContainText('webgpu');
   await page.locator('#start').click();
-  await waitFor(page, 'a first run', (s) => s.steps.length >= 10);
+  const first = await waitFor(page, 'a first run', (s) => s.steps.length >= 10);
   await page.evaluate(() => window.__lab!.stop());
   // The GPU programs are compiled now, so the second run's first steps are queued in a blink.
   await page.evaluate(() => window.__lab!.start());
@@ -134,6 +134,9 @@ test('a second run reads examples/s without a burst at its start (its steps coun
   const steady = speed.slice(12, 24).sort((a, b) => a - b)[6]!;
   expect(Math.max(...speed.slice(0, 6))).toBeLessThan(1.5 * steady);
   await page.evaluate(() => window.__lab!.stop());
+  // The same seed and settings: the same initial weights and batches, so the same first losses (they differed by the weights).
+  const losses = (x: typeof s) => x.steps.slice(0, 8).map((m) => m.loss);
+  for (const [i, loss] of losses(s).entries()) expect(loss).toBeCloseTo(losses(first)[i]!, 5);
 });
 
 test('a run leaves no tensors behind', async ({ page }) => {

@@ -7,17 +7,17 @@ export const smallCnn: ModelSpec = {
   id: 'cnn',
   label: 'Small CNN (2 conv + dense)',
   input: 'image',
-  create: (info) =>
-    imageModel(info, (input, classes) =>
+  create: (info, seed) =>
+    imageModel(info, seed, (input, classes, kernel) =>
       tf.sequential({
         layers: [
-          tf.layers.conv2d({ inputShape: input, filters: 8, kernelSize: 3, activation: 'relu', padding: 'same' }),
+          tf.layers.conv2d({ inputShape: input, filters: 8, kernelSize: 3, activation: 'relu', padding: 'same', kernelInitializer: kernel() }),
           tf.layers.maxPooling2d({ poolSize: 2 }),
-          tf.layers.conv2d({ filters: 16, kernelSize: 3, activation: 'relu', padding: 'same' }),
+          tf.layers.conv2d({ filters: 16, kernelSize: 3, activation: 'relu', padding: 'same', kernelInitializer: kernel() }),
           tf.layers.maxPooling2d({ poolSize: 2 }),
           tf.layers.flatten(),
-          tf.layers.dense({ units: 32, activation: 'relu' }),
-          tf.layers.dense({ units: classes }),
+          tf.layers.dense({ units: 32, activation: 'relu', kernelInitializer: kernel() }),
+          tf.layers.dense({ units: classes, kernelInitializer: kernel() }),
         ],
       }),
     ),
@@ -34,14 +34,14 @@ export const tinyCnn: ModelSpec = {
   id: 'tiny-cnn',
   label: 'Tiny CNN (1 strided conv)',
   input: 'image',
-  create: (info) =>
-    imageModel(info, (input, classes) =>
+  create: (info, seed) =>
+    imageModel(info, seed, (input, classes, kernel) =>
       tf.sequential({
         layers: [
           tf.layers.rescaling({ inputShape: input, scale: 2, offset: -1 }),
-          tf.layers.conv2d({ filters: 4, kernelSize: 3, strides: 2, activation: 'relu' }),
+          tf.layers.conv2d({ filters: 4, kernelSize: 3, strides: 2, activation: 'relu', kernelInitializer: kernel() }),
           tf.layers.flatten(),
-          tf.layers.dense({ units: classes }),
+          tf.layers.dense({ units: classes, kernelInitializer: kernel() }),
         ],
       }),
     ),

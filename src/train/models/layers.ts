@@ -3,6 +3,7 @@ import * as tf from '@tensorflow/tfjs';
 import { softmaxCrossEntropy } from '../../gpu/softmax-ce.js';
 import { releaseKernelBuffers } from '../../gpu/tfjs-kernel.js';
 import type { Batch, DatasetInfo } from '../../pipeline/api.js';
+import { hash32 } from '../../shared/random.js';
 import type { Model, ModelInput } from './registry.js';
 
 interface ImageInput extends ModelInput {
@@ -18,10 +19,22 @@ export function softmaxLoss(logits: tf.Tensor2D, input: ModelInput, classes: num
   return tf.losses.softmaxCrossEntropy(tf.oneHot(input.labels, classes), logits) as tf.Scalar;
 }
 
-export function imageModel(info: DatasetInfo, build: (input: [number, number, number], classes: number) => tf.LayersModel): Model {
+/** Each call, the next layer's kernel initializer: Glorot-uniform (tfjs's default) drawn from the seed and the layer's place. */
+export type KernelInit = () => ReturnType<typeof tf.initializers.glorotUniform> | undefined;
+
+export function seededKernels(seed: number | undefined): KernelInit {
+  let layer = 0;
+  return () => (seed === undefined ? undefined : tf.initializers.glorotUniform({ seed: hash32(seed, 'kernel', layer++) }));
+}
+
+export function imageModel(
+  info: DatasetInfo,
+  seed: number | undefined,
+  build: (input: [number, number, number], classes: number, kernel: KernelInit) => tf.LayersModel,
+): Model {
   if (info.kind !== 'image') throw new Error(`this model reads images; ${info.name} is a ${info.kind} dataset`);
   const shape = info.inputShape as [number, number, number];
-  const model = build(shape, info.classes.length);
+  const model = build(shape, info.classes.length, seededKernels(seed));
   return {
     prepare(batch: Batch): ImageInput {
       if (batch.kind !== 'image') throw new Error(`expected an image batch, got ${batch.kind}`);

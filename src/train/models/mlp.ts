@@ -6,10 +6,14 @@ export const mlp: ModelSpec = {
   id: 'mlp',
   label: 'MLP (128 hidden)',
   input: 'image',
-  create: (info) =>
-    imageModel(info, (input, classes) =>
+  create: (info, seed) =>
+    imageModel(info, seed, (input, classes, kernel) =>
       tf.sequential({
-        layers: [tf.layers.flatten({ inputShape: input }), tf.layers.dense({ units: 128, activation: 'relu' }), tf.layers.dense({ units: classes })],
+        layers: [
+          tf.layers.flatten({ inputShape: input }),
+          tf.layers.dense({ units: 128, activation: 'relu', kernelInitializer: kernel() }),
+          tf.layers.dense({ units: classes, kernelInitializer: kernel() }),
+        ],
       }),
     ),
 };

@@ -36,7 +36,11 @@ export interface ModelSpec {
    * count). The pipeline lays each batch out for it (PipelineOptions.tocColumns): what is worth caching depends on k.
    */
   tocColumns?: number | 'classes';
-  create(info: DatasetInfo): Model;
+  /**
+   * `seed`: the run's seed, from which the initial weights are drawn, so runs with the same seed start from the same
+   * weights (a sweep's runs differ only in what it sweeps); without it, tfjs's unseeded draws.
+   */
+  create(info: DatasetInfo, seed?: number): Model;
 }
 
 export const MODELS: ModelSpec[] = [smallCnn, tinyCnn, mlp, logisticRegression, linearSvm, tocMlp];

@@ -6,6 +6,7 @@ import { thinDense } from '../../gpu/dense.js';
 import { tocMatMul } from '../../gpu/toc/tfjs-op.js';
 import { releaseKernelBuffers } from '../../gpu/tfjs-kernel.js';
 import type { Batch, DatasetInfo } from '../../pipeline/api.js';
+import { hash32 } from '../../shared/random.js';
 import { softmaxLoss } from './layers.js';
 import type { Model, ModelInput, ModelSpec } from './registry.js';
 
@@ -37,19 +38,20 @@ function checkTabular(info: DatasetInfo): number {
   return info.inputShape[0]!;
 }
 
-/** W (inputs x units, Glorot-uniform, as tfjs dense layers start) and b (zeros) of a dense layer. */
-function denseVariables(inputs: number, units: number, name: string): { w: tf.Variable<tf.Rank.R2>; b: tf.Variable<tf.Rank.R1> } {
+/** W (inputs x units, Glorot-uniform as tfjs dense layers start, drawn from the run's seed and the layer's name) and b (zeros). */
+function denseVariables(inputs: number, units: number, name: string, seed: number | undefined): { w: tf.Variable<tf.Rank.R2>; b: tf.Variable<tf.Rank.R1> } {
   const limit = Math.sqrt(6 / (inputs + units));
+  const draw = seed === undefined ? undefined : hash32(seed, 'kernel', name);
   // tidy frees the initial values: a variable keeps its own reference to their data.
   return tf.tidy(() => ({
-    w: tf.variable(tf.randomUniform([inputs, units], -limit, limit), true, `${name}.w`) as tf.Variable<tf.Rank.R2>,
+    w: tf.variable(tf.randomUniform([inputs, units], -limit, limit, 'float32', draw), true, `${name}.w`) as tf.Variable<tf.Rank.R2>,
     b: tf.variable(tf.zeros([units]), true, `${name}.b`) as tf.Variable<tf.Rank.R1>,
   }));
 }
 
 /** A first layer on the compressed batch: X * W + b (relu'd if asked), bias and ReLU applied (and differentiated) by our kernels too. */
-function tocDense(cols: number, units: number, name: string, activation: 'linear' | 'relu' = 'linear') {
-  const { w, b } = denseVariables(cols, units, name);
+function tocDense(cols: number, units: number, name: string, seed: number | undefined, activation: 'linear' | 'relu' = 'linear') {
+  const { w, b } = denseVariables(cols, units, name, seed);
   return {
     apply: (input: ModelInput) => tocMatMul((input as TocInput).a, w, b, activation),
     variables: [w, b] as tf.Variable[],
@@ -60,8 +62,8 @@ function tocDense(cols: number, units: number, name: string, activation: 'linear
   };
 }
 
-function linearModel(info: DatasetInfo, loss: Model['loss']): Model {
-  const layer = tocDense(checkTabular(info), info.classes.length, 'linear');
+function linearModel(info: DatasetInfo, seed: number | undefined, loss: Model['loss']): Model {
+  const layer = tocDense(checkTabular(info), info.classes.length, 'linear', seed);
   return { prepare: prepareToc, logits: layer.apply, loss, variables: () => layer.variables, dispose: layer.dispose };
 }
 
@@ -70,7 +72,7 @@ export const logisticRegression: ModelSpec = {
   label: 'Logistic regression (softmax)',
   input: 'tabular',
   tocColumns: 'classes',
-  create: (info) => linearModel(info, softmaxLoss),
+  create: (info, seed) => linearModel(info, seed, softmaxLoss),
 };
 
 export const linearSvm: ModelSpec = {
@@ -78,9 +80,9 @@ export const linearSvm: ModelSpec = {
   label: 'Linear SVM (hinge, one-vs-rest)',
   input: 'tabular',
   tocColumns: 'classes',
-  create(info) {
+  create(info, seed) {
     // tfjs's hinge loss maps 0/1 labels to -1/+1 itself: one-vs-rest over the classes.
-    return linearModel(info, (logits, input, classes) => tf.losses.hingeLoss(tf.oneHot(input.labels, classes), logits) as tf.Scalar);
+    return linearModel(info, seed, (logits, input, classes) => tf.losses.hingeLoss(tf.oneHot(input.labels, classes), logits) as tf.Scalar);
   },
 };
 
@@ -92,10 +94,10 @@ export const tocMlp: ModelSpec = {
   label: `MLP on TOC (${MLP_HIDDEN} hidden)`,
   input: 'tabular',
   tocColumns: MLP_HIDDEN,
-  create(info) {
-    const hidden = tocDense(checkTabular(info), MLP_HIDDEN, 'mlp.hidden', 'relu');
+  create(info, seed) {
+    const hidden = tocDense(checkTabular(info), MLP_HIDDEN, 'mlp.hidden', seed, 'relu');
     // The output layer is thin (a few classes): our kernels, where tfjs's tiled matmuls cost more than the sparse first layer.
-    const out = denseVariables(MLP_HIDDEN, info.classes.length, 'mlp.out');
+    const out = denseVariables(MLP_HIDDEN, info.classes.length, 'mlp.out', seed);
     return {
       prepare: prepareToc,
       logits: (input) => thinDense(hidden.apply(input), out.w, out.b),
