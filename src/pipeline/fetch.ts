@@ -167,6 +167,13 @@ async function fetchOnce(
       const range = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(res.headers.get('content-range') ?? '');
       if (!range || Number(range[1]) !== from) {
         await res.body?.cancel().catch(() => undefined);
+        // A server on another origin may send Content-Range and still have the browser hide it from the page.
+        if (!res.headers.has('content-range') && res.type === 'cors') {
+          throw new FetchError(
+            `the server answered bytes=${from}-${end - 1} (HTTP 206) without a Content-Range this page may read: a server on another origin ` +
+              'must send Access-Control-Expose-Headers: Content-Range (docs/hosting.md)',
+          );
+        }
         throw new FetchError(`the server answered a different range (${res.headers.get('content-range') ?? 'no Content-Range'}) to bytes=${from}-${end - 1}`);
       }
       if (range[3] !== '*') fileSize = Number(range[3]);

@@ -529,6 +529,9 @@ export class LabSession {
         this.machine.to('stopped', done ? `trained its ${lastStep.toLocaleString('en-US')} steps` : 'the data stream ended');
       }
     } catch (err) {
+      // A reader's warnings come on a port of their own (its event callback), so the last can trail the error that ended
+      // its stream: they are let in first, so the log names every record a "no readable data" failure counts.
+      if (!signal.aborted && !this.machine.isFinal) await new Promise((r) => setTimeout(r, WARNINGS_TRAIL_MS));
       if (!signal.aborted && !this.machine.isFinal) {
         const message = (err as Error).message;
         this.warnings.push(`training failed: ${message}`); // kept for the record; listeners hear it as the failed state
@@ -871,6 +874,9 @@ export class LabSession {
     this.workers = [];
   }
 }
+
+/** How long a failed run waits for its readers' last warnings before it says it failed. */
+const WARNINGS_TRAIL_MS = 100;
 
 /** Test batches of at most this many bytes of float32 input (256 examples where they fit): one of 256 large images would be gigabytes. */
 const TEST_BATCH_BYTES = 64 * 1024 ** 2;

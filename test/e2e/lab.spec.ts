@@ -1,6 +1,8 @@
 // The lab as a person uses it, in headless Chromium on WebGPU (SwiftShader when
 // there is no GPU): train, drag the fidelity slider mid-run, change echoing,
 // pause, resume, stop. Numbers are read through window.__lab.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { formatBytes } from '../../src/app/format.js';
 import type { LabSnapshot } from '../../src/app/test-api.js';
@@ -154,6 +156,31 @@ test('a damaged dataset: the log names each bad record and image, and training g
   await expect(page.locator('#log li.warning').first()).toBeVisible();
   await page.screenshot({ path: 'test-results/lab-broken-dataset.png' });
   await page.evaluate(() => window.__lab!.stop());
+});
+
+test('a dataset server on another origin that hides Content-Range from the page: the log names the header it must expose', async ({ page }) => {
+  // A second origin, answered here: CORS lets the page read the bodies, but without Access-Control-Expose-Headers the
+  // browser hides the 206's Content-Range from it (a real server's config, as a helper's walk met it).
+  const origin = 'http://data.bytelab.test';
+  await page.route(`${origin}/**`, async (route) => {
+    const cors = { 'Access-Control-Allow-Origin': '*', 'Cross-Origin-Resource-Policy': 'cross-origin' };
+    if (route.request().method() === 'OPTIONS') {
+      return route.fulfill({ status: 204, headers: { ...cors, 'Access-Control-Allow-Headers': '*' } });
+    }
+    const body = readFileSync(join('public', new URL(route.request().url()).pathname));
+    const range = /^bytes=(\d+)-(\d*)$/.exec(route.request().headers().range ?? '');
+    if (!range) return route.fulfill({ status: 200, body, headers: cors });
+    const from = Number(range[1]);
+    const to = range[2] ? Math.min(Number(range[2]), body.length - 1) : body.length - 1;
+    return route.fulfill({ status: 206, body: body.subarray(from, to + 1), headers: { ...cors, 'Content-Range': `bytes ${from}-${to}/${body.length}` } });
+  });
+  await page.goto(`/?manifest=${origin}/datasets/fashion-mnist-mini/manifest.json&model=tiny-cnn&evalEvery=1000&autostart=1`);
+  await expect(page.locator('#log')).toContainText(
+    'without a Content-Range this page may read: a server on another origin must send Access-Control-Expose-Headers: Content-Range',
+  );
+  // The run fails with nothing readable, and the log names each of the records it counts (the last one's warning trailed).
+  await expect(page.locator('#log')).toContainText('no readable data in split "test": all 4 records it can be given failed');
+  for (let i = 0; i < 4; i++) await expect(page.locator('#log')).toContainText(`record test-0000${i}.pcr: fetch failed`);
 });
 
 test('six readers of the damaged dataset in order: the reader whose one record is missing leaves the run, the others train on', async ({ page }) => {
