@@ -8,6 +8,7 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { chartSummary } from './a11y.js';
 import { tickLabels } from './axis.js';
+import { addMark } from '../train/run-record.js';
 import { drawThrottled } from './throttle.js';
 
 const MAX_POINTS = 2000;
@@ -43,11 +44,14 @@ export function onDark(hex: string): string {
     .join('')}`;
 }
 
+/** Rows of mark labels a chart stacks before it leaves a label out. */
+const MARK_LABEL_ROWS = 3;
+
 export class LiveChart {
   private readonly plot: uPlot;
   private readonly xs: number[] = [];
   private readonly ys: number[] = [];
-  private readonly marks: { x: number; label: string }[] = [];
+  private readonly marks: [number, string][] = [];
   private summaryTimer: ReturnType<typeof setTimeout> | undefined;
   private summarisedAt = -Infinity;
   private readonly redrawSoon: () => void;
@@ -135,12 +139,12 @@ export class LiveChart {
 
   /** The marks drawn, as "x: label" (for the tests). */
   get markLabels(): string[] {
-    return this.marks.map((m) => `${m.x}: ${m.label}`);
+    return this.marks.map(([x, label]) => `${x}: ${label}`);
   }
 
   /** A dashed vertical line at x, labelled (e.g. "group 2" where the fidelity changed). */
   mark(x: number, label: string): void {
-    this.marks.push({ x, label });
+    addMark(this.marks, x, label);
     this.plot.redraw(false);
   }
 
@@ -158,14 +162,21 @@ export class LiveChart {
     ctx.strokeStyle = ctx.fillStyle = '#8a8f98';
     ctx.setLineDash([4, 3]);
     ctx.font = `${Math.round(10 * devicePixelRatio)}px sans-serif`;
-    for (const m of this.marks) {
-      const x = Math.round(u.valToPos(m.x, 'x', true));
+    // Labels that would overlap go a row lower; past the last row, a mark keeps its line and loses its label.
+    const rowEnds: number[] = [];
+    const pad = 3 * devicePixelRatio;
+    for (const [at, label] of [...this.marks].sort((a, b) => a[0] - b[0])) {
+      const x = Math.round(u.valToPos(at, 'x', true));
       if (x < bbox.left || x > bbox.left + bbox.width) continue;
       ctx.beginPath();
       ctx.moveTo(x, bbox.top);
       ctx.lineTo(x, bbox.top + bbox.height);
       ctx.stroke();
-      ctx.fillText(m.label, x + 3, bbox.top + 10 * devicePixelRatio);
+      let row = rowEnds.findIndex((end) => end <= x);
+      if (row < 0 && rowEnds.length < MARK_LABEL_ROWS) row = rowEnds.push(0) - 1;
+      if (row < 0) continue;
+      rowEnds[row] = x + pad + ctx.measureText(label).width + pad;
+      ctx.fillText(label, x + pad, bbox.top + (10 + 12 * row) * devicePixelRatio);
     }
     ctx.restore();
   }

@@ -8,7 +8,7 @@ import { attachFieldError } from './a11y.js';
 import { accuracyRange } from './axis.js';
 import type { RunStore } from '../storage/runs.js';
 import type { EvalMetrics, StepMetrics } from '../train/trainer.js';
-import { addStep, curve, freshAfterStep, runCsv, summarize, validateRunRecord, X_AXES, type RunRecord, type XAxis } from '../train/run-record.js';
+import { addMark, addStep, curve, freshAfterStep, runCsv, summarize, validateRunRecord, X_AXES, type RunRecord, type XAxis } from '../train/run-record.js';
 import { formatBytes } from './format.js';
 
 /** Series colours, told apart also by the dash pattern (see DASHES). */
@@ -345,7 +345,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       if (live) void save(live);
     },
     mark(step, label) {
-      live?.marks.push([step, label]);
+      if (live) addMark(live.marks, step, label);
     },
     amend(change, name) {
       if (!live) return;

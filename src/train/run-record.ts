@@ -52,6 +52,17 @@ const X_INDEX: Record<XAxis, { step: number; eval: number }> = {
   fresh: { step: 4, eval: 5 },
 };
 
+/**
+ * Adds a mark ("group 3" at step 20). A mark of the same control at the same step goes: changes quicker than a step (a
+ * slider dragged while the run waits for data) leave the value it went on with, not a pile of labels over one another.
+ */
+export function addMark(marks: [number, string][], step: number, label: string): void {
+  const control = (l: string) => l.replace(/ [-+.\de]+$/, ''); // "group 3" -> "group", "lr 0.01" -> "lr"
+  const same = marks.findIndex(([at, l]) => at === step && control(l) === control(label));
+  if (same >= 0) marks.splice(same, 1);
+  marks.push([step, label]);
+}
+
 export function addStep(run: RunRecord, p: StepPoint): void {
   run.steps.push(p);
   if (run.steps.length > MAX_STEP_POINTS) run.steps = run.steps.filter((_, i) => i % 2 === 0 || i === run.steps.length - 1);

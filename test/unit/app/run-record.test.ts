@@ -1,7 +1,7 @@
 // The run record the runs panel compares: curves against each x-axis, the time
 // and bytes to a target accuracy, CSV export, and checks on imported files.
 import { describe, expect, it } from 'vitest';
-import { addStep, curve, freshAfterStep, runCsv, summarize, validateRunRecord, type RunRecord } from '../../../src/train/run-record.js';
+import { addMark, addStep, curve, freshAfterStep, runCsv, summarize, validateRunRecord, type RunRecord } from '../../../src/train/run-record.js';
 
 function run(): RunRecord {
   return {
@@ -84,5 +84,25 @@ describe('run record', () => {
     expect(() => validateRunRecord({ ...run(), evals: [[1, 2, 3]] }, 'run 2')).toThrow('run 2: evals are not');
     expect(() => validateRunRecord({ ...run(), id: '' }, 'run 3')).toThrow('run 3: no id');
     expect(() => validateRunRecord(null, 'run 4')).toThrow('run 4: not an object');
+  });
+});
+
+describe('addMark', () => {
+  it('keeps the last value of a control changed twice at one step, and every other mark', () => {
+    const marks: [number, string][] = [];
+    for (const label of ['group 4', 'group 3', 'echo 2', 'group 2', 'lr 0.01', 'lr 1e-4', 'echo batches', 'echo examples']) addMark(marks, 20, label);
+    addMark(marks, 21, 'group 5');
+    addMark(marks, 21, 'auto echo 2.5');
+    addMark(marks, 22, 'auto echo 3');
+    expect(marks).toEqual([
+      [20, 'echo 2'],
+      [20, 'group 2'],
+      [20, 'lr 1e-4'],
+      [20, 'echo batches'],
+      [20, 'echo examples'],
+      [21, 'group 5'],
+      [21, 'auto echo 2.5'],
+      [22, 'auto echo 3'],
+    ]);
   });
 });
