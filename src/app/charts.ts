@@ -48,7 +48,8 @@ export function onDark(hex: string): string {
 const MARK_LABEL_ROWS = 3;
 
 export class LiveChart {
-  private readonly plot: uPlot;
+  private plot: uPlot;
+  private readonly opts: uPlot.Options;
   private readonly xs: number[] = [];
   private readonly ys: number[] = [];
   private readonly marks: [number, string][] = [];
@@ -63,7 +64,7 @@ export class LiveChart {
     color: string,
   ) {
     const axis = { stroke: () => colours.axis, grid: { stroke: () => colours.grid }, ticks: { stroke: () => colours.grid } };
-    const opts: uPlot.Options = {
+    this.opts = {
       title,
       width: parent.clientWidth || 320,
       height: 170,
@@ -87,15 +88,14 @@ export class LiveChart {
       series: [{}, { stroke: () => (scheme.matches ? onDark(color) : color), width: 1.5, points: { fill: () => colours.panel } }],
       hooks: { draw: [(u) => this.drawMarks(u)] },
     };
-    this.plot = new uPlot(opts, [this.xs, this.ys], parent);
+    this.plot = this.newPlot();
     this.redrawSoon = drawThrottled(() => this.plot.setData([this.xs, this.ys]));
-    charts.add(this.plot);
     parent.setAttribute('role', 'img');
     this.summarise();
     // Follow the container's width, so the page works from a phone to a wide screen.
     new ResizeObserver(() => {
       const width = Math.floor(parent.clientWidth);
-      if (width > 0 && width !== this.plot.width) this.plot.setSize({ width, height: opts.height });
+      if (width > 0 && width !== this.plot.width) this.plot.setSize({ width, height: this.opts.height });
     }).observe(parent);
   }
 
@@ -148,12 +148,22 @@ export class LiveChart {
     this.plot.redraw(false);
   }
 
+  /** Empty, as on a page just opened: a new plot, since uPlot keeps its last scales when its data is emptied. */
   clear(): void {
     this.xs.length = 0;
     this.ys.length = 0;
     this.marks.length = 0;
-    this.plot.setData([this.xs, this.ys]);
+    charts.delete(this.plot);
+    this.plot.destroy();
+    this.plot = this.newPlot();
     this.summarise();
+  }
+
+  private newPlot(): uPlot {
+    const width = Math.floor(this.parent.clientWidth) || this.opts.width;
+    const plot = new uPlot({ ...this.opts, title: this.title, width }, [this.xs, this.ys], this.parent);
+    charts.add(plot);
+    return plot;
   }
 
   private drawMarks(u: uPlot): void {
