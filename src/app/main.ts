@@ -287,12 +287,19 @@ function modelForChosenDataset(): string {
   return asked;
 }
 
+/** The model last chosen for each kind of dataset: chosen again when the list comes back to that kind. */
+const chosenModels = new Map<DatasetInfo['kind'], string>();
+let listedKind: DatasetInfo['kind'] | undefined;
+
 /** Offers only the models that can read the chosen dataset (all of them while a typed URL is unread). */
 function listModels(preferred?: string): void {
+  if (listedKind && ui.model.value) chosenModels.set(listedKind, ui.model.value);
   const kind = selectedKind();
+  listedKind = kind;
   const models = kind ? modelsFor(kind) : MODELS;
   ui.model.replaceChildren(...models.map((m) => new Option(m.label, m.id)));
-  if (preferred && models.some((m) => m.id === preferred)) ui.model.value = preferred;
+  const pick = [preferred, kind && chosenModels.get(kind)].find((id) => id && models.some((m) => m.id === id));
+  if (pick) ui.model.value = pick;
   const tabular = kind === 'tabular';
   ui.batchHint.hidden = !tabular;
   const rows = selectedProbe()?.batchRows;

@@ -36,6 +36,19 @@ test('after a TOC run, an image dataset gets its fidelity slider, echo mode and 
   await expect(page.locator('#sweep-kind')).toHaveValue('echo');
 });
 
+test('the model chosen for each kind of dataset comes back with that kind', async ({ page }) => {
+  await page.goto('/?model=tiny-cnn');
+  await expect(page.locator('#start')).toBeEnabled();
+  await page.locator('#dataset').selectOption(FLIGHTS);
+  await expect(page.locator('#model')).toHaveValue('logreg'); // a table's models: the first
+  await page.locator('#model').selectOption('svm');
+  await page.locator('#dataset').selectOption(FASHION);
+  await expect(page.locator('#model')).toHaveValue('tiny-cnn'); // before, the first image model (cnn)
+  await page.locator('#dataset').selectOption(FLIGHTS);
+  await expect(page.locator('#model')).toHaveValue('svm');
+  await expect.poll(() => new URL(page.url()).searchParams.get('model')).toBe('svm');
+});
+
 test('a manifest URL typed in writes the model it chose into the address bar, and that address opens as it was left', async ({ page }) => {
   await page.goto('/');
   await expect(page.locator('#start')).toBeEnabled();
