@@ -1,6 +1,7 @@
-// The one seeded PRNG of bytelab: shuffles, echo draws and the synthetic
+// The seeded PRNG of bytelab's data: shuffles, echo draws and the synthetic
 // datasets all draw from sfc32 (Chris Doty-Humphrey's small fast counting
-// generator), so the same seed gives the same numbers everywhere.
+// generator), so the same seed gives the same numbers everywhere. (A model's
+// initial weights are drawn by tfjs's seeded initializers, from hash32 of the seed.)
 import { Fnv1a } from './hash.js';
 
 export type Random = () => number;

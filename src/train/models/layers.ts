@@ -19,12 +19,12 @@ export function softmaxLoss(logits: tf.Tensor2D, input: ModelInput, classes: num
   return tf.losses.softmaxCrossEntropy(tf.oneHot(input.labels, classes), logits) as tf.Scalar;
 }
 
-/** Each call, the next layer's kernel initializer: Glorot-uniform (tfjs's default) drawn from the seed and the layer's place. */
-export type KernelInit = () => ReturnType<typeof tf.initializers.glorotUniform> | undefined;
+/** Each call, the next layer's kernel initializer: Glorot-normal (tfjs's default for dense and conv layers) drawn from the seed and the layer's place. */
+export type KernelInit = () => ReturnType<typeof tf.initializers.glorotNormal> | undefined;
 
 export function seededKernels(seed: number | undefined): KernelInit {
   let layer = 0;
-  return () => (seed === undefined ? undefined : tf.initializers.glorotUniform({ seed: hash32(seed, 'kernel', layer++) }));
+  return () => (seed === undefined ? undefined : tf.initializers.glorotNormal({ seed: hash32(seed, 'kernel', layer++) }));
 }
 
 export function imageModel(

@@ -38,7 +38,7 @@ function checkTabular(info: DatasetInfo): number {
   return info.inputShape[0]!;
 }
 
-/** W (inputs x units, Glorot-uniform as tfjs dense layers start, drawn from the run's seed and the layer's name) and b (zeros). */
+/** W (inputs x units, Glorot-uniform, drawn from the run's seed and the layer's name) and b (zeros). */
 function denseVariables(inputs: number, units: number, name: string, seed: number | undefined): { w: tf.Variable<tf.Rank.R2>; b: tf.Variable<tf.Rank.R1> } {
   const limit = Math.sqrt(6 / (inputs + units));
   const draw = seed === undefined ? undefined : hash32(seed, 'kernel', name);
