@@ -232,10 +232,11 @@ async function listDatasets(select?: string): Promise<void> {
     o.title = d.name; // its name in the runs table, without the size the list shows
     mine.append(o);
   }
-  const current = urlInForce.selected ? setAside : ui.dataset.value;
+  const current = urlShown() ? setAside : ui.dataset.value;
   ui.dataset.replaceChildren(served, ...(local.length ? [mine] : []), ...(unbuilt.children.length ? [unbuilt] : []));
   const usable = (v: string | undefined) => !!v && [...ui.dataset.options].some((o) => o.value === v && !o.disabled);
   ui.dataset.value = [select, current, served.querySelector('option')?.value].find(usable) ?? '';
+  if (select && ui.dataset.value === select) emptyManifestField(); // a dataset just built is chosen: it is what a run reads
   showListSetAside();
   listModels(ui.model.value);
   previewDataset();
@@ -423,6 +424,14 @@ function startBlockers(): string[] {
   return reasons;
 }
 
+/** Choosing from the list chooses the list: a manifest URL in the field would otherwise still be what a run reads. */
+function emptyManifestField(): void {
+  if (!ui.manifestUrl.value.trim()) return;
+  log(`the dataset list's choice is read now; the manifest URL field (${ui.manifestUrl.value.trim()}) was emptied`, 'info');
+  ui.manifestUrl.value = '';
+  void probeTypedManifest(); // as an emptied field is read: a read of the old URL still going counts for nothing
+}
+
 /** What the dataset list shows while a manifest URL in the field is what a run reads. With it, any choice from the list is a change,
  * the one the list showed before included (choosing the option already shown fired nothing, so the URL stayed in force). */
 const urlInForce = Object.assign(new Option('(the manifest URL below)', ''), {
@@ -433,13 +442,16 @@ const urlInForce = Object.assign(new Option('(the manifest URL below)', ''), {
 /** The list's choice while a manifest URL is in force: chosen again once the field is emptied. */
 let setAside = '';
 
+/** Whether the list shows urlInForce now (an option taken out of the list by a new list stays selected, alone). */
+const urlShown = () => urlInForce.parentElement === ui.dataset && urlInForce.selected;
+
 function showListSetAside(): void {
   const superseded = ui.manifestUrl.value.trim() !== '';
-  if (superseded && !urlInForce.selected) {
+  if (superseded && !urlShown()) {
     setAside = ui.dataset.value;
     ui.dataset.prepend(urlInForce);
     urlInForce.selected = true;
-  } else if (!superseded && urlInForce.isConnected) {
+  } else if (!superseded && urlInForce.parentElement === ui.dataset) {
     const restore = urlInForce.selected; // not when a choice from the list emptied the field
     urlInForce.remove();
     if (restore) ui.dataset.value = setAside;
@@ -1244,10 +1256,10 @@ ui.learningRate.addEventListener('input', () => {
   session.setLearningRate(r.value);
   learningRateTyped.applied(`lr ${r.value}`, { learningRate: r.value });
 });
-/** The last step the open run reported; undefined before its first. */
 /** A change taken as where the live run starts: its record's settings and its name in the runs table say so. */
 const amendStart = (change: Partial<RunRecord['settings']>) => runsPanel.amend(change, (r) => runName(session!.config.model.id, r.settings, r.startedAt));
 
+/** The last step the open run reported; undefined before its first. */
 const stepNow = (): number | undefined => (session && !session.ended ? session.steps.last()?.step : undefined);
 
 /**
@@ -1305,12 +1317,7 @@ ui.echoUse.addEventListener('click', () => {
 });
 ui.dataset.addEventListener('change', () => {
   clearParamError('dataset');
-  // Choosing from the list chooses the list: a manifest URL in the field would otherwise still be what a run reads.
-  if (ui.manifestUrl.value.trim()) {
-    log(`the dataset list's choice is read now; the manifest URL field (${ui.manifestUrl.value.trim()}) was emptied`, 'info');
-    ui.manifestUrl.value = '';
-    void probeTypedManifest(); // as an emptied field is read: a read of the old URL still going counts for nothing
-  }
+  emptyManifestField();
   clearParamError('manifest'); // a dataset from the list, instead of the URL's manifest
   listModels(modelForChosenDataset());
   previewDataset();

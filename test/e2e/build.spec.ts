@@ -164,6 +164,20 @@ test('a class is a folder right under the one dropped, with its images at any de
   await expect(page.locator('#build-status')).toContainText('1 left out (not in a class folder (a folder right under the one dropped): nested/cover.jpg)');
 });
 
+test('a dataset built while a manifest URL is typed is the one chosen: the field is emptied', async ({ page }) => {
+  await page.goto('/');
+  await page.locator('#build-size').fill('16x16');
+  await page.locator('#manifest-url').fill('datasets/birdstrikes-toc/manifest.json');
+  await expect(page.locator('#dataset option:checked')).toHaveText('(the manifest URL below)');
+  await page.locator('#build-folder').setInputFiles(makeFolder('typed', 3));
+  await expect(page.locator('#build-status')).toContainText('built "typed"', { timeout: 60_000 });
+  // Before, the list was read anew under the typed URL and kept showing a dataset that was not read.
+  await expect(page.locator('#manifest-url')).toHaveValue('');
+  await expect(page.locator('#dataset')).toHaveValue(/^idb:\/\/local\/.+\/manifest\.json$/);
+  await expect(page.locator('#dataset')).not.toHaveClass(/superseded/);
+  await expect.poll(() => new URL(page.url()).searchParams.get('dataset') ?? '').toMatch(/^local:/);
+});
+
 test('the same folder built twice gives two entries that can be told apart', async ({ page }) => {
   await page.goto('/');
   await page.locator('#build-size').fill('16x16');
