@@ -52,13 +52,19 @@ const X_INDEX: Record<XAxis, { step: number; eval: number }> = {
   fresh: { step: 4, eval: 5 },
 };
 
+/** The control a mark's label names: "group 3", "echo 2" or "auto echo 2.5", "echo batches", "lr 0.01", "continued". */
+function markedControl(label: string): string {
+  if (/^(auto )?echo [\d.]+$/.test(label)) return 'echo factor';
+  if (/^echo [a-z]/.test(label)) return 'echo mode';
+  return label.split(' ')[0]!;
+}
+
 /**
  * Adds a mark ("group 3" at step 20). A mark of the same control at the same step goes: changes quicker than a step (a
  * slider dragged while the run waits for data) leave the value it went on with, not a pile of labels over one another.
  */
 export function addMark(marks: [number, string][], step: number, label: string): void {
-  const control = (l: string) => l.replace(/ [-+.\de]+$/, ''); // "group 3" -> "group", "lr 0.01" -> "lr"
-  const same = marks.findIndex(([at, l]) => at === step && control(l) === control(label));
+  const same = marks.findIndex(([at, l]) => at === step && markedControl(l) === markedControl(label));
   if (same >= 0) marks.splice(same, 1);
   marks.push([step, label]);
 }

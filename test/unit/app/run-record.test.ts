@@ -94,15 +94,15 @@ describe('addMark', () => {
     addMark(marks, 21, 'group 5');
     addMark(marks, 21, 'auto echo 2.5');
     addMark(marks, 22, 'auto echo 3');
+    addMark(marks, 22, 'echo 4'); // auto echo and the person both set the echo factor
     expect(marks).toEqual([
       [20, 'echo 2'],
       [20, 'group 2'],
       [20, 'lr 1e-4'],
-      [20, 'echo batches'],
       [20, 'echo examples'],
       [21, 'group 5'],
       [21, 'auto echo 2.5'],
-      [22, 'auto echo 3'],
+      [22, 'echo 4'],
     ]);
   });
 });
