@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync, utimesSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import sirv from 'sirv';
 import { defineConfig, type Plugin } from 'vite';
 
 // Cross-origin isolation: full-resolution timers now, SharedArrayBuffer when a
@@ -22,8 +23,8 @@ const docs = (): Plugin => ({
 });
 
 // The build copies public/ (the datasets) with new times. Their own times are kept, so a file's Last-Modified, the validator
-// the pipeline's If-Range sends where the server's ETag is weak, stays the same across builds (and `npm start`s): the
-// browser's cached record prefixes go on being extended rather than read again from byte 0.
+// the pipeline's If-Range sends where the server's ETag is weak, stays the same across deploys of new builds: browsers'
+// cached record prefixes go on being extended rather than read again from byte 0.
 const keepPublicTimes = (): Plugin => {
   let publicDir = '';
   let outDir = '';
@@ -32,7 +33,7 @@ const keepPublicTimes = (): Plugin => {
     apply: 'build',
     configResolved(config) {
       publicDir = config.publicDir;
-      outDir = join(config.root, config.build.outDir);
+      outDir = resolve(config.root, config.build.outDir);
     },
     closeBundle() {
       const keep = (from: string, to: string): void => {
@@ -59,16 +60,35 @@ const dataListing = (): Plugin => {
   return {
     name: 'bytelab-data-listing',
     configureServer: (server) => void server.middlewares.use('/data/', listing(join(server.config.publicDir, 'data'))),
-    configurePreviewServer: (server) => void server.middlewares.use('/data/', listing(join(server.config.root, server.config.build.outDir, 'data'))),
+    configurePreviewServer: (server) => {
+      const { root, build, publicDir } = server.config;
+      server.middlewares.use('/data/', listing(join(build.copyPublicDir ? resolve(root, build.outDir) : publicDir, 'data')));
+    },
   };
 };
 
-export default defineConfig({
-  plugins: [docs(), dataListing(), keepPublicTimes()],
+// `npm start` (mode "lab") serves a build of the page and public/ as it is now, not a copy: datasets built while it runs
+// (npm run data:*) are there at once, and their files keep their times (Last-Modified, the If-Range validator).
+const publicLive = (): Plugin => ({
+  name: 'bytelab-public-live',
+  configurePreviewServer(server) {
+    if (server.config.build.copyPublicDir) return;
+    const setHeaders = (res: ServerResponse) => {
+      for (const [k, v] of Object.entries(isolation)) res.setHeader(k, v);
+      res.setHeader('Cache-Control', 'no-cache');
+    };
+    server.middlewares.use(sirv(server.config.publicDir, { dev: true, etag: true, setHeaders }));
+  },
+});
+
+export default defineConfig(({ mode }) => ({
+  plugins: [docs(), dataListing(), publicLive(), keepPublicTimes()],
   // A missing file is a 404, not index.html: the page reports a dataset that is not there as missing.
   appType: 'mpa',
   server: { headers: isolation, port: 5173, strictPort: false },
-  preview: { headers: isolation, port: 4173 },
+  // `npm start`: the lab's own build, on the dev server's port, so the browser's storage (saved runs, datasets built in it,
+  // the prefix cache), kept per origin, is the same under both; a second one fails rather than open an empty origin.
+  preview: { headers: isolation, ...(mode === 'lab' ? { port: 5173, strictPort: true } : { port: 4173 }) },
   worker: { format: 'es' },
   // Pre-bundle every dependency up front: otherwise the dev server discovers one
   // inside a worker mid-run and reloads the page.
@@ -77,5 +97,10 @@ export default defineConfig({
     entries: ['index.html', 'test/gpu/*.html', 'bench/gpu/*.html'],
   },
   // tfjs with its WebGPU backend is one chunk of about 1.1 MB, loaded at once whatever the split.
-  build: { target: 'es2022', chunkSizeWarningLimit: 1500 },
-});
+  build: {
+    target: 'es2022',
+    chunkSizeWarningLimit: 1500,
+    // `npm start` builds the page alone, apart from dist/ (`npm run build`, the nginx tests): public/ is served as it is.
+    ...(mode === 'lab' ? { outDir: 'node_modules/.cache/bytelab-lab', emptyOutDir: true, copyPublicDir: false } : {}),
+  },
+}));
