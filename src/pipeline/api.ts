@@ -160,7 +160,12 @@ export interface FetchEvent {
   endedAt: number;
 }
 
-export type PipelineEvent = FetchEvent | { type: 'warning'; message: string } | { type: 'epoch'; split: string; epoch: number };
+export type PipelineEvent =
+  | FetchEvent
+  | { type: 'warning'; message: string }
+  | { type: 'epoch'; split: string; epoch: number }
+  /** Sent by flushEvents: nothing to act on, it only comes after every event sent before it. */
+  | { type: 'flushed' };
 
 export interface PipelineStats {
   bytesFetched: number;
@@ -270,6 +275,11 @@ export interface PipelineApi {
   /** Range requests out at once, from the next record asked for (timing only: the example order does not change). */
   setRequestsInFlight(n: number): void;
   stats(): PipelineStats;
+  /**
+   * Resolves once every event sent so far has been taken by the page: events come on a port of their own (the callback's),
+   * so they can trail a result or error of this API; this sends one more event behind them and waits for it to be taken.
+   */
+  flushEvents(): Promise<void>;
   /** Where the live controls took effect so far: with the batches handed out, what `resume` needs to continue this stream exactly. */
   tape(): TapeState;
   /**

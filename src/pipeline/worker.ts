@@ -3,7 +3,7 @@
 // transferables, so the page receives them without a copy.
 import * as Comlink from 'comlink';
 import { loadTurboJpeg } from '../jpeg/turbo-browser.js';
-import { batchTransferables, type PipelineApi } from './api.js';
+import { batchTransferables, type PipelineApi, type PipelineEvent } from './api.js';
 import { fetchManifest, type BasePipeline } from './base.js';
 import { ImagePipeline } from './image-pipeline.js';
 import { pcrRecords } from './pcr-records.js';
@@ -11,6 +11,9 @@ import { isReferenceIndexUrl, referenceRecords } from './reference-records.js';
 import { TocPipeline } from './toc-pipeline.js';
 
 let pipeline: BasePipeline<unknown> | undefined;
+/** The page's event callback, as comlink gives it here: each call resolves once the page has taken the event. */
+type EventPort = (event: PipelineEvent) => Promise<void>;
+let events: EventPort | undefined;
 /** Aborts the open in progress (its manifest fetch and wasm load) when cancel() arrives. */
 let opening: AbortController | undefined;
 
@@ -23,6 +26,7 @@ const api: PipelineApi = {
   async open(options, onEvent) {
     pipeline?.close();
     pipeline = undefined;
+    events = onEvent as unknown as EventPort;
     const abort = (opening = new AbortController());
     const cancelled = () => {
       if (abort.signal.aborted) throw new Error('cancelled while opening');
@@ -57,6 +61,9 @@ const api: PipelineApi = {
   setShuffleBuffer: (size) => current().setShuffleBuffer(size),
   setRequestsInFlight: (n) => current().setRequestsInFlight(n),
   stats: () => current().statsNow(),
+  async flushEvents() {
+    await events?.({ type: 'flushed' });
+  },
   tape: () => current().tapeState(),
   async samples(n) {
     // Only an image pipeline has samples; a table has no images to show.

@@ -531,7 +531,7 @@ export class LabSession {
     } catch (err) {
       // A reader's warnings come on a port of their own (its event callback), so the last can trail the error that ended
       // its stream: they are let in first, so the log names every record a "no readable data" failure counts.
-      if (!signal.aborted && !this.machine.isFinal) await new Promise((r) => setTimeout(r, WARNINGS_TRAIL_MS));
+      if (!signal.aborted && !this.machine.isFinal) await this.flushEvents();
       if (!signal.aborted && !this.machine.isFinal) {
         const message = (err as Error).message;
         this.warnings.push(`training failed: ${message}`); // kept for the record; listeners hear it as the failed state
@@ -844,6 +844,14 @@ export class LabSession {
     return handle;
   }
 
+  /** Until every event the workers sent so far has been taken (at most FLUSH_EVENTS_MS). */
+  private async flushEvents(): Promise<void> {
+    const flushed = Promise.all(this.workers.map((w) => w.api.flushEvents().catch(() => undefined)));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([flushed, new Promise((r) => (timer = setTimeout(r, FLUSH_EVENTS_MS)))]);
+    clearTimeout(timer);
+  }
+
   private retire(handle: PipelineHandle): void {
     handle.terminate();
     this.workers = this.workers.filter((w) => w !== handle);
@@ -875,8 +883,8 @@ export class LabSession {
   }
 }
 
-/** How long a failed run waits for its readers' last warnings before it says it failed. */
-const WARNINGS_TRAIL_MS = 100;
+/** How long a failed run waits at most for its readers' last warnings before it says it failed (a wedged worker never answers). */
+const FLUSH_EVENTS_MS = 2_000;
 
 /** Test batches of at most this many bytes of float32 input (256 examples where they fit): one of 256 large images would be gigabytes. */
 const TEST_BATCH_BYTES = 64 * 1024 ** 2;

@@ -151,6 +151,7 @@ export function fakePipelines(behaviour: (name: string) => FakeBehaviour = () =>
       async tape() {
         return { channels: {}, records: served, outcomes: [] };
       },
+      async flushEvents() {}, // the fake's events are called at once, not sent over a port
       async samples() {
         return undefined; // the fake's images are made per batch, not decoded from records
       },
