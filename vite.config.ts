@@ -32,7 +32,7 @@ const keepPublicTimes = (): Plugin => {
     name: 'bytelab-keep-public-times',
     apply: 'build',
     configResolved(config) {
-      publicDir = config.publicDir;
+      publicDir = config.build.copyPublicDir ? config.publicDir : ''; // `npm start` serves public/ as it is
       outDir = resolve(config.root, config.build.outDir);
     },
     closeBundle() {
@@ -75,9 +75,9 @@ const publicLive = (): Plugin => ({
     if (server.config.build.copyPublicDir) return;
     const setHeaders = (res: ServerResponse) => {
       for (const [k, v] of Object.entries(isolation)) res.setHeader(k, v);
-      res.setHeader('Cache-Control', 'no-cache');
     };
-    server.middlewares.use(sirv(server.config.publicDir, { dev: true, etag: true, setHeaders }));
+    // dev: files looked up on each request (new ones appear), with no-cache; no extensions: /x is not public/x.html.
+    server.middlewares.use(sirv(server.config.publicDir, { dev: true, etag: true, extensions: [], setHeaders }));
   },
 });
 

@@ -160,12 +160,7 @@ export interface FetchEvent {
   endedAt: number;
 }
 
-export type PipelineEvent =
-  | FetchEvent
-  | { type: 'warning'; message: string }
-  | { type: 'epoch'; split: string; epoch: number }
-  /** Sent by flushEvents: nothing to act on, it only comes after every event sent before it. */
-  | { type: 'flushed' };
+export type PipelineEvent = FetchEvent | { type: 'warning'; message: string } | { type: 'epoch'; split: string; epoch: number };
 
 export interface PipelineStats {
   bytesFetched: number;

@@ -11,8 +11,11 @@ import { isReferenceIndexUrl, referenceRecords } from './reference-records.js';
 import { TocPipeline } from './toc-pipeline.js';
 
 let pipeline: BasePipeline<unknown> | undefined;
-/** The page's event callback, as comlink gives it here: each call resolves once the page has taken the event. */
-type EventPort = (event: PipelineEvent) => Promise<void>;
+/**
+ * The page's event callback, as comlink gives it here: each call resolves once the page has taken the event. 'flushed'
+ * (flushEvents) asks nothing of the page: it only comes after every event sent before it.
+ */
+type EventPort = (event: PipelineEvent | { type: 'flushed' }) => Promise<void>;
 let events: EventPort | undefined;
 /** Aborts the open in progress (its manifest fetch and wasm load) when cancel() arrives. */
 let opening: AbortController | undefined;

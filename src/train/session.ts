@@ -846,7 +846,13 @@ export class LabSession {
 
   /** Until every event the workers sent so far has been taken (at most FLUSH_EVENTS_MS). */
   private async flushEvents(): Promise<void> {
-    const flushed = Promise.all(this.workers.map((w) => w.api.flushEvents().catch(() => undefined)));
+    const flushed = Promise.all(
+      this.workers.map((w) =>
+        Promise.resolve()
+          .then(() => w.api.flushEvents())
+          .catch(() => undefined),
+      ),
+    );
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([flushed, new Promise((r) => (timer = setTimeout(r, FLUSH_EVENTS_MS)))]);
     clearTimeout(timer);

@@ -51,6 +51,9 @@ describe('models', () => {
       for (const [a, b] of kernels) expect(b).not.toEqual(a);
       // Layers of one model are not drawn alike: no two kernels of the same size start the same.
       const sameSize = first.filter((v) => v.some((x) => x !== 0));
+      // Image models start as tfjs's dense and conv layers do, Glorot-normal: the MLP's hidden kernel (64 x 128) has values
+      // past the Glorot-uniform limit sqrt(6 / (64 + 128)); the tables' layers are uniform, within it.
+      if (spec.id === 'mlp') expect(Math.max(...first[0]!.map(Math.abs))).toBeGreaterThan(Math.sqrt(6 / (64 + 128)));
       for (let i = 0; i < sameSize.length; i++)
         for (let j = i + 1; j < sameSize.length; j++) if (sameSize[i]!.length === sameSize[j]!.length) expect(sameSize[j]).not.toEqual(sameSize[i]);
     });
