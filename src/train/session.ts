@@ -844,18 +844,18 @@ export class LabSession {
     return handle;
   }
 
-  /** Until every event the workers sent so far has been taken (at most FLUSH_EVENTS_MS). */
+  /** Until every event the workers sent so far has been taken (at most a second: a wedged worker never answers;
+   * one that fails does not cut the others' wait short). */
   private async flushEvents(): Promise<void> {
-    const flushed = Promise.all(
-      this.workers.map((w) =>
-        Promise.resolve()
-          .then(() => w.api.flushEvents())
-          .catch(() => undefined),
+    await withinASecond(
+      Promise.all(
+        this.workers.map((w) =>
+          Promise.resolve()
+            .then(() => w.api.flushEvents())
+            .catch(() => undefined),
+        ),
       ),
     );
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([flushed, new Promise((r) => (timer = setTimeout(r, FLUSH_EVENTS_MS)))]);
-    clearTimeout(timer);
   }
 
   private retire(handle: PipelineHandle): void {
@@ -888,9 +888,6 @@ export class LabSession {
     this.workers = [];
   }
 }
-
-/** How long a failed run waits at most for its readers' last warnings before it says it failed (a wedged worker never answers). */
-const FLUSH_EVENTS_MS = 2_000;
 
 /** Test batches of at most this many bytes of float32 input (256 examples where they fit): one of 256 large images would be gigabytes. */
 const TEST_BATCH_BYTES = 64 * 1024 ** 2;
