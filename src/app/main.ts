@@ -24,7 +24,7 @@ import { setupBuildPanel } from './build-panel.js';
 import { setupCachePanel } from './cache-panel.js';
 import { setupResumePanel } from './resume-panel.js';
 import { setupRunsPanel } from './runs-panel.js';
-import { drawConfusion, drawMistakes } from './model-view.js';
+import { baselineLine, drawConfusion, drawMistakes, majorityClass } from './model-view.js';
 import { runSweep } from './sweep.js';
 import { setupModelPanel } from './model-panel.js';
 import { freshOptimizerState } from '../train/model-file.js';
@@ -108,6 +108,7 @@ const ui = {
     step: $('m-step'),
     loss: $('m-loss'),
     acc: $('m-acc'),
+    accBase: $('m-acc-base'),
     speed: $('m-speed'),
     speedLabel: $('m-speed-k'),
     bytes: $('m-bytes'),
@@ -528,6 +529,7 @@ function resetView(): void {
   ui.m.loss.textContent = ui.m.acc.textContent = ui.m.speed.textContent = ui.m.wait.textContent = '–';
   shownAccuracy = '–';
   ui.m.acc.title = '';
+  ui.m.accBase.textContent = '';
   ui.m.bytes.textContent = '0 B';
   ui.m.cache.textContent = ui.m.epoch.textContent = '–';
   ui.confusion.replaceChildren();
@@ -949,6 +951,8 @@ function listenerFor(current: () => LabSession): SessionListener {
       if (!shown()) return;
       shownAccuracy = `${(100 * m.accuracy).toFixed(1)}%`;
       ui.m.acc.textContent = shownAccuracy;
+      const base = info && majorityClass(info.classes, m.confusion);
+      ui.m.accBase.textContent = base ? baselineLine(m.accuracy, base) : '';
       charts.acc.push(m.step, m.accuracy);
       runsPanel.eval(m);
       if (info) {

@@ -25,6 +25,26 @@ export function drawConfusion(table: HTMLTableElement, classes: string[], confus
   table.innerHTML = `<caption>Test split: ${examples.toLocaleString('en-US')} examples</caption>${head}${rows.join('')}`;
 }
 
+/** The test split's largest class and its share: the accuracy of a model that always predicts it (rows of the matrix are true classes). */
+export function majorityClass(classes: string[], confusion: number[]): { name: string; share: number } | undefined {
+  const k = classes.length;
+  const totals = classes.map((_, t) => confusion.slice(t * k, (t + 1) * k).reduce((a, b) => a + b, 0));
+  const examples = totals.reduce((a, b) => a + b, 0);
+  if (!examples) return undefined;
+  const top = totals.indexOf(Math.max(...totals));
+  return { name: classes[top]!, share: totals[top]! / examples };
+}
+
+/**
+ * The line under the accuracy tile: what always guessing the largest class would score, so that 89.5% on a table where
+ * 89.5% of rows are one class reads as no learning. Shares are compared as the tile shows them, to 0.1%.
+ */
+export function baselineLine(accuracy: number, base: { name: string; share: number }): string {
+  const shown = (x: number) => (100 * x).toFixed(1);
+  const always = `always “${base.name}”: ${shown(base.share)}%`;
+  return Number(shown(accuracy)) <= Number(shown(base.share)) ? `no better than ${always}` : always;
+}
+
 /** Small canvases of misclassified images, each captioned "true → predicted". */
 export function drawMistakes(box: HTMLElement, classes: string[], shape: { width: number; height: number; channels: number }, mistakes: Mistake[]): void {
   const { width: w, height: h, channels: c } = shape;
