@@ -109,8 +109,24 @@ export function checkManifestUrl(text: string, page: string): Checked<string | u
     return bad(`"${t}" is not a URL`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return bad(`manifest URL must be http or https, not ${url.protocol.replace(':', '')}`);
+  // Chrome blocks it as mixed content, failing as an unreachable server would; loopback hosts are trustworthy and exempt.
+  if (new URL(page).protocol === 'https:' && url.protocol === 'http:' && !LOOPBACK.test(url.hostname)) {
+    return bad(`an https page cannot read an http manifest (mixed content): serve the dataset over https`);
+  }
+  // A fetch to such a port fails at once, as an unreachable server's does: without this the page would wait for it forever.
+  if (url.port && BAD_PORTS.has(Number(url.port)))
+    return bad(`port ${url.port} is one browsers never fetch from (a "bad port" of the Fetch standard): serve the dataset on another`);
   return ok(url.href);
 }
+
+const LOOPBACK = /^(localhost|.*\.localhost|127(\.\d+){3}|\[::1\])$/;
+
+/** The Fetch standard's bad ports (https://fetch.spec.whatwg.org/#bad-port), which Chrome blocks for http and https. */
+const BAD_PORTS = new Set([
+  0, 1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111, 113, 115, 117, 119, 123, 135, 137,
+  139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049,
+  3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
+]);
 
 /** URL parameters the page reads; any other is reported, so a typo is not silently ignored. */
 const URL_PARAMS = [

@@ -80,6 +80,20 @@ describe('field checks', () => {
     expect(checkManifestUrl('data/x/manifest.json', page)).toEqual({ ok: true, value: 'http://localhost:5173/data/x/manifest.json' });
     expect(reason(checkManifestUrl('ftp://host/manifest.json', page))).toBe('manifest URL must be http or https, not ftp');
     expect(checkManifestUrl('http://[bad', page).ok).toBe(false);
+    // Ports browsers refuse to fetch from are named at once, not retried as a server that is down.
+    expect(reason(checkManifestUrl('http://127.0.0.1:1/manifest.json', page))).toBe(
+      'port 1 is one browsers never fetch from (a "bad port" of the Fetch standard): serve the dataset on another',
+    );
+    expect(checkManifestUrl('http://127.0.0.1:6000/m.json', page).ok).toBe(false);
+    expect(checkManifestUrl('https://host:443/m.json', page).ok).toBe(true); // the scheme's own port: URL drops it
+    expect(checkManifestUrl('http://host:8080/m.json', page).ok).toBe(true);
+    // A lab served over https reads no http manifest but a loopback one (Chrome's mixed-content rule).
+    const secure = 'https://lab.example/';
+    expect(reason(checkManifestUrl('http://data.example/m.json', secure))).toBe(
+      'an https page cannot read an http manifest (mixed content): serve the dataset over https',
+    );
+    for (const host of ['localhost:8080', '127.0.0.1', 'data.localhost', '[::1]:9000']) expect(checkManifestUrl(`http://${host}/m.json`, secure).ok).toBe(true);
+    expect(checkManifestUrl('https://data.example/m.json', secure).ok).toBe(true);
   });
 
   it('names URL parameters the lab does not read', () => {
