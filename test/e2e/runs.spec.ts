@@ -161,6 +161,7 @@ const fieldCases: [string, string, RegExp][] = [
   ['#eval-every', '0', /evaluation interval must be a whole number/],
   ['#requests-in-flight', '0', /reads in flight must be a whole number from 1 to 16/],
   ['#manifest-url', 'ftp://example.com/manifest.json', /must be http or https/],
+  ['#manifest-url', 'http://127.0.0.1:1/manifest.json', /port 1 is one browsers never fetch from/],
 ];
 for (const [selector, value, reason] of fieldCases) {
   test(`refuses ${selector.slice(1)} = "${value}" with the reason beside the field`, async ({ page }) => {
@@ -204,6 +205,7 @@ const paramCases: [string, RegExp][] = [
   ['model=logreg', /URL parameter model=logreg: .* reads tabular data, the chosen dataset is image/],
   ['dataset=fashion-mnist', /URL parameter dataset=fashion-mnist: not built; run npm run data:full/],
   ['manifest=nowhere/manifest.json', /URL parameter manifest=nowhere\/manifest\.json: .*nowhere\/manifest\.json: missing/],
+  ['manifest=http://127.0.0.1:6000/manifest.json', /URL parameter manifest=http:\/\/127\.0\.0\.1:6000\/manifest\.json: port 6000 is one browsers never/],
   ['manifest=%20', /URL parameter manifest= is empty: give a manifest URL, or leave it out/],
   ['autoEcho=maybe', /URL parameter autoEcho=maybe: autoEcho is on when present \(or 1, true\), off when absent/],
 ];
