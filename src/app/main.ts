@@ -12,12 +12,11 @@ import { DEFAULT_REQUESTS_IN_FLIGHT, type DatasetInfo, type EchoMode, type Pipel
 import { liveWorkerCount, startPipelineWorker } from '../pipeline/client.js';
 import { localIdOf, localManifestUrl, LOCAL_PREFIX } from '../storage/local-datasets.js';
 import type { Checkpoint } from '../train/checkpoint.js';
-import type { ModelState } from '../train/trainer.js';
+import { classTotals, type ModelState, type StepMetrics } from '../train/trainer.js';
 import { MODELS, modelById, modelsFor } from '../train/models/registry.js';
 import type { RunRecord } from '../train/run-record.js';
 import { LIVE_STATES, type RunState } from '../train/run-state.js';
 import { LabSession, STALL_MS, type SessionListener } from '../train/session.js';
-import type { StepMetrics } from '../train/trainer.js';
 import type { EchoReading } from '../train/echo-advisor.js';
 import { attachFieldError, fidelityValueText, setupAnnouncements } from './a11y.js';
 import { setupBuildPanel } from './build-panel.js';
@@ -135,13 +134,15 @@ const charts = {
 interface Field {
   input: HTMLInputElement;
   error: HTMLElement;
+  /** The URL parameter that fills it. */
+  param: string;
   /** Checks the field's text, or `text` (a value kept aside, as the batch size while a TOC dataset's rows stand there). */
   check(text?: string): Checked<unknown>;
 }
 
 function field(input: HTMLInputElement, param: string, check: (text: string) => Checked<unknown>): Field {
   const error = attachFieldError(input);
-  const f: Field = { input, error, check: (text = input.value) => check(text) };
+  const f: Field = { input, error, param, check: (text = input.value) => check(text) };
   input.addEventListener('input', () => {
     clearParamError(param); // the person is fixing it here now
     showCheck(f);
@@ -409,11 +410,14 @@ function startBlockers(): string[] {
   const reasons: string[] = [];
   // size= does nothing for a table (the log says so): its error waits, as a bad batch= does, until an image dataset is chosen.
   const blocking = [...paramErrors.keys()].filter((k) => NAMING_PARAMS.has(k) && !(k === 'size' && selectedKind() === 'tabular'));
-  if (blocking.length) reasons.push('the URL names something that is not there (see above)');
-  for (const f of Object.values(fields)) {
+  const refused = Object.values(fields).flatMap((f) => {
     const r = fixedByDataset(f) ? { ok: true } : f.check();
-    if (!r.ok) reasons.push((r as { reason: string }).reason);
-  }
+    return r.ok ? [] : [{ param: f.param, reason: (r as { reason: string }).reason }];
+  });
+  // A parameter whose field shows the same error is said once, by its field.
+  const named = blocking.filter((k) => !refused.some((f) => f.param === k)).map((k) => `${k}=`);
+  if (named.length) reasons.push(`the address's ${named.join(', ')} ${named.length > 1 ? 'are' : 'is'} refused (see above)`);
+  reasons.push(...refused.map((f) => f.reason));
   if (!ui.manifestUrl.value.trim() && !ui.dataset.value) reasons.push('choose a dataset');
   if (!ui.model.value) reasons.push('choose a model');
   // A share past the split's records would open, then fail with nothing to read.
@@ -465,6 +469,7 @@ function refreshControls(): void {
   const state: RunState = session?.state ?? 'idle';
   const live = LIVE_STATES.has(state);
   const busy = starting || live;
+  showListSetAside(); // first: a field emptied brings the list's choice back, which Start's blockers read
   const blockers = startBlockers();
   ui.start.disabled = busy || blockers.length > 0;
   // While the typed manifest is read, Start stays on: a click (which itself leaves the field and so begins the read) waits for it.
@@ -473,7 +478,6 @@ function refreshControls(): void {
   ui.pause.disabled = starting || !(state === 'running' || state === 'paused' || state === 'evaluating');
   ui.pause.textContent = state === 'paused' ? 'Resume' : 'Pause';
   ui.stop.disabled = !live || state === 'stopping';
-  showListSetAside();
   // What a run is built from cannot change under it; fidelity and echo stay live.
   // The learning rate stays live like fidelity and echo.
   for (const el of [ui.dataset, ui.manifestUrl, ui.model, ui.evalEvery, ui.evalMode, ui.readers, ui.cacheLimit, ui.cacheClear]) el.disabled = busy;
@@ -951,7 +955,7 @@ function listenerFor(current: () => LabSession): SessionListener {
       if (!shown()) return;
       shownAccuracy = `${(100 * m.accuracy).toFixed(1)}%`;
       ui.m.acc.textContent = shownAccuracy;
-      const base = info && majorityClass(info.classes, m.confusion);
+      const base = info && majorityClass(info.classes, classTotals(m.confusion));
       ui.m.accBase.textContent = base ? baselineLine(m.accuracy, base) : '';
       charts.acc.push(m.step, m.accuracy);
       runsPanel.eval(m);
@@ -969,7 +973,11 @@ function listenerFor(current: () => LabSession): SessionListener {
       }
       for (const [step, accuracy] of h.evals) charts.acc.push(step, accuracy);
       const last = h.evals.at(-1);
-      if (last) ui.m.acc.textContent = `${(100 * last[1]).toFixed(1)}%`;
+      if (last) {
+        shownAccuracy = ui.m.acc.textContent = `${(100 * last[1]).toFixed(1)}%`;
+        const base = info && h.classCounts && majorityClass(info.classes, h.classCounts);
+        ui.m.accBase.textContent = base ? baselineLine(last[1], base) : '';
+      }
       const step = current().config.resume?.step ?? 0;
       ui.m.step.textContent = String(step);
       for (const c of Object.values(charts)) c.mark(step, 'continued');

@@ -25,14 +25,12 @@ export function drawConfusion(table: HTMLTableElement, classes: string[], confus
   table.innerHTML = `<caption>Test split: ${examples.toLocaleString('en-US')} examples</caption>${head}${rows.join('')}`;
 }
 
-/** The test split's largest class and its share: the accuracy of a model that always predicts it (rows of the matrix are true classes). */
-export function majorityClass(classes: string[], confusion: number[]): { name: string; share: number } | undefined {
-  const k = classes.length;
-  const totals = classes.map((_, t) => confusion.slice(t * k, (t + 1) * k).reduce((a, b) => a + b, 0));
-  const examples = totals.reduce((a, b) => a + b, 0);
-  if (!examples) return undefined;
-  const top = totals.indexOf(Math.max(...totals));
-  return { name: classes[top]!, share: totals[top]! / examples };
+/** The test split's largest class and its share (`counts`: its examples per class, classTotals): what always guessing it scores. */
+export function majorityClass(classes: string[], counts: number[]): { name: string; share: number } | undefined {
+  const examples = counts.reduce((a, b) => a + b, 0);
+  if (!examples || counts.length !== classes.length) return undefined;
+  const top = counts.indexOf(Math.max(...counts));
+  return { name: classes[top]!, share: counts[top]! / examples };
 }
 
 /**

@@ -68,8 +68,11 @@ export interface Checkpoint {
   /** Readers that ran dry and left the turn, and when (pipeline/rotation.ts); left out: none did. */
   readersLeft?: ReaderLeft[];
   model: ModelState;
-  /** For the charts: [step, loss, examples/s, MiB fetched] per step (the latest ones), and [step, accuracy, loss] per evaluation. */
-  history: { steps: [number, number, number, number][]; evals: [number, number, number][] };
+  /**
+   * For the charts: [step, loss, examples/s, MiB fetched] per step (the latest ones), and [step, accuracy, loss] per evaluation;
+   * for the accuracy tile's baseline, the test split's examples per class (classTotals of the last evaluation; left out before one).
+   */
+  history: { steps: [number, number, number, number][]; evals: [number, number, number][]; classCounts?: number[] };
 }
 
 /** Checks a checkpoint read back from storage; throws naming what is wrong. */
@@ -96,7 +99,12 @@ export function validateCheckpoint(value: unknown): Checkpoint {
                       ? `last step ${c.config.lastStep}`
                       : !(c.freshTrained === undefined || (Number.isFinite(c.freshTrained) && c.freshTrained >= 0))
                         ? `fresh examples trained ${c.freshTrained}`
-                        : undefined;
+                        : !(
+                              c.history?.classCounts === undefined ||
+                              (Array.isArray(c.history.classCounts) && c.history.classCounts.every((n) => Number.isInteger(n) && n >= 0))
+                            )
+                          ? `test examples per class ${JSON.stringify(c.history.classCounts)}`
+                          : undefined;
   if (problem) throw new Error(`the saved run cannot be continued: ${problem}`);
   try {
     c.tapes.forEach(validateTape);

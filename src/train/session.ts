@@ -22,7 +22,17 @@ import { EchoAdvisor, type EchoReading } from './echo-advisor.js';
 import type { ModelSpec } from './models/registry.js';
 import { RingBuffer } from './ring-buffer.js';
 import { RunStateMachine, type RunState } from './run-state.js';
-import { TEST_ON_CPU_BYTES, TEST_ON_GPU_BYTES, Trainer, type EvalMetrics, type EvalMode, type ModelState, type RunStart, type StepMetrics } from './trainer.js';
+import {
+  TEST_ON_CPU_BYTES,
+  TEST_ON_GPU_BYTES,
+  Trainer,
+  classTotals,
+  type EvalMetrics,
+  type EvalMode,
+  type ModelState,
+  type RunStart,
+  type StepMetrics,
+} from './trainer.js';
 
 export interface SessionConfig {
   /** Absolute URL of the dataset's manifest (or PCR_index.pb). */
@@ -170,6 +180,8 @@ export class LabSession {
   private checkpointAtGate = false;
   /** Checkpoints are written one after another, in step order. */
   private saving: Promise<void> = Promise.resolve();
+  /** The checkpoint last written: a stopped deferred run's is written again once the steps it kept are evaluated. */
+  private lastWritten: Checkpoint | undefined;
   /** Bytes fetched and fresh examples read before a resume, added to the pipeline's own counts. */
   private readonly carried: { bytes: number; examples: number };
   private resumeGate: { promise: Promise<void>; release: () => void } | undefined;
@@ -540,7 +552,10 @@ export class LabSession {
     } finally {
       clearInterval(counterPoll);
       // A deferred run that was stopped evaluates its snapshots now (a failed one does not).
-      if (trainer?.pendingEvaluations && this.state === 'stopping') await this.evaluateDeferred(trainer);
+      if (trainer?.pendingEvaluations && this.state === 'stopping') {
+        await this.evaluateDeferred(trainer);
+        await this.forgetEvaluated();
+      }
       if (trainer && trainer.position.step > 0) this.finalModel = await captureBounded(trainer);
       for (const answer of this.modelRequests.splice(0)) answer(this.finalModel);
       trainer?.dispose();
@@ -625,6 +640,33 @@ export class LabSession {
     } finally {
       this.evaluatingDeferred = false;
     }
+  }
+
+  /**
+   * The stop's checkpoint was taken before its kept steps were evaluated: written again without the ones evaluated since and
+   * with their accuracies in its history, so a continued run neither evaluates them twice nor starts with an empty chart.
+   */
+  private async forgetEvaluated(): Promise<void> {
+    const save = this.config.saveCheckpoint;
+    const evaluated = new Set(this.evals.toArray().map((m) => m.step));
+    this.saving = this.saving
+      .then(async () => {
+        const last = this.lastWritten;
+        const pending = last?.model.pending;
+        if (!save || !last || !pending?.some((p) => evaluated.has(p.step))) return;
+        const left = pending.filter((p) => !evaluated.has(p.step));
+        const { pending: _, ...model } = last.model;
+        const rewritten: Checkpoint = {
+          ...last,
+          savedAt: Date.now(),
+          model: left.length ? { ...model, pending: left } : model,
+          history: this.historyUpTo(last.step),
+        };
+        await save(rewritten);
+        this.lastWritten = rewritten;
+      })
+      .catch((err: Error) => this.onWarning(`could not save the evaluated steps with the checkpoint: ${err.message}`));
+    await this.saving;
   }
 
   private onPhase(phase: 'training' | 'evaluating'): void {
@@ -759,6 +801,7 @@ export class LabSession {
         history,
       };
       await save(checkpoint);
+      this.lastWritten = checkpoint;
       this.listener.checkpoint?.(at.step);
     };
     this.saving = this.saving.then(write).catch((err: Error) => {
@@ -803,8 +846,11 @@ export class LabSession {
     const steps: Checkpoint['history']['steps'] = [...before.steps];
     for (const m of this.steps.toArray()) if (m.step <= step) steps.push([m.step, m.loss, m.examplesPerSecond, m.bytesFetched / 1024 ** 2]);
     const evals: Checkpoint['history']['evals'] = [...before.evals];
-    for (const m of this.evals.toArray()) if (m.step <= step) evals.push([m.step, m.accuracy, m.loss]);
-    return { steps: steps.slice(-HISTORY_SAVED), evals: evals.slice(-HISTORY_SAVED) };
+    const mine = this.evals.toArray().filter((m) => m.step <= step);
+    for (const m of mine) evals.push([m.step, m.accuracy, m.loss]);
+    const last = mine.at(-1);
+    const classCounts = last ? classTotals(last.confusion) : before.classCounts;
+    return { steps: steps.slice(-HISTORY_SAVED), evals: evals.slice(-HISTORY_SAVED), ...(classCounts ? { classCounts } : {}) };
   }
 
   private closeGate(): void {

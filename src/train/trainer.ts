@@ -134,6 +134,12 @@ export interface EvalMetrics {
   mistakes: Mistake[];
 }
 
+/** The test examples of each true class: the row sums of a confusion matrix (EvalMetrics.confusion). */
+export function classTotals(confusion: number[]): number[] {
+  const k = Math.round(Math.sqrt(confusion.length));
+  return Array.from({ length: k }, (_, t) => confusion.slice(t * k, (t + 1) * k).reduce((a, b) => a + b, 0));
+}
+
 /** A misclassified test image: its pixels (as the model saw them, 0..255) and its true and predicted classes. */
 export interface Mistake {
   label: number;

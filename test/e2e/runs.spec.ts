@@ -277,7 +277,7 @@ test('URL parameters that do nothing for the chosen dataset are said, not ignore
   await expect(page.locator('#start')).toBeEnabled();
   await page.locator('#dataset').selectOption({ label: 'Fashion-MNIST 8k (bundled)' });
   await expect(page.locator('#start')).toBeDisabled();
-  await expect(page.locator('#start-hint')).toContainText('the URL names something that is not there');
+  await expect(page.locator('#start-hint')).toContainText("Start is off: the address's size= is refused (see above)");
   await page.goto('/?dataset=flights-250k&manifest=datasets/birdstrikes-toc/manifest.json');
   await expect(page.locator('#log')).toContainText('URL parameters dataset= and manifest= are both given: the manifest is read');
   // The list does not pass for what is read: its choice is shown set aside while the field holds a URL.
@@ -305,6 +305,9 @@ test('URL parameters that do nothing for the chosen dataset are said, not ignore
   await page.locator('#manifest-url').fill('');
   await expect(page.locator('#dataset')).toHaveValue('datasets/fashion-mnist-mini/manifest.json');
   await expect(page.locator('#dataset')).not.toHaveClass(/superseded/);
+  // and Start with it, though the field never fired a change (it holds what it held when focused): it said "choose a dataset".
+  await expect(page.locator('#start')).toBeEnabled();
+  await expect(page.locator('#start-hint')).toHaveText('');
 });
 
 test('a share of the records past the split keeps Start off, saying why (it started, failed and left a 0-step run)', async ({ page }) => {
@@ -411,7 +414,29 @@ test('evalMode=deferred: no evaluation while training, the accuracy tile counts 
   for (const e of done.evals) expect(e.time).toBe(done.steps.find((m) => m.step === e.step)!.time);
   expect(done.evals.every((e) => e.deferred && e.accuracy > 0)).toBe(true);
   await expect(page.locator('#m-acc')).toHaveText(/^\d+\.\d%$/);
+  await expect(page.locator('#m-acc-base')).toHaveText(/always “.+”: \d+\.\d%$/);
   await expect.poll(() => page.evaluate(() => window.__lab!.memory())).toEqual(before);
+  // Continued after a reload: the steps Stop evaluated are history, not pending again (it said "3 pending" over an empty
+  // chart, and the next Stop evaluated them twice), and the tile keeps its baseline line.
+  const shown = await page.locator('#m-acc').textContent();
+  const baseLine = await page.locator('#m-acc-base').textContent();
+  await page.reload();
+  await expect(page.locator('#resume-text')).toContainText(`step ${last}`);
+  await page.locator('#resume-go').click();
+  await waitFor(page, 'a step of the continued run', (x) => x.steps.length >= 1);
+  // the saved accuracy, then with the continued run's own steps kept for later: none of the old ones is pending again.
+  await expect(page.locator('#m-acc')).toHaveText(new RegExp(`^${shown!.replace('.', '\\.')}( · \\d+ pending)?$`));
+  const pendingNow = Number((await page.locator('#m-acc').textContent())?.match(/(\d+) pending/)?.[1] ?? 0);
+  const stepNow = (await snapshot(page)).steps.at(-1)!.step; // read after: the steps only grow
+  expect(pendingNow).toBeLessThanOrEqual(Math.floor(stepNow / 10) - Math.floor(last / 10));
+  await expect(page.locator('#m-acc-base')).toHaveText(baseLine!);
+  await expect(page.locator('#chart-acc')).toHaveAttribute('aria-label', new RegExp(`^test accuracy chart: step 10 to ${10 * Math.floor(last / 10)}, `));
+  const more = await waitFor(page, '10 more steps', (x) => (x.steps.at(-1)?.step ?? 0) >= last + 10);
+  expect(more.evals).toEqual([]);
+  await page.evaluate(() => window.__lab!.stop());
+  const end = (await snapshot(page)).steps.at(-1)!.step;
+  const evaluated = (await snapshot(page)).evals.map((e) => e.step);
+  expect(evaluated).toEqual(Array.from({ length: Math.floor(end / 10) - Math.floor(last / 10) }, (_, i) => 10 * (Math.floor(last / 10) + i + 1)));
 });
 
 test('lists only datasets that exist; the others show the command that builds them', async ({ page }) => {

@@ -78,4 +78,12 @@ describe('checkpoints read back', () => {
     expect(validateCheckpoint(withShare({ rank: 1, count: 2 })).config.share).toEqual({ rank: 1, count: 2 });
     expect(() => validateCheckpoint(withShare({ rank: 2, count: 2 }))).toThrow(/cannot be continued: share \{"rank":2,"count":2\}/);
   });
+
+  it('the test split’s examples per class: absent (before the first evaluation, or saved before it was kept) is fine, a bad one is refused', () => {
+    const base = saved(CHECKPOINT_VERSION, [imageTape([], 0)]);
+    const withCounts = (classCounts: unknown) => ({ ...base, history: { steps: [], evals: [], classCounts } }) as unknown as Checkpoint;
+    expect(validateCheckpoint(withCounts([3, 5])).history.classCounts).toEqual([3, 5]);
+    expect(() => validateCheckpoint(withCounts([3, -1]))).toThrow(/cannot be continued: test examples per class \[3,-1\]/);
+    expect(() => validateCheckpoint(withCounts('many'))).toThrow(/test examples per class "many"/);
+  });
 });

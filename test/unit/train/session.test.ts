@@ -805,6 +805,25 @@ describe('deferred evaluation (evalMode deferred)', () => {
     expect(tf.memory().numTensors).toBeLessThanOrEqual(before);
   });
 
+  it('the stop’s checkpoint, taken before its snapshots are evaluated, is written again without them and with their accuracies', async () => {
+    const saved: Checkpoint[] = [];
+    const { s, rec } = session(undefined, { evalEvery: 4, evalMode: 'deferred', saveCheckpoint: async (c) => void saved.push(structuredClone(c)) });
+    const done = s.start();
+    await until('13 steps', () => rec.steps.length >= 13);
+    await s.stop();
+    await done;
+    const last = saved.at(-1)!;
+    const due = Array.from({ length: Math.floor(last.step / 4) }, (_, i) => 4 * (i + 1));
+    expect(saved.at(-2)!.model.pending?.map((p) => p.step)).toEqual(due); // as the stop took it
+    expect(last.step).toBe(saved.at(-2)!.step);
+    expect(last.model.pending).toBeUndefined(); // a continued run does not evaluate them again
+    expect(last.history.evals.map(([step]) => step)).toEqual(due);
+    expect(last.history.evals.map(([, accuracy]) => accuracy)).toEqual(rec.evals.map((e) => e.accuracy));
+    // The test split's examples per class, for the accuracy tile's baseline after a reload.
+    const counts = last.history.classCounts!;
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(rec.evals.at(-1)!.examples);
+  });
+
   it('a stopped run evaluates its snapshots during Stop, each once, and disposes them: no tensors leak', async () => {
     const before = tf.memory().numTensors;
     const pending: number[] = [];
