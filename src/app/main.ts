@@ -1564,7 +1564,7 @@ function writeUrl(): void {
   if (ui.echoMode.value !== 'examples') next.set('echoMode', ui.echoMode.value);
   if (ui.evalMode.value !== 'live') next.set('evalMode', ui.evalMode.value);
   if (ui.echoAuto.checked) next.set('autoEcho', '');
-  for (const k of ['seed', 'size', 'share']) if (params.has(k)) next.set(k, params.get(k)!);
+  for (const k of ['seed', 'size', 'share']) if (params.has(k)) next.set(k, params.get(k)!.trim()); // as read: " 32" is 32
   if (autostartParam?.ok) next.set('autostart', params.get('autostart')!);
   const query = next.toString().replace(/=(&|$)/g, '$1'); // flags without "="
   if (query !== location.search.slice(1)) history.replaceState(null, '', `${location.pathname}${query ? `?${query}` : ''}`);

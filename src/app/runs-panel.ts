@@ -365,6 +365,13 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     state(state) {
       if (!live) return;
       live.state = state;
+      // Stopped before its first step (Stop, then Start at once): nothing to compare, so no row. A failed one stays, saying so.
+      if (state === 'stopped' && live.steps.length === 0) {
+        const gone = live;
+        live = undefined;
+        void remove(gone);
+        return;
+      }
       void save(live);
       if (state === 'stopped' || state === 'failed') live = undefined; // ended: it may be deleted now
       draw(); // now, not up to a second later: the table says the run ended as the page does

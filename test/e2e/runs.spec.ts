@@ -81,6 +81,10 @@ test('Stop while the run is loading, and while it evaluates, ends within seconds
   expect(Date.now() - t0).toBeLessThan(10_000);
   expect(await states()).toEqual(expect.arrayContaining(['loading', 'stopping', 'stopped', 'running', 'evaluating']));
   expect((await snapshot(page)).evals).toEqual([]); // the abandoned evaluation never lands
+  // The run stopped while loading took no step: it leaves no row in the runs table (nothing to compare); the other one does.
+  await expect(page.locator('#runs-table tbody tr')).toHaveCount(1);
+  const records = await page.evaluate(() => window.__lab!.records());
+  expect(records.map((r) => r.steps.length > 0)).toEqual([true]);
 });
 
 test('moving the slider and echo while a run opens is applied, not thrown or reset', async ({ page }) => {
