@@ -64,6 +64,8 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
   let all: RunRecord[] = [];
   const overlaid = new Set<string>();
   let live: RunRecord | undefined;
+  /** Whether the live run is a new one, not a saved run continued (whose record and checkpoint a 0-step stop must keep). */
+  let liveIsNew = false;
   let lastSaved = 0;
   let drawPending = false;
   let plot: uPlot | undefined;
@@ -305,6 +307,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     async begin(record, fromStep, freshAtCheckpoint) {
       const existing = fromStep === undefined ? undefined : all.find((r) => r.id === record.id);
       live = existing ?? { ...record, fresh: 'trained', updatedAt: Date.now(), state: 'loading', steps: [], evals: [], marks: [] };
+      liveIsNew = fromStep === undefined;
       if (existing && fromStep !== undefined) {
         // A continued run goes on from its checkpoint: what the old record has after it is retrained now.
         existing.steps = existing.steps.filter((p) => p[0] <= fromStep);
@@ -365,8 +368,9 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     state(state) {
       if (!live) return;
       live.state = state;
-      // Stopped before its first step (Stop, then Start at once): nothing to compare, so no row. A failed one stays, saying so.
-      if (state === 'stopped' && live.steps.length === 0) {
+      // A new run stopped before its first step (Stop, then Start at once): nothing to compare, so no row. A failed one stays,
+      // saying so; a continued one keeps its record and its checkpoint (deleting a record deletes its checkpoint too).
+      if (state === 'stopped' && liveIsNew && live.steps.length === 0 && live.evals.length === 0) {
         const gone = live;
         live = undefined;
         void remove(gone);

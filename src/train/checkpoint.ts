@@ -78,33 +78,25 @@ export interface Checkpoint {
 /** Checks a checkpoint read back from storage; throws naming what is wrong. */
 export function validateCheckpoint(value: unknown): Checkpoint {
   const c = fromVersion1(value as Checkpoint);
-  const problem =
-    typeof c !== 'object' || c === null
-      ? 'not an object'
-      : c.version !== CHECKPOINT_VERSION
-        ? `version ${c.version}, this lab reads ${CHECKPOINT_VERSION}`
-        : !(Number.isInteger(c.step) && c.step >= 0)
-          ? `step ${c.step}`
-          : !(Array.isArray(c.tapes) && c.tapes.length === c.config?.readers)
-            ? `${c.tapes?.length} tapes for ${c.config?.readers} readers`
-            : !(Array.isArray(c.model?.weights) && c.model.weights.every((w) => w.data instanceof Float32Array))
-              ? 'model weights missing'
-              : !(c.model.pending === undefined || (Array.isArray(c.model.pending) && c.model.pending.every(validPending)))
-                ? 'a pending evaluation is malformed'
-                : !(c.controls?.requestsInFlight === undefined || (Number.isInteger(c.controls.requestsInFlight) && c.controls.requestsInFlight >= 1))
-                  ? `reads in flight ${c.controls.requestsInFlight}`
-                  : !(c.config.share === undefined || validShare(c.config.share))
-                    ? `share ${JSON.stringify(c.config.share)}`
-                    : !(c.config.lastStep === undefined || (Number.isInteger(c.config.lastStep) && c.config.lastStep >= 1))
-                      ? `last step ${c.config.lastStep}`
-                      : !(c.freshTrained === undefined || (Number.isFinite(c.freshTrained) && c.freshTrained >= 0))
-                        ? `fresh examples trained ${c.freshTrained}`
-                        : !(
-                              c.history?.classCounts === undefined ||
-                              (Array.isArray(c.history.classCounts) && c.history.classCounts.every((n) => Number.isInteger(n) && n >= 0))
-                            )
-                          ? `test examples per class ${JSON.stringify(c.history.classCounts)}`
-                          : undefined;
+  // Each check in turn, as [whether it holds, what to say if not]; later checks may rely on earlier ones.
+  const absentOr = <T>(x: T | undefined, ok: (x: T) => boolean) => x === undefined || ok(x);
+  const checks: [() => boolean, () => string][] = [
+    [() => typeof c === 'object' && c !== null, () => 'not an object'],
+    [() => c.version === CHECKPOINT_VERSION, () => `version ${c.version}, this lab reads ${CHECKPOINT_VERSION}`],
+    [() => Number.isInteger(c.step) && c.step >= 0, () => `step ${c.step}`],
+    [() => Array.isArray(c.tapes) && c.tapes.length === c.config?.readers, () => `${c.tapes?.length} tapes for ${c.config?.readers} readers`],
+    [() => Array.isArray(c.model?.weights) && c.model.weights.every((w) => w.data instanceof Float32Array), () => 'model weights missing'],
+    [() => absentOr(c.model.pending, (p) => Array.isArray(p) && p.every(validPending)), () => 'a pending evaluation is malformed'],
+    [() => absentOr(c.controls?.requestsInFlight, (n) => Number.isInteger(n) && n >= 1), () => `reads in flight ${c.controls.requestsInFlight}`],
+    [() => absentOr(c.config.share, validShare), () => `share ${JSON.stringify(c.config.share)}`],
+    [() => absentOr(c.config.lastStep, (n) => Number.isInteger(n) && n >= 1), () => `last step ${c.config.lastStep}`],
+    [() => absentOr(c.freshTrained, (n) => Number.isFinite(n) && n >= 0), () => `fresh examples trained ${c.freshTrained}`],
+    [
+      () => absentOr(c.history?.classCounts, (a) => Array.isArray(a) && a.every((n) => Number.isInteger(n) && n >= 0)),
+      () => `test examples per class ${JSON.stringify(c.history.classCounts)}`,
+    ],
+  ];
+  const problem = checks.find(([holds]) => !holds())?.[1]();
   if (problem) throw new Error(`the saved run cannot be continued: ${problem}`);
   try {
     c.tapes.forEach(validateTape);

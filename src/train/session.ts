@@ -552,10 +552,10 @@ export class LabSession {
     } finally {
       clearInterval(counterPoll);
       // A deferred run that was stopped evaluates its snapshots now (a failed one does not).
-      if (trainer?.pendingEvaluations && this.state === 'stopping') {
-        await this.evaluateDeferred(trainer);
-        await this.forgetEvaluated();
-      }
+      if (trainer?.pendingEvaluations && this.state === 'stopping') await this.evaluateDeferred(trainer);
+      // Evaluated at the stop, or by the trainer at the end of the data: the checkpoint no longer keeps them for later.
+      if (c.evalMode === 'deferred') await this.forgetEvaluated();
+      this.lastWritten = undefined;
       if (trainer && trainer.position.step > 0) this.finalModel = await captureBounded(trainer);
       for (const answer of this.modelRequests.splice(0)) answer(this.finalModel);
       trainer?.dispose();
@@ -643,30 +643,25 @@ export class LabSession {
   }
 
   /**
-   * The stop's checkpoint was taken before its kept steps were evaluated: written again without the ones evaluated since and
-   * with their accuracies in its history, so a continued run neither evaluates them twice nor starts with an empty chart.
+   * A deferred run's checkpoint (its last, or the one it continued) keeps the weights of the steps not yet evaluated. Once
+   * the stop or the end of the data has evaluated them, it is written again without them and with their accuracies in its
+   * history, so a continued run neither evaluates them twice nor starts with an empty chart. Its savedAt is kept (it is
+   * the same point of the run), and the wait is bounded: a write that never ends must not keep the run from ending.
    */
   private async forgetEvaluated(): Promise<void> {
     const save = this.config.saveCheckpoint;
     const evaluated = new Set(this.evals.toArray().map((m) => m.step));
-    this.saving = this.saving
-      .then(async () => {
-        const last = this.lastWritten;
-        const pending = last?.model.pending;
-        if (!save || !last || !pending?.some((p) => evaluated.has(p.step))) return;
-        const left = pending.filter((p) => !evaluated.has(p.step));
-        const { pending: _, ...model } = last.model;
-        const rewritten: Checkpoint = {
-          ...last,
-          savedAt: Date.now(),
-          model: left.length ? { ...model, pending: left } : model,
-          history: this.historyUpTo(last.step),
-        };
-        await save(rewritten);
-        this.lastWritten = rewritten;
-      })
-      .catch((err: Error) => this.onWarning(`could not save the evaluated steps with the checkpoint: ${err.message}`));
-    await this.saving;
+    if (!save || evaluated.size === 0) return;
+    const rewrite = this.saving.then(async () => {
+      const last = this.lastWritten ?? this.config.resume;
+      const pending = last?.model.pending;
+      if (!last || !pending?.some((p) => evaluated.has(p.step))) return;
+      const left = pending.filter((p) => !evaluated.has(p.step));
+      const { pending: _, ...model } = last.model;
+      await save({ ...last, model: left.length ? { ...model, pending: left } : model, history: this.historyUpTo(last.step) });
+    });
+    this.saving = rewrite.catch((err: Error) => this.onWarning(`could not save the evaluated steps with the checkpoint: ${err.message}`));
+    await settlesWithin(this.saving, STOP_GRACE_MS);
   }
 
   private onPhase(phase: 'training' | 'evaluating'): void {
@@ -801,7 +796,7 @@ export class LabSession {
         history,
       };
       await save(checkpoint);
-      this.lastWritten = checkpoint;
+      if (c.evalMode === 'deferred') this.lastWritten = checkpoint; // its pending weights are rewritten once evaluated
       this.listener.checkpoint?.(at.step);
     };
     this.saving = this.saving.then(write).catch((err: Error) => {

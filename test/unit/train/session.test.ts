@@ -824,6 +824,24 @@ describe('deferred evaluation (evalMode deferred)', () => {
     expect(counts.reduce((a, b) => a + b, 0)).toBe(rec.evals.at(-1)!.examples);
   });
 
+  it('a run that ends on its own evaluates its snapshots, and its last checkpoint is written again without them', async () => {
+    const saved: Checkpoint[] = [];
+    const { s, rec } = session(undefined, {
+      evalEvery: 4,
+      evalMode: 'deferred',
+      checkpointEvery: 8,
+      lastStep: 12,
+      saveCheckpoint: async (c) => void saved.push(structuredClone(c)),
+    });
+    await s.start();
+    expect(rec.evals.map((e) => e.step)).toEqual([4, 8, 12]);
+    const at8 = saved.filter((c) => c.step === 8);
+    expect(at8[0]!.model.pending?.map((p) => p.step)).toEqual([4, 8]);
+    expect(at8.at(-1)!.model.pending).toBeUndefined();
+    expect(at8.at(-1)!.history.evals.map(([step]) => step)).toEqual([4, 8]);
+    expect(at8.at(-1)!.savedAt).toBe(at8[0]!.savedAt); // the same point of the run: it does not outrank a later checkpoint
+  });
+
   it('a stopped run evaluates its snapshots during Stop, each once, and disposes them: no tensors leak', async () => {
     const before = tf.memory().numTensors;
     const pending: number[] = [];
