@@ -379,7 +379,7 @@ interface RunResult {
   /** Every evaluation of the run: [step, accuracy]. */
   curve: [number, number][];
   /** The evaluations within the budget as (accuracy, seconds from training start to their step's report), to time other targets. */
-  reached: [number, number][];
+  timedEvals: [number, number][];
   /** Deferred evaluation: wall seconds of the stop after the budget, which evaluated the kept weights. */
   deferredEvalS?: number;
 }
@@ -571,7 +571,7 @@ function analyse({ variant: v, round, rec, snap, budget, stopS }: RawRun): RunRe
     adapter: snap.adapter,
     inputShape: snap.dataset?.inputShape,
     curve: snap.evals.map((e) => [e.step, e.accuracy]),
-    reached: evals.flatMap((e): [number, number][] => {
+    timedEvals: evals.flatMap((e): [number, number][] => {
       const at = atStep(e.step);
       return at ? [[e.accuracy, (at.t - tRun) / 1000]] : [];
     }),
@@ -918,7 +918,7 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
   // One target can mislead: a baseline that hovers just under it for a while makes every variant look faster. The same runs
   // timed to the targets around it show whether a speed-up holds or is that artefact.
   const targets = [-0.06, -0.04, -0.02, 0, 0.02].map((d) => Math.round((target + d) * 100) / 100);
-  const secondsTo = (r: RunResult, t: number) => r.reached.find(([a]) => a >= t)?.[1];
+  const secondsTo = (r: RunResult, t: number) => r.timedEvals.find(([a]) => a >= t)?.[1];
   lines.push(
     '## The same runs timed to other targets',
     '',
@@ -1251,7 +1251,7 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
   );
   lines.splice(lines.indexOf('## Set-up'), 0, ...summary);
   lines.push('', 'Test accuracy at each evaluation (step: accuracy), every run:', '');
-  for (const r of results) lines.push(`- round ${r.round}, ${r.variant.id}: ${r.curve.map(([s, a]) => `${s}: ${(100 * a).toFixed(1)}`).join(', ')}`);
+  for (const r of results) lines.push(`- round ${r.round}, ${r.variant.id}: ${r.curve.map(([s, a]) => `${s}: ${(100 * a).toFixed(2)}`).join(', ')}`);
   // A run of part B alone (--variants) has no part A to show but its baseline, which part B shows too; a run of part A alone no part B.
   if (partAOnlyBaseline(ids)) {
     const from = lines.indexOf('## Part A: PCR scan groups (echo 1)');
