@@ -23,6 +23,17 @@ export function attachFieldError(input: HTMLInputElement): HTMLElement {
   return error;
 }
 
+/** A screen reader gets a fresh chart summary at most this often: the data changes every frame. */
+const SUMMARY_MS = 2000;
+
+/**
+ * How long a chart's new point waits to be summarised, given when its text was last written and whether that said "no data
+ * yet": then at once (after the current burst: a continued run's history arrives all together), else within SUMMARY_MS.
+ */
+export function summaryDelay(summarisedAt: number, summarisedEmpty: boolean, now: number): number {
+  return summarisedEmpty ? 0 : Math.max(0, summarisedAt + SUMMARY_MS - now);
+}
+
 /** A chart's text alternative: "training loss chart: step 1 to 120, latest 0.421", or that there is nothing yet. */
 export function chartSummary(title: string, xLabel: string, xs: readonly number[], ys: readonly number[]): string {
   const n = xs.length;

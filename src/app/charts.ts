@@ -6,14 +6,12 @@
 // reader, named by a short summary of what it shows.
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { chartSummary } from './a11y.js';
+import { chartSummary, summaryDelay } from './a11y.js';
 import { tickLabels } from './axis.js';
 import { addMark } from '../train/run-record.js';
 import { drawThrottled } from './throttle.js';
 
 const MAX_POINTS = 2000;
-/** A screen reader gets a fresh summary at most this often: the data changes every frame. */
-const SUMMARY_MS = 2000;
 
 const scheme = matchMedia('(prefers-color-scheme: dark)');
 const colours = { axis: '', grid: '', panel: '' };
@@ -55,6 +53,7 @@ export class LiveChart {
   private readonly marks: [number, string][] = [];
   private summaryTimer: ReturnType<typeof setTimeout> | undefined;
   private summarisedAt = -Infinity;
+  private summarisedEmpty = true;
   private readonly redrawSoon: () => void;
 
   constructor(
@@ -119,13 +118,17 @@ export class LiveChart {
     clearTimeout(this.summaryTimer);
     this.summaryTimer = undefined;
     this.summarisedAt = performance.now();
+    this.summarisedEmpty = this.xs.length === 0;
     this.parent.setAttribute('aria-label', chartSummary(this.title, this.xLabel, this.xs, this.ys));
   }
 
-  /** At most once per SUMMARY_MS, and always the latest point in the end. */
+  /**
+   * At most once per SUMMARY_MS, and always the latest point in the end. A chart whose text still says "no data yet" is named
+   * once the current burst of points is in (a continued run's history arrives all at once), not SUMMARY_MS later.
+   */
   private summariseSoon(): void {
     if (this.summaryTimer !== undefined) return;
-    const wait = Math.max(0, this.summarisedAt + SUMMARY_MS - performance.now());
+    const wait = summaryDelay(this.summarisedAt, this.summarisedEmpty, performance.now());
     this.summaryTimer = setTimeout(() => this.summarise(), wait);
   }
 

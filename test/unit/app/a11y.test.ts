@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chartSummary, fidelityValueText } from '../../../src/app/a11y.js';
+import { chartSummary, fidelityValueText, summaryDelay } from '../../../src/app/a11y.js';
 
 describe('what a screen reader hears', () => {
   it('the fidelity slider: the group, and bytes per image once the dataset is open', () => {
@@ -14,5 +14,11 @@ describe('what a screen reader hears', () => {
     expect(chartSummary('training loss', 'step', [], [])).toBe('training loss chart: no data yet');
     expect(chartSummary('training loss', 'step', [1, 2, 120], [2.3, 1.1, 0.42137])).toBe('training loss chart: step 1 to 120, latest 0.421');
     expect(chartSummary('examples / s', 'step', [5], [12345.6])).toBe('examples / s chart: step 5 to 5, latest 12300');
+  });
+
+  it('a chart that said “no data yet” is named at once when its points come (a continued run’s history), then at most every 2 s', () => {
+    expect(summaryDelay(1000, true, 1000)).toBe(0);
+    expect(summaryDelay(1000, false, 1500)).toBe(1500);
+    expect(summaryDelay(1000, false, 4000)).toBe(0);
   });
 });
