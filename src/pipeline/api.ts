@@ -88,10 +88,8 @@ export interface PendingBatch {
   make(): Promise<Batch | undefined> | Batch | undefined;
 }
 
-export interface ImageBatch {
-  kind: 'image';
-  /** size x height x width x channels, scaled to [0, 1]. */
-  x: Float32Array;
+/** What every batch the pipeline hands the trainer carries, besides its examples. */
+interface BatchCommon {
   y: Int32Array;
   /** Each example's index in the split (echoed copies repeat it). */
   ids: Int32Array;
@@ -109,20 +107,18 @@ export interface ImageBatch {
   echoed?: number;
 }
 
+export interface ImageBatch extends BatchCommon {
+  kind: 'image';
+  /** size x height x width x channels, scaled to [0, 1]. */
+  x: Float32Array;
+}
+
 /** A TOC-compressed mini-batch with the index structures its GPU kernels need; never decompressed. */
-export interface TocBatchMessage {
+export interface TocBatchMessage extends BatchCommon {
   kind: 'toc';
   batch: TocBatch;
   /** The resolved-runs layout (src/toc/gpu-runs.ts) the TOC kernels read. */
   layout: TocRunsLayout;
-  y: Int32Array;
-  /** Each row's index in the split. */
-  ids: Int32Array;
-  size: number;
-  index: number;
-  readyAt?: number;
-  stats?: PipelineStats;
-  echoed?: number;
 }
 
 export type Batch = ImageBatch | TocBatchMessage;
