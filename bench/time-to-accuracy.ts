@@ -1109,12 +1109,15 @@ function buildReport({ meta, raws, warmup: warmupRaw }: Saved): string {
     ['wall ms per step', sp((r) => r.wallMsPerStep, s0)],
     ['waiting: share of trainer clock', sp((r) => r.waitTimeShare, p0)],
     ['reads in flight (mean, while any)', sp((r) => r.readsInFlight, s1)],
+    ['link busy: share of the time a read was in flight', sp((r) => r.linkBusyShare, p0)],
     ['repeats within a batch (in the budget)', sp((r) => r.duplicatesInBatches, int)],
   ]);
   lines.push(
     '**evaluation ms per step**: wall time evaluating / steps; the trainer spends it on top of t_down while the link goes on. ' +
       '**measured**: e x wall ms per step (over the window of Part A; a fresh batch feeds e steps, exactly with batch echoing and on ' +
-      "average with example echoing). **repeats within a batch**: the pipeline's `duplicatesInBatches`.",
+      'average with example echoing). **link busy**: from training start; t_up assumes the link never idles, so where the ' +
+      "trainer keeps up only just (e·t_down near t_up), its slower moments fill the queue of batches, reads pause and the link's idle " +
+      "share adds to the time per fresh batch. **repeats within a batch**: the pipeline's `duplicatesInBatches`.",
     '',
     '## Every run',
     '',
