@@ -3,6 +3,8 @@
 // download, which loads back from files. A loaded model starts a run: it is
 // evaluated on the test split before its first step, then trains on.
 import * as tf from '@tensorflow/tfjs';
+// tf.io does not export it, and its downloads:// router is registered as a side effect that a production build drops.
+import { browserDownloads } from '@tensorflow/tfjs-core/dist/io/browser_files.js';
 import { webgpuBackend } from '../gpu/backend.js';
 import type { DatasetInfo } from '../pipeline/api.js';
 import { fromArtifacts, toArtifacts, type ModelFileMeta } from '../train/model-file.js';
@@ -216,7 +218,8 @@ export function setupModelPanel(
     const got = await artifacts().catch((err: Error) => void say(`the model could not be saved: ${err.message}`));
     if (!got) return;
     try {
-      await tf.io.getSaveHandlers(`downloads://${got.name}`)[0]!.save!(got.artifacts);
+      // The handler itself, not the downloads:// router (Download failed in `npm start` with "reading 'save'").
+      await browserDownloads(got.name).save!(got.artifacts);
       say(`downloaded ${got.name}.json and ${got.name}.weights.bin`);
     } catch (err) {
       say(`the model could not be downloaded: ${(err as Error).message}`);

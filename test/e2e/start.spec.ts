@@ -9,7 +9,7 @@ import { expect, test } from '@playwright/test';
 import { build, type PreviewServer, preview } from 'vite';
 import { waitFor } from './helpers.js';
 
-test("npm start's server: the lab trains from it, and a restart of the server leaves the page and its run alone", async ({ page }) => {
+test("npm start's server: the lab trains from it, a restart of the server leaves the page and its run alone, and the model downloads", async ({ page }) => {
   test.slow(); // a build, then a run across a restart, on a shared 2-core machine
   // Its own folder: a person's `npm start` may be serving node_modules/.cache/bytelab-lab meanwhile.
   const outDir = mkdtempSync(join(tmpdir(), 'bytelab-start-'));
@@ -35,6 +35,13 @@ test("npm start's server: the lab trains from it, and a restart of the server le
     );
     expect(after.state).toBe('running');
     expect(await page.evaluate(() => (window as { keptSinceOpened?: boolean }).keptSinceOpened)).toBe(true);
+    // Download in the production build (it failed there, "reading 'save'", while the dev server's tests passed).
+    await page.locator('#stop').click();
+    const names: string[] = [];
+    page.on('download', (d) => names.push(d.suggestedFilename()));
+    await page.locator('#model-download').click();
+    await expect.poll(() => names.sort()).toEqual([expect.stringMatching(/\.json$/), expect.stringMatching(/\.weights\.bin$/)]);
+    await expect(page.locator('#model-status')).toContainText('downloaded');
   } finally {
     await server.close();
     rmSync(outDir, { recursive: true, force: true });
