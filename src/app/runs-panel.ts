@@ -60,7 +60,8 @@ export interface RunsPanel {
   records(): RunRecord[];
 }
 
-export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (message: string) => void): RunsPanel {
+/** `deleted` hears of each run deleted here (its checkpoint goes with it, so an offer to continue it must go too). */
+export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (message: string) => void, deleted?: () => void): RunsPanel {
   let all: RunRecord[] = [];
   const overlaid = new Set<string>();
   let live: RunRecord | undefined;
@@ -260,6 +261,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     overlaid.delete(r.id);
     await store.deleteRun(r.id).catch((err: Error) => log(`the run could not be deleted: ${err.message}`));
     draw();
+    deleted?.();
   }
 
   el.metric.addEventListener('change', drawChart);
