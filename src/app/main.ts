@@ -103,6 +103,7 @@ const ui = {
   lastRunNote: $('last-run-note'),
   features: $('features'),
   batchHint: $('batch-hint'),
+  sweepStart: $<HTMLButtonElement>('sweep-start'),
   m: {
     step: $('m-step'),
     loss: $('m-loss'),
@@ -385,6 +386,8 @@ async function readTypedManifest(): Promise<void> {
 let session: LabSession | undefined;
 /** From a click on Start until the previous run has ended and the new one exists. */
 let starting = false;
+/** A sweep is under way: between its runs, Start and what a run is built from stay off (a Start there broke the sweep). */
+let sweeping = false;
 const openSessions = new Set<LabSession>();
 let backend = 'none';
 let adapter = '';
@@ -468,7 +471,7 @@ function showListSetAside(): void {
 function refreshControls(): void {
   const state: RunState = session?.state ?? 'idle';
   const live = LIVE_STATES.has(state);
-  const busy = starting || live;
+  const busy = starting || live || sweeping;
   showListSetAside(); // first: a field emptied brings the list's choice back, which Start's blockers read
   const blockers = startBlockers();
   ui.start.disabled = busy || blockers.length > 0;
@@ -482,6 +485,7 @@ function refreshControls(): void {
   // The learning rate stays live like fidelity and echo.
   for (const el of [ui.dataset, ui.manifestUrl, ui.model, ui.evalEvery, ui.evalMode, ui.readers, ui.cacheLimit, ui.cacheClear]) el.disabled = busy;
   ui.batchSize.disabled = busy || ui.batchSize.dataset.fixed === 'true';
+  ui.sweepStart.disabled = busy; // a sweep waits for the run open now (its click did nothing)
   buildPanel.refresh(); // Delete waits for the run to end
 }
 
@@ -1037,6 +1041,7 @@ const runsPanel = setupRunsPanel(
     status: $('runs-status'),
   },
   (m) => log(m),
+  () => void resumePanel.refresh(), // a deleted run's Continue offer goes (it trained the deleted run)
 );
 
 // ---------------------------------------------------------------- models
@@ -1064,7 +1069,6 @@ const modelPanel = setupModelPanel(
 
 // ---------------------------------------------------------------- sweeps
 
-let sweeping = false;
 /** sessionStorage key of the sweep under way (its plan and run), read after a reload. */
 const SWEEP_KEY = 'bytelab-sweep';
 
@@ -1092,7 +1096,7 @@ const sweepUi = {
   groupOption: document.querySelector<HTMLOptionElement>('#sweep-kind option[value="group"]')!,
   values: $<HTMLInputElement>('sweep-values'),
   steps: $<HTMLInputElement>('sweep-steps'),
-  start: $<HTMLButtonElement>('sweep-start'),
+  start: ui.sweepStart,
   stop: $<HTMLButtonElement>('sweep-stop'),
   status: $('sweep-status'),
 };
@@ -1107,8 +1111,8 @@ async function sweep(): Promise<void> {
   }
   sweeping = true;
   sweepCancelled = false;
-  sweepUi.start.disabled = true;
   sweepUi.stop.disabled = false;
+  refreshControls();
   let runs = 0;
   // Kept in this tab while the sweep goes, so a reload can say what it cut off (the sweep itself does not survive one).
   const note = () => sessionStorage.setItem(SWEEP_KEY, JSON.stringify({ ...plan.value, run: runs }));
@@ -1152,9 +1156,8 @@ async function sweep(): Promise<void> {
   } finally {
     sessionStorage.removeItem(SWEEP_KEY);
     sweeping = false;
-    sweepUi.start.disabled = false;
     sweepUi.stop.disabled = true;
-    refreshControls(); // Delete of a built dataset comes back
+    refreshControls(); // Start, Run sweep and Delete of a built dataset come back
     if (plan.value.kind === 'group' && ui.fidelity.value === applied) {
       ui.fidelity.value = before.fidelity;
       fidelityTouched = before.touched;

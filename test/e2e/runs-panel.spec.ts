@@ -100,11 +100,24 @@ test('a sweep over scan groups runs one run per value with the same seed and fil
   await page.locator('#sweep-start').click();
   await expect(page.locator('#sweep-status')).toContainText('scan group must be');
   await page.locator('#sweep-values').fill('6, 1');
+  // Between its runs (stopped, then the next one opening) Start and Run sweep stay off: a Start there broke the sweep.
+  await page.evaluate(() => {
+    const seen = ((window as { enabledInSweep?: string[] }).enabledInSweep = [] as string[]);
+    const status = document.querySelector('#sweep-status')!;
+    for (const id of ['start', 'sweep-start']) {
+      const button = document.getElementById(id) as HTMLButtonElement;
+      new MutationObserver(() => {
+        if (!button.disabled && !/^sweep done/.test(status.textContent ?? '')) seen.push(`${id} while "${status.textContent}"`);
+      }).observe(button, { attributes: true, attributeFilter: ['disabled'] });
+    }
+  });
   await page.locator('#sweep-start').click();
   await expect(page.locator('#state')).toHaveText('running', { timeout: 60_000 });
   await page.locator('#echo').fill('2'); // not the swept control: the person's, kept after the sweep
   await expect(page.locator('#sweep-status')).toContainText('sweep done: 2 runs', { timeout: 150_000 });
   await expect(page.locator('#echo')).toHaveValue('2');
+  expect(await page.evaluate(() => (window as { enabledInSweep?: string[] }).enabledInSweep)).toEqual([]);
+  await expect(page.locator('#start')).toBeEnabled();
   const records = await page.evaluate(() => window.__lab!.records());
   expect(records.map((r) => r.settings.fidelity)).toEqual([6, 1]);
   expect(records.map((r) => r.settings.seed)).toEqual([3, 3]);
@@ -188,4 +201,29 @@ test('an echo sweep on a one-record table counts fresh examples trained, and the
   await page.locator('#runs-target').fill('');
   await expect(page.locator('#runs-target')).toHaveAttribute('aria-invalid', 'false');
   await expect(rows.nth(0).locator('td').nth(6)).toHaveText('–');
+});
+
+test('deleting a stopped run takes its offer to continue with it, and Run sweep is off while a run trains', async ({ page }) => {
+  await page.goto('/?model=tiny-cnn&batch=32&evalEvery=1000');
+  await expect(page.locator('#backend')).toContainText('webgpu');
+  await page.locator('#start').click();
+  await waitFor(page, '3 steps', (s) => s.steps.length >= 3);
+  await expect(page.locator('#sweep-start')).toBeDisabled(); // it did nothing when clicked, saying nothing
+  await page.locator('#stop').click();
+  await expect(page.locator('#state')).toHaveText(/^stopped/);
+  await expect(page.locator('#sweep-start')).toBeEnabled();
+  await page.reload();
+  await expect(page.locator('#resume-text')).toContainText('Saved run');
+  const rows = page.locator('#runs-table tbody tr');
+  await expect(rows).toHaveCount(1);
+  await rows
+    .first()
+    .getByRole('button', { name: /^delete / })
+    .click();
+  await expect(rows).toHaveCount(0);
+  // Continue would have trained a run whose record and checkpoint are gone.
+  await expect(page.locator('#resume')).toBeHidden();
+  await page.reload();
+  await expect(page.locator('#backend')).toContainText('webgpu');
+  await expect(page.locator('#resume')).toBeHidden();
 });
