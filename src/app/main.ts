@@ -200,11 +200,19 @@ function clearParamError(name: string): void {
   if (paramErrors.delete(name)) showParamErrors();
 }
 
+/** A run is open or on its way (a sweep's included): what it is built from cannot change under it. */
+const runOpen = () => sweeping || starting || LIVE_STATES.has(session?.state ?? 'idle');
+
 const buildPanel = setupBuildPanel({
   selected: () => ui.dataset.value,
-  busy: () => sweeping || starting || LIVE_STATES.has(session?.state ?? 'idle'),
+  busy: runOpen,
   log: (m, kind) => log(m, kind),
-  onBuilt: (r) => void listDatasets(r.manifestUrl).then(() => paramsApplied && writeUrl()), // chosen now: the address bar says so
+  onBuilt(r) {
+    // Chosen now, and the address bar says so; not under an open run (the list and the address named it while the run read another).
+    const choose = !runOpen();
+    if (!choose) log(`"${r.name}" is in the dataset list: choose it once this run ends`);
+    void listDatasets(choose ? r.manifestUrl : undefined).then(() => paramsApplied && writeUrl());
+  },
   onDeleted: () => void listDatasets().then(() => paramsApplied && writeUrl()), // not a dataset= that names nothing now
 });
 

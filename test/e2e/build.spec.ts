@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { unzipSync } from 'fflate';
-import { waitFor } from './helpers.js';
+import { snapshot, waitFor } from './helpers.js';
 
 /** `n` small JPEGs of one colour in root/cls. */
 function writeJpegs(root: string, cls: string, n: number, colour: number): void {
@@ -211,4 +211,21 @@ test('the same folder built twice gives two entries that can be told apart', asy
   await expect(builtHere(page)).toHaveCount(1);
   await expect(page.locator(`#dataset option[value="${chosen}"]`)).toHaveCount(0);
   await expect.poll(() => new URL(page.url()).searchParams.get('dataset') ?? '').not.toContain(chosen.split('/')[3]!);
+});
+
+test('a dataset built while a run trains joins the list without being chosen under the run', async ({ page }) => {
+  await page.goto('/?model=tiny-cnn&batch=32&evalEvery=1000');
+  await expect(page.locator('#backend')).toContainText('webgpu');
+  const chosen = await page.locator('#dataset').inputValue();
+  await page.locator('#start').click();
+  await waitFor(page, 'a step', (s) => s.steps.length >= 1);
+  await page.locator('#build-size').fill('16x16');
+  await page.locator('#build-folder').setInputFiles(makeFolder('during', 3));
+  await expect(page.locator('#build-status')).toContainText('built "during"', { timeout: 60_000 });
+  await expect(page.locator('#log')).toContainText('"during" is in the dataset list: choose it once this run ends');
+  // Before, the list and the address bar named the new dataset while the run went on reading Fashion-MNIST.
+  await expect(page.locator('#dataset')).toHaveValue(chosen);
+  await expect(page.locator('#dataset option', { hasText: 'during' })).toHaveCount(1);
+  expect(new URL(page.url()).searchParams.get('dataset') ?? '').not.toMatch(/^local:/);
+  expect((await snapshot(page)).state).toBe('running');
 });
