@@ -21,6 +21,7 @@ import type { EchoReading } from '../train/echo-advisor.js';
 import { attachFieldError, fidelityValueText, setupAnnouncements } from './a11y.js';
 import { setupBuildPanel } from './build-panel.js';
 import { setupCachePanel } from './cache-panel.js';
+import { holdRunLock } from './run-lock.js';
 import { setupResumePanel } from './resume-panel.js';
 import { setupRunsPanel } from './runs-panel.js';
 import { baselineLine, drawConfusion, drawMistakes, majorityClass } from './model-view.js';
@@ -841,13 +842,16 @@ async function start(resume?: Checkpoint, initialModel?: ModelState, lastStep?: 
       resume?.step,
       resume?.freshTrained,
     );
-    void run.start().finally(() => {
+    const ended = run.start().finally(() => {
       openSessions.delete(run);
       refreshControls();
-      // Wait for the run's last checkpoint write, then offer the newest saved run.
-      void run.checkpointsWritten().then(() => {
-        if (run === session) void resumePanel.refresh();
-      });
+    });
+    // Another tab sees the run as training until its last checkpoint is written (src/app/run-lock.ts).
+    const written = ended.then(() => run.checkpointsWritten());
+    holdRunLock(run.runId, written);
+    // Then the newest saved run is offered.
+    void written.then(() => {
+      if (run === session) void resumePanel.refresh();
     });
   } finally {
     starting = false;

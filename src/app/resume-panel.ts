@@ -3,6 +3,7 @@
 // a run trains, the line says where its latest checkpoint stands instead.
 import { RunStore } from '../storage/runs.js';
 import type { Checkpoint } from '../train/checkpoint.js';
+import { trainedElsewhere, whenFreed } from './run-lock.js';
 import { MODELS } from '../train/models/registry.js';
 
 export interface ResumePanel {
@@ -65,6 +66,7 @@ export function setupResumePanel(
       } catch (err) {
         unreadable = (err as Error).message;
       }
+      const elsewhere = latest !== undefined && (await trainedElsewhere(latest.runId));
       if (mine !== generation || isLive()) return;
       shown = latest;
       if (unreadable) return show(`${unreadable}.`, true);
@@ -75,8 +77,17 @@ export function setupResumePanel(
       const model = MODELS.find((m) => m.id === latest.config.modelId)?.label ?? latest.config.modelId;
       const when = new Date(latest.savedAt).toLocaleString();
       const share = latest.config.share ? `, share ${latest.config.share.rank + 1} of ${latest.config.share.count}` : '';
+      const what = `${latest.config.datasetName}${share}, ${model}, step ${latest.step.toLocaleString('en-US')} (saved ${when})`;
+      if (elsewhere) {
+        // Not offered: a second copy would overwrite the first's record and checkpoint. Offered once that tab lets it go.
+        show(`Saved run: ${what}. It is training in another tab of this lab; it can be continued here once that tab stops it or closes.`, false);
+        void whenFreed(latest.runId).then(() => {
+          if (mine === generation) void panel.refresh();
+        });
+        return;
+      }
       const older = count > 1 ? ` ${count - 1} older saved run${count > 2 ? 's' : ''} behind it: Discard shows the next.` : '';
-      show(`Saved run: ${latest.config.datasetName}${share}, ${model}, step ${latest.step.toLocaleString('en-US')} (saved ${when}).${older}`, true);
+      show(`Saved run: ${what}.${older}`, true);
     },
     saved(step, error) {
       generation++;

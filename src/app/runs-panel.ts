@@ -10,6 +10,7 @@ import type { RunStore } from '../storage/runs.js';
 import type { EvalMetrics, StepMetrics } from '../train/trainer.js';
 import { addMark, addStep, curve, freshAfterStep, runCsv, summarize, validateRunRecord, X_AXES, type RunRecord, type XAxis } from '../train/run-record.js';
 import { formatBytes } from './format.js';
+import { trainedElsewhere } from './run-lock.js';
 
 /** Series colours, told apart also by the dash pattern (see DASHES). */
 const PALETTE = ['#c0392b', '#2c5aa0', '#1f7a4d', '#b9770e', '#7d3c98', '#117a8b', '#6e2c00', '#555555'];
@@ -186,6 +187,10 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       hr.append(th);
     }
     const body = el.table.tBodies[0] ?? el.table.createTBody();
+    // The table is rebuilt at every step of a live run: a control focused in it is focused again in its new row.
+    const focused = document.activeElement;
+    const refocus =
+      focused instanceof HTMLElement && body.contains(focused) ? [focused.closest('tr')?.dataset.run, focused.getAttribute('aria-label')] : undefined;
     body.replaceChildren();
     for (const r of [...all].reverse()) {
       const s = summarize(r, t === undefined ? Infinity : t / 100);
@@ -233,6 +238,10 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
         button('Delete', `delete ${r.name}`, () => remove(r), r.id === live?.id),
       );
     }
+    if (refocus) {
+      const row = [...body.rows].find((r) => r.dataset.run === refocus[0]);
+      [...(row?.querySelectorAll<HTMLElement>('[aria-label]') ?? [])].find((c) => c.getAttribute('aria-label') === refocus[1])?.focus({ preventScroll: true });
+    }
     el.status.textContent = all.length
       ? `${all.length} run${all.length === 1 ? '' : 's'} recorded in this browser; ${overlaid.size} overlaid.`
       : 'No runs recorded yet.';
@@ -257,6 +266,11 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
   }
 
   async function remove(r: RunRecord): Promise<void> {
+    // Its tab would write the record back at its next save, and its checkpoint would be gone under it.
+    if (await trainedElsewhere(r.id)) {
+      log(`${r.name} is training in another tab of this lab: stop it there, then delete it`);
+      return;
+    }
     all = all.filter((x) => x !== r);
     overlaid.delete(r.id);
     await store.deleteRun(r.id).catch((err: Error) => log(`the run could not be deleted: ${err.message}`));

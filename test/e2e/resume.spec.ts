@@ -134,3 +134,42 @@ test('a run paused and reloaded at once keeps every step up to its checkpoint in
   fresh.forEach((f, i) => i > 0 && expect(f - fresh[i - 1]!).toBeLessThanOrEqual(16));
   expect(fresh[saved - 1]).toBe(before.steps[saved - 1]![4]);
 });
+
+test('a run training in one tab is neither offered to continue nor deleted in another; once that tab stops it, it is offered there', async ({
+  page,
+  context,
+}) => {
+  test.setTimeout(180_000);
+  await page.goto('/?model=tiny-cnn&batch=16&evalEvery=1000&seed=5');
+  await page.locator('#start').click();
+  await waitFor(page, 'the first steps', (s) => s.steps.length >= 3);
+  await page.locator('#pause').click();
+  await expect(page.locator('#resume-text')).toContainText(/saved at step \d+/, { timeout: 30_000 });
+
+  // A second tab of the lab: the paused run is still this tab's. Before, it was offered there, and both tabs trained it.
+  const other = await context.newPage();
+  await other.goto('/');
+  await expect(other.locator('#resume-text')).toContainText('It is training in another tab of this lab');
+  await expect(other.locator('#resume-go')).toBeHidden();
+  await expect(other.locator('#resume-discard')).toBeHidden();
+  const row = other.locator('#runs-table tbody tr').first();
+  await row.getByRole('button', { name: /^delete / }).click();
+  await expect(other.locator('#log')).toContainText('is training in another tab of this lab: stop it there, then delete it');
+  await expect(other.locator('#runs-table tbody tr')).toHaveCount(1);
+
+  // Its own tab carries on; a control focused in the runs table stays focused while the table is redrawn at every step.
+  await page.locator('#pause').click();
+  const overlay = page.locator('#runs-table tbody tr').first().getByRole('checkbox');
+  await overlay.focus();
+  // Redrawn (at most once a second): the focused box is replaced by its row's new one.
+  const focused = await overlay.elementHandle();
+  await page.waitForFunction((box) => !box?.isConnected, focused, { timeout: 30_000 });
+  await expect(overlay).toBeFocused();
+
+  await page.locator('#stop').click();
+  await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
+  // Let go: the other tab offers it now, without a reload.
+  await expect(other.locator('#resume-text')).toContainText('Saved run', { timeout: 10_000 });
+  await expect(other.locator('#resume-text')).not.toContainText('another tab');
+  await expect(other.locator('#resume-go')).toBeVisible();
+});

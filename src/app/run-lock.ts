@@ -1,0 +1,32 @@
+// One tab trains a run at a time. The tab that trains a run holds a Web Lock named after it until the run has ended and
+// written its last checkpoint; the browser also drops the lock when the tab closes or crashes. So another tab can tell a
+// saved run that is still training (paused included) from one left behind, and not offer to continue a second copy of it
+// (both wrote one record and one checkpoint, the last writer winning).
+
+const lockName = (runId: string) => `bytelab-run:${runId}`;
+/** Runs this tab holds the lock of (a count: a run continued here may take it again before the last hold is let go). */
+const heldHere = new Map<string, number>();
+
+/** Holds the run's lock until `until` settles. */
+export function holdRunLock(runId: string, until: Promise<unknown>): void {
+  if (!navigator.locks) return;
+  heldHere.set(runId, (heldHere.get(runId) ?? 0) + 1);
+  const release = () => {
+    const n = (heldHere.get(runId) ?? 1) - 1;
+    if (n > 0) heldHere.set(runId, n);
+    else heldHere.delete(runId);
+  };
+  navigator.locks.request(lockName(runId), () => until.catch(() => undefined)).then(release, release);
+}
+
+/** Whether another tab of this lab trains the run now. */
+export async function trainedElsewhere(runId: string): Promise<boolean> {
+  if (!navigator.locks || heldHere.has(runId)) return false;
+  const { held = [] } = await navigator.locks.query();
+  return held.some((l) => l.name === lockName(runId));
+}
+
+/** Settles once no tab holds the run's lock (a shared request waits for the training tab's exclusive hold to end). */
+export async function whenFreed(runId: string): Promise<void> {
+  if (navigator.locks) await navigator.locks.request(lockName(runId), { mode: 'shared' }, () => undefined);
+}
