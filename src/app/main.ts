@@ -499,7 +499,7 @@ function refreshControls(): void {
 }
 
 function showState(state: RunState, detail?: string): void {
-  modelPanel.refresh();
+  modelPanel.refresh(state, detail);
   stallShown = false;
   ui.state.textContent = detail ? `${state}: ${detail}` : state;
   ui.state.dataset.state = state;
@@ -1072,10 +1072,18 @@ const modelPanel = setupModelPanel(
     await ready; // a click as the page opens: the address's controls first, then the model's dataset over them
     if (starting || (session && LIVE_STATES.has(session.state))) return 'stop the run first: a loaded model starts a run of its own';
     showDatasetAndModel(meta.dataset.manifestUrl, meta.modelId);
+    // The model trains at the image size it was made for (a size= run's), whatever the address says now.
+    if (modelById(meta.modelId).input === 'image') {
+      const [height, width] = meta.dataset.inputShape;
+      params.set('size', width === height ? `${width}` : `${width}x${height}`);
+      paramErrors.delete('size');
+      showParamErrors();
+    }
     const blockers = startBlockers();
     if (blockers.length) return `not started: ${blockers.join('; ')}`; // the fields say what to fix
-    void start(undefined, freshOptimizerState(weights));
-    return undefined;
+    const before = session;
+    await start(undefined, freshOptimizerState(weights));
+    return session !== before ? undefined : 'not started: the log says why';
   },
 );
 

@@ -9,7 +9,7 @@ import { webgpuBackend } from '../gpu/backend.js';
 import type { DatasetInfo } from '../pipeline/api.js';
 import { fromArtifacts, toArtifacts, type ModelFileMeta } from '../train/model-file.js';
 import { MODELS } from '../train/models/registry.js';
-import { LIVE_STATES } from '../train/run-state.js';
+import { LIVE_STATES, type RunState } from '../train/run-state.js';
 import type { LabSession } from '../train/session.js';
 import type { ModelState } from '../train/trainer.js';
 import { DATASETS } from './datasets.js';
@@ -29,8 +29,8 @@ export interface ModelPanelElements {
 }
 
 export interface ModelPanel {
-  /** Enables Save and Download when there is a run with a model to save. */
-  refresh(): void;
+  /** Enables Save and Download when there is a run with a model to save; says so if a loaded model's run failed. */
+  refresh(state?: RunState, detail?: string): void;
 }
 
 /** A file name for a model: its id, dataset and step, each part made of letters, digits, dots and single dashes. */
@@ -126,6 +126,8 @@ export function setupModelPanel(
   startFrom: (meta: ModelFileMeta, weights: ModelState['weights']) => Promise<string | undefined>,
 ): ModelPanel {
   const say = (message: string) => (el.status.textContent = message);
+  /** The run a loaded model started, and the file: the line says "loaded" until that run fails. */
+  let loaded: { run: LabSession | undefined; where: string } | undefined;
   const busy = () => {
     const run = current();
     return run !== undefined && LIVE_STATES.has(run.state);
@@ -195,6 +197,7 @@ export function setupModelPanel(
         say(refused);
         return;
       }
+      loaded = { run: current(), where };
       say(`loaded ${where}: evaluating, then training on${dataset.note ? `; ${dataset.note}` : ''}`);
     } catch (err) {
       say((err as Error).message);
@@ -244,8 +247,13 @@ export function setupModelPanel(
   void listSaved();
 
   return {
-    refresh() {
+    refresh(state, detail) {
       const run = current();
+      if (loaded && loaded.run !== run) loaded = undefined; // another run since: the line is about that one's file no more
+      if (loaded && state === 'failed') {
+        say(`${loaded.where} was loaded, but its run failed: ${detail ?? 'see the log'}`);
+        loaded = undefined;
+      }
       const can = run !== undefined && (run.steps.last()?.step ?? 0) > 0;
       el.save.disabled = el.download.disabled = !can;
     },

@@ -168,3 +168,37 @@ test('model files keep their dataset relative to the page, load an old file and 
   await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
   expect(pageErrors).toEqual([]);
 });
+
+test('a model trained at another image size trains at that size when loaded; one whose dataset is gone says its run failed', async ({ page }) => {
+  test.setTimeout(180_000);
+  const pageErrors: string[] = [];
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  await page.goto('/?model=tiny-cnn&batch=16&evalEvery=1000&size=16');
+  await page.locator('#start').click();
+  await waitFor(page, 'a few steps', (s) => s.steps.length >= 2);
+  await page.locator('#stop').click();
+  await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
+  const downloads: { name: string; mimeType: string; buffer: Buffer }[] = [];
+  page.on('download', async (d) =>
+    downloads.push({ name: d.suggestedFilename(), mimeType: 'application/octet-stream', buffer: readFileSync((await d.path())!) }),
+  );
+  await page.locator('#model-download').click();
+  await expect.poll(() => downloads.length).toBe(2);
+
+  // Loaded where the address names no size: before, the run opened at the dataset's 28 x 28 and failed on the 16 x 16 weights.
+  await page.goto('/?model=tiny-cnn&evalEvery=5');
+  await page.locator('#model-files').setInputFiles(downloads);
+  await waitFor(page, 'the model evaluated and training on', (s) => s.evals.length >= 1 && s.steps.length >= 2);
+  expect(new URL(page.url()).searchParams.get('size')).toBe('16');
+  await expect(page.locator('#model-status')).toContainText('evaluating, then training on');
+  await page.locator('#stop').click();
+  await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
+
+  // Its dataset gone from the server: the model's line says the run failed, not "loaded … training on" over a failed run.
+  const json = downloads.find((d) => d.name.endsWith('.json'))!;
+  const model = JSON.parse(json.buffer.toString('utf8'));
+  model.modelTopology.bytelab.dataset.manifestUrl = 'datasets/gone/manifest.json';
+  await page.locator('#model-files').setInputFiles([{ ...json, buffer: Buffer.from(JSON.stringify(model)) }, downloads.find((d) => d !== json)!]);
+  await expect(page.locator('#model-status')).toContainText(/was loaded, but its run failed: .*404/, { timeout: 30_000 });
+  expect(pageErrors).toEqual([]);
+});
