@@ -214,7 +214,10 @@ const buildPanel = setupBuildPanel({
     if (!choose) log(`"${r.name}" is in the dataset list: choose it once this run ends`);
     void listDatasets(choose ? r.manifestUrl : undefined).then(() => paramsApplied && writeUrl());
   },
-  onDeleted: () => void listDatasets().then(() => paramsApplied && writeUrl()), // not a dataset= that names nothing now
+  onDeleted: () => {
+    void listDatasets().then(() => paramsApplied && writeUrl()); // not a dataset= that names nothing now
+    void resumePanel.refresh(); // a saved run on it cannot be continued now
+  },
 });
 
 /** Served datasets that exist, those a script can build (disabled, with its command), and those built in this browser. */

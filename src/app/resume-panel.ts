@@ -1,6 +1,7 @@
 // The "saved run" line: the newest checkpoint in IndexedDB (a run paused,
 // stopped, or cut off by a reload or a crash), with Continue and Discard. While
 // a run trains, the line says where its latest checkpoint stands instead.
+import { listLocalDatasets, localIdOf, LOCAL_PREFIX } from '../storage/local-datasets.js';
 import { RunStore } from '../storage/runs.js';
 import type { Checkpoint } from '../train/checkpoint.js';
 import { trainedElsewhere, whenFreed } from './run-lock.js';
@@ -28,10 +29,11 @@ export function setupResumePanel(
   let unreadable: string | undefined;
   let generation = 0; // a refresh answered after a newer one (or after a run started) is dropped
 
-  const show = (message: string, buttons: boolean) => {
+  /** `buttons`: Continue and Discard; 'discard': Discard only (a saved run that cannot be continued). */
+  const show = (message: string, buttons: boolean | 'discard') => {
     box.hidden = false;
     text.textContent = message;
-    go.hidden = !buttons || unreadable !== undefined;
+    go.hidden = buttons !== true || unreadable !== undefined;
     discard.hidden = !buttons;
   };
 
@@ -67,6 +69,8 @@ export function setupResumePanel(
         unreadable = (err as Error).message;
       }
       const elsewhere = latest !== undefined && (await trainedElsewhere(latest.runId));
+      const local = latest?.config.manifestUrl.startsWith(LOCAL_PREFIX) ? localIdOf(latest.config.manifestUrl) : undefined;
+      const datasetGone = local !== undefined && !(await listLocalDatasets().catch(() => [])).some((d) => d.id === local);
       if (mine !== generation || isLive()) return;
       shown = latest;
       if (unreadable) return show(`${unreadable}.`, true);
@@ -87,6 +91,9 @@ export function setupResumePanel(
         return;
       }
       const older = count > 1 ? ` ${count - 1} older saved run${count > 2 ? 's' : ''} behind it: Discard shows the next.` : '';
+      // Its dataset was built in this browser and deleted since: there is nothing to read it from (Continue failed).
+      if (datasetGone)
+        return show(`Saved run: ${what}. Its dataset was built in this browser and has been deleted: it cannot be continued.${older}`, 'discard');
       show(`Saved run: ${what}.${older}`, true);
     },
     saved(step, error) {

@@ -68,6 +68,19 @@ test('a dropped folder becomes a dataset in this browser, trains, survives a rel
   const manifest = JSON.parse(new TextDecoder().decode(zip['shapes/manifest.json']!));
   expect(manifest).toMatchObject({ format: 'bytelab-pcr', variableSize: true, scanGroups: 10, classes: ['blue', 'red'] });
   expect(Object.keys(zip).filter((f) => f.endsWith('.pcr')).length).toBeGreaterThan(0);
+
+  // Deleted, the stopped run on it is no longer offered to continue (Continue failed on the missing dataset), only to discard.
+  await expect(page.locator('#resume-text')).toContainText('Saved run: shapes');
+  page.once('dialog', (d) => void d.accept());
+  await page.locator('#build-delete').click();
+  const gone = async () => {
+    await expect(page.locator('#resume-text')).toContainText('Its dataset was built in this browser and has been deleted: it cannot be continued.');
+    await expect(page.locator('#resume-go')).toBeHidden();
+    await expect(page.locator('#resume-discard')).toBeVisible();
+  };
+  await gone();
+  await page.reload();
+  await gone();
 });
 
 test('dropping files rather than a folder on "Build a dataset" says what to drop', async ({ page }) => {
