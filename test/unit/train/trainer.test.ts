@@ -47,10 +47,47 @@ it('asks for the next batch before it trains on this one, so the reply overlaps 
   };
   expect(await trainer.run(source, hooks)).toBe('ended');
   expect(steps).toEqual([1, 2, 3, 4, 5, 6]);
-  // Batch k (0-based) is trained once batch k + 1 has been asked for: k + 2 asks.
-  expect(askedWhenTrained).toEqual([2, 3, 4, 5, 6, 7]);
+  // Batch k (0-based) is trained once batch k + 1 has been asked for: k + 2 asks. Batch 0 is read twice: the warm-up's step first.
+  expect(askedWhenTrained).toEqual([2, 2, 3, 4, 5, 6, 7]);
   expect(asked).toBe(total + 1);
   trainer.dispose();
+});
+
+it('the warm-up step leaves no trace: one step trains the model as one step of Adam from the seeded weights does', async () => {
+  const info = fakeInfo(64);
+  const pixels = new Float32Array(4 * SIDE * SIDE).map((_, i) => (i % 7) / 7);
+  const batch: Batch = { kind: 'image', x: pixels, y: Int32Array.from([0, 1, 2, 1]), ids: Int32Array.from([0, 1, 2, 3]), size: 4, index: 0 };
+  // By hand: the same seeded model, one step of the lab's Adam.
+  const model = mlp.create(info, 7);
+  const optimizer = adam(0.01);
+  const input = model.prepare(batch);
+  const loss = tf.tidy(() => optimizer.minimize(() => model.loss(model.logits(input), input, info.classes.length), true)!);
+  const [expectedLoss] = await loss.data();
+  const expected = await Promise.all(model.variables().map((v) => v.data()));
+  tf.dispose([loss]);
+  input.dispose();
+
+  const trainer = new Trainer(info, { model: mlp, learningRate: 0.01, evalEvery: 1000, seed: 7 });
+  await trainer.prepare(undefined, new AbortController().signal);
+  let given = 0;
+  const source = { next: async () => (given++ === 0 ? batch : null), stats: emptyStats };
+  const losses: number[] = [];
+  const hooks: TrainerHooks = {
+    signal: new AbortController().signal,
+    gate: async () => undefined,
+    phase: () => undefined,
+    step: (m) => losses.push(m.loss),
+    eval: () => undefined,
+  };
+  expect(await trainer.run(source, hooks)).toBe('ended');
+  const state = await (await trainer.capture())();
+  // The step's loss is at the seeded weights (the warm-up's update was put back), and Adam has taken one step, not two.
+  expect(losses).toEqual([expectedLoss]);
+  expect(state.iterations).toBe(1);
+  state.weights.forEach((w, i) => expect(Array.from(w.data)).toEqual(Array.from(expected[i]!)));
+  trainer.dispose();
+  model.dispose();
+  optimizer.dispose();
 });
 
 it("the lab's Adam keeps tfjs's beta powers as numbers, bit for bit, and a restore sets them (the fused update reads them on WebGPU)", async () => {
