@@ -26,18 +26,20 @@ export interface Ingested {
   converted?: string;
 }
 
-const isPng = (name: string) => /\.png$/i.test(name);
+const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
+/** PNG or not by its first 8 bytes, not its name: a JPEG saved as .png (or the other way) is read as what it is. */
+const isPng = (bytes: Uint8Array) => PNG_SIGNATURE.every((b, i) => bytes[i] === b);
 export const isImageFile = (name: string) => /\.(jpe?g|png)$/i.test(name);
 
 /** Whether a file is colour, from its header alone (JPEG component count, PNG colour type). */
-export function isColourFile(name: string, bytes: Uint8Array): boolean {
-  if (isPng(name)) return bytes.length > 25 && (bytes[25]! & 2) !== 0;
+export function isColourFile(bytes: Uint8Array): boolean {
+  if (isPng(bytes)) return bytes.length > 25 && (bytes[25]! & 2) !== 0;
   return (jpegFrameInfo(bytes)?.components ?? 1) >= 3;
 }
 
-export function ingestImage(name: string, bytes: Uint8Array, opts: IngestOptions): Ingested {
+export function ingestImage(bytes: Uint8Array, opts: IngestOptions): Ingested {
   const encode = (image: RawImage) => encodeProgressiveScans(toChannels(image, opts.channels), { quality: opts.quality });
-  if (isPng(name)) return { scans: encode(pngToRaw(bytes)) };
+  if (isPng(bytes)) return { scans: encode(pngToRaw(bytes)) };
   try {
     const t = transcodeToProgressive(bytes, { colour: opts.channels === 3 ? 'ycbcr' : 'gray' });
     return { scans: t.chunks, ...(t.converted ? { converted: t.converted } : {}) };

@@ -34,13 +34,13 @@ const api: BuildWorkerApi = {
     const needs = 'a dataset needs one subfolder of JPEG or PNG files per class, at least two';
     if (images.length === 0) throw new Error(`found no JPEG or PNG files in ${options.name}; ${needs}; ${describeLeftOut(skipped)}`);
 
-    const channels = images.some((f) => isColourFile(f.file, new Uint8Array(f.bytes))) ? 3 : 1;
+    const channels = images.some((f) => isColourFile(new Uint8Array(f.bytes))) ? 3 : 1;
     const turbo = await loadTurboJpeg();
     const converted: BrowserBuildReport['converted'] = [];
     const read: { cls: string; scans: Uint8Array[]; test: boolean }[] = [];
     images.forEach((f, i) => {
       try {
-        const ingested = ingestImage(f.file, new Uint8Array(f.bytes), { channels, quality: options.quality, turbo });
+        const ingested = ingestImage(new Uint8Array(f.bytes), { channels, quality: options.quality, turbo });
         if (ingested.converted) converted.push({ file: f.path, what: ingested.converted });
         read.push({ cls: f.cls, scans: ingested.scans, test: isTestFile(f.path, options.testFraction) });
       } catch (err) {

@@ -43,12 +43,12 @@ export async function readFolder(root: string, opts: FolderOptions): Promise<Fol
       .slice(0, opts.limit ?? Infinity);
     for (const f of names) files.push({ path: join(root, cls, f), name: `${cls}/${f}`, label, bytes: new Uint8Array(await readFile(join(root, cls, f))) });
   }
-  const channels = opts.channels === 'auto' ? (files.some((f) => isColourFile(f.path, f.bytes)) ? 3 : 1) : opts.channels;
+  const channels = opts.channels === 'auto' ? (files.some((f) => isColourFile(f.bytes)) ? 3 : 1) : opts.channels;
   const turbo = await loadTurboJpegNode();
   const out: FolderDataset = { classes, channels, train: [], test: [], converted: [], skipped: [] };
   for (const file of files) {
     try {
-      const { scans, converted } = ingestImage(file.path, file.bytes, { channels, quality: opts.quality, turbo });
+      const { scans, converted } = ingestImage(file.bytes, { channels, quality: opts.quality, turbo });
       if (converted) out.converted.push({ file: file.path, what: converted });
       (isTestFile(file.name, opts.testFraction) ? out.test : out.train).push({ scans, label: file.label });
     } catch (err) {

@@ -101,6 +101,9 @@ describe('bytelab pcr', () => {
     writeFileSync(join(root, 'dogs', 'alpha.png'), encodePng({ width: 20, height: 20, data: rgba, channels: 4 }));
     writeFileSync(join(root, 'cats', 'broken.jpg'), Buffer.from('not a jpeg at all'));
     writeFileSync(join(root, 'cats', 'arith.jpg'), execFileSync('cjpeg', ['-arithmetic', pgm]));
+    // Read as what they are, whatever their names say (a JPEG named .png was refused as a broken PNG).
+    writeFileSync(join(root, 'cats', 'jpeg-named.png'), execFileSync('cjpeg', [ppm]));
+    writeFileSync(join(root, 'dogs', 'png-named.jpg'), encodePng({ width: 20, height: 20, data: rgba, channels: 4 }));
     // A folder below a class folder holds more of that class.
     mkdirSync(join(root, 'cats', 'kittens'));
     writeFileSync(join(root, 'cats', 'kittens', 'k.jpg'), execFileSync('cjpeg', [ppm]));
@@ -118,7 +121,8 @@ describe('bytelab pcr', () => {
     expect(manifest.image).toEqual({ width: 32, height: 32, channels: 3 });
     expect(manifest.variableSize).toBe(true);
     expect(manifest.scanGroups).toBe(10);
-    expect(manifest.splits.train.records[0].images).toBe(8);
+    expect(manifest.splits.train.records[0].images).toBe(10);
+    expect(r.stderr).not.toMatch(/-named/);
 
     // Lossless: every original JPEG comes back pixel-identical at the top scan group.
     const extracted = join(work, 'fds-x');
