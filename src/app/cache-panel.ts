@@ -15,7 +15,7 @@ export interface CachePanel {
   limit(bytes: number): Promise<CacheUsage | undefined>;
 }
 
-/** `limitMb`: the size limit field's value in MB (undefined while it is not a valid one). */
+/** `limitMb`: the size limit field's value in MiB (undefined while it is not a valid one). */
 export function setupCachePanel(
   usageLine: HTMLElement,
   clear: HTMLButtonElement,

@@ -127,7 +127,7 @@ const charts = {
   loss: new LiveChart($('chart-loss'), 'training loss', 'step', '#c0392b'),
   acc: new LiveChart($('chart-acc'), 'test accuracy', 'step', '#1f7a4d'),
   speed: new LiveChart($('chart-speed'), 'examples / s', 'step', '#2c5aa0'),
-  bytes: new LiveChart($('chart-bytes'), 'MB fetched', 'step', '#7d3c98'),
+  bytes: new LiveChart($('chart-bytes'), 'MiB fetched', 'step', '#7d3c98'),
 };
 
 // ---------------------------------------------------------------- fields

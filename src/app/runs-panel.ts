@@ -20,7 +20,7 @@ const OVERLAY_ON_IMPORT = PALETTE.length * DASHES.length;
 const X_LABELS: Record<XAxis, string> = {
   step: 'step',
   time: 'training time (s)',
-  mib: 'MB read (fetched or from the cache)',
+  mib: 'MiB read (fetched or from the cache)',
   fresh: 'fresh examples trained',
 };
 /** States a record is left in by a page that closed mid-run. */

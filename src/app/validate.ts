@@ -53,7 +53,7 @@ export const checkEchoFactor = (text: string) => numberIn(text, 'echo factor', L
 export const checkLearningRate = (text: string) => numberIn(text, 'learning rate', LIMITS.learningRate);
 export const checkEvalEvery = (text: string) => integerIn(text, 'evaluation interval', LIMITS.evalEvery);
 export const checkSeed = (text: string) => integerIn(text, 'seed', LIMITS.seed);
-export const checkCacheLimit = (text: string) => integerIn(text, 'cache size (MB)', LIMITS.cacheLimitMb);
+export const checkCacheLimit = (text: string) => integerIn(text, 'cache size (MiB)', LIMITS.cacheLimitMb);
 export const checkShuffleBuffer = (text: string) => integerIn(text, 'shuffle buffer', LIMITS.shuffleBuffer);
 export const checkReaders = (text: string) => integerIn(text, 'readers', LIMITS.readers);
 export const checkRequestsInFlight = (text: string) => integerIn(text, 'reads in flight', LIMITS.requestsInFlight);

@@ -50,7 +50,7 @@ test('cache size 0 turns the cache off; a bad size is refused beside the field',
   expect(await usage(page)).toEqual({ bytes: 0, entries: 0 });
   await expect(page.locator('#cache-usage')).toHaveText('Off for runs (limit 0).');
   await page.locator('#cache-limit').fill('-5');
-  await expect(page.locator('#cache-limit-error')).toContainText('cache size (MB) must be a whole number from 0 to 65536');
+  await expect(page.locator('#cache-limit-error')).toContainText('cache size (MiB) must be a whole number from 0 to 65536');
   await expect(page.locator('#start')).toBeDisabled();
 });
 

@@ -60,7 +60,7 @@ test('two runs at different scan groups are recorded, overlaid, and get a time-t
   // Both curves on the one chart (uPlot's legend lists a series per run).
   await expect(page.locator('#runs-chart .u-legend .u-series')).toHaveCount(2);
   await page.locator('#runs-x').selectOption('mib');
-  await expect(page.locator('#runs-chart')).toHaveAttribute('aria-label', /2 runs against MB read/);
+  await expect(page.locator('#runs-chart')).toHaveAttribute('aria-label', /2 runs against MiB read/);
   const records = await page.evaluate(() => window.__lab!.records());
   expect(records.map((r) => r.settings.fidelity)).toEqual([6, 2]);
   // Group 2 read fewer bytes per fresh example than group 6 (from the cache the first run filled, or off the wire).

@@ -11,7 +11,7 @@ describe('cache panel', () => {
     runs.close();
     const line = { textContent: '' } as HTMLElement;
     const clear = { addEventListener: () => undefined } as unknown as HTMLButtonElement;
-    let field = 512; // "Keep up to", in MB
+    let field = 512; // "Keep up to", in MiB
     const panel = setupCachePanel(
       line,
       clear,
