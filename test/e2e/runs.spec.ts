@@ -193,7 +193,7 @@ const paramCases: [string, RegExp][] = [
   ['evalEvery=-3', /URL parameter evalEvery=-3: evaluation interval/],
   ['group=99', /URL parameter group=99: scan group must be a whole number from 1 to 6/],
   ['seed=x', /URL parameter seed=x: seed must be a whole number/],
-  ['cache=lots', /URL parameter cache=lots: cache size \(MB\) must be a whole number from 0 to 65536/],
+  ['cache=lots', /URL parameter cache=lots: cache size \(MiB\) must be a whole number from 0 to 65536/],
   ['shuffle=0', /URL parameter shuffle=0: shuffle buffer must be a whole number from 1 to 65536/],
   ['shuffle=abc', /URL parameter shuffle=abc: shuffle buffer must be a whole number from 1 to 65536, not "abc"/],
   ['echo=2x', /URL parameter echo=2x: echo factor/],
