@@ -490,8 +490,11 @@ function refreshControls(): void {
   // While the typed manifest is read, Start stays on: a click (which itself leaves the field and so begins the read) waits for it.
   const reading = ui.manifestUrl.dataset.probing ? 'reading the manifest…' : '';
   ui.startHint.textContent = busy || !blockers.length ? reading : `Start is off: ${blockers.join('; ')}`;
-  ui.pause.disabled = starting || !(state === 'running' || state === 'paused' || state === 'evaluating');
-  ui.pause.textContent = state === 'paused' ? 'Resume' : 'Pause';
+  // Pause during an evaluation is taken once it ends (seconds on a slow device): the button says it was heard.
+  const pausing = session?.pausing ?? false;
+  ui.pause.disabled = pausing || starting || !(state === 'running' || state === 'paused' || state === 'evaluating');
+  ui.pause.textContent = state === 'paused' ? 'Resume' : pausing ? 'Pausing…' : 'Pause';
+  ui.pause.title = pausing ? 'the run pauses once this evaluation ends' : '';
   ui.stop.disabled = !live || state === 'stopping';
   // What a run is built from cannot change under it; fidelity and echo stay live.
   // The learning rate stays live like fidelity and echo.
@@ -575,11 +578,27 @@ function shownCosts(): GroupCosts | undefined {
   return p ? manifest : info;
 }
 
+/** The person's echo mode, kept aside while a table's "each whole batch" stands in the list (as the batch size is). */
+let echoModeAside: string | undefined;
+/** Puts an echo mode in the list, or aside while a table's stands there. */
+function putEchoMode(mode: string): void {
+  if (echoModeAside !== undefined) echoModeAside = mode;
+  else ui.echoMode.value = mode;
+}
+
 /** The controls a dataset's kind rules: a TOC table is lossless (one fidelity) and echoes whole batches whatever is chosen. */
 function showKindControls(tabular: boolean): void {
   ui.fidelity.disabled = tabular;
   ui.echoMode.disabled = tabular;
   ui.echoMode.title = tabular ? 'TOC tables echo whole batches' : '';
+  // The list shows what a table does (it read "each example, before the random flip", disabled); the choice comes back after.
+  if (tabular && echoModeAside === undefined) {
+    echoModeAside = ui.echoMode.value;
+    ui.echoMode.value = 'batches';
+  } else if (!tabular && echoModeAside !== undefined) {
+    ui.echoMode.value = echoModeAside;
+    echoModeAside = undefined;
+  }
   sweepUi.groupOption.disabled = tabular;
   // A table has no scan groups to sweep: echo until an image dataset is chosen again, unless the person picks echo meanwhile.
   const to = tabular && sweepUi.kind.value === 'group' ? 'echo' : !tabular && sweepKindRuled ? 'group' : undefined;
@@ -711,7 +730,7 @@ function configFrom(cp: Checkpoint): LabSession['config'] {
   ui.readers.value = String(cp.config.readers);
   ui.learningRate.value = String(k.learningRate);
   ui.echo.value = String(k.echoFactor);
-  ui.echoMode.value = k.echoMode;
+  if (modelById(cp.config.modelId).input === 'image') putEchoMode(k.echoMode); // a table's is "batches", not the person's
   ui.shuffleBuffer.value = String(k.shuffleBuffer);
   ui.requestsInFlight.value = String(k.requestsInFlight ?? DEFAULT_REQUESTS_IN_FLIGHT);
   ui.echoAuto.checked = k.autoEcho;
@@ -1227,7 +1246,11 @@ async function stop(): Promise<void> {
 
 ui.start.addEventListener('click', () => void start());
 void resumePanel.refresh();
-ui.pause.addEventListener('click', () => (session?.state === 'paused' ? session.resume() : session?.pause()));
+ui.pause.addEventListener('click', () => {
+  if (session?.state === 'paused') session.resume();
+  else session?.pause();
+  refreshControls();
+});
 ui.stop.addEventListener('click', () => void stop());
 /**
  * A live field applies each keystroke's value to the run; its one mark goes, when the field is left, to the step where the
@@ -1327,11 +1350,26 @@ function runName(modelId: string, s: Pick<RunRecord['settings'], 'fidelity' | 'e
   return `${modelId} · ${group}echo ${s.echoFactor} · ${new Date(startedAt).toLocaleTimeString()}`;
 }
 
+/** The echo factor in the field when the person ticked auto echo: it comes back when they untick it. */
+let echoBeforeAuto: string | undefined;
 ui.echoAuto.addEventListener('change', () => {
   clearParamError('autoEcho');
-  ui.echo.readOnly = ui.echoAuto.checked; // auto echo writes the field; the person's value comes back when it is off
+  ui.echo.readOnly = ui.echoAuto.checked; // auto echo writes the field
   ui.echoUse.hidden = true;
   if (session && !session.ended) session.setAutoEcho(ui.echoAuto.checked);
+  if (ui.echoAuto.checked) {
+    echoBeforeAuto = ui.echo.value;
+  } else if (echoBeforeAuto !== undefined) {
+    // Before, auto's last factor stayed on: the person's own came back only if they typed it again.
+    const typed = echoBeforeAuto;
+    echoBeforeAuto = undefined;
+    if (ui.echo.value !== typed) {
+      ui.echo.value = typed;
+      // As if typed: applied to the live run, marked on the charts, checked beside the field.
+      ui.echo.dispatchEvent(new Event('input'));
+      ui.echo.dispatchEvent(new Event('change'));
+    }
+  }
 });
 ui.echoMode.addEventListener('change', () => {
   clearParamError('echoMode');
@@ -1397,7 +1435,7 @@ async function applyParams(): Promise<void> {
   const echoMode = params.get('echoMode');
   if (echoMode !== null) {
     const r = checkEchoMode(echoMode);
-    if (r.ok) ui.echoMode.value = r.value;
+    if (r.ok) putEchoMode(r.value);
     else paramErrors.set('echoMode', `URL parameter echoMode=${echoMode}: ${r.reason}`);
   }
   const evalMode = params.get('evalMode');
@@ -1587,7 +1625,8 @@ function writeUrl(): void {
   // A TOC table has no groups: the group last chosen (or the URL's) is kept for the image datasets it may be switched to.
   if (selectedKind() !== 'tabular') urlGroup = fidelityTouched ? ui.fidelity.value : null; // untouched: the dataset's full fidelity
   if (urlGroup !== null) next.set('group', urlGroup);
-  if (ui.echoMode.value !== 'examples') next.set('echoMode', ui.echoMode.value);
+  const echoMode = echoModeAside ?? ui.echoMode.value; // a table's "batches" is not the person's choice
+  if (echoMode !== 'examples') next.set('echoMode', echoMode);
   if (ui.evalMode.value !== 'live') next.set('evalMode', ui.evalMode.value);
   if (ui.echoAuto.checked) next.set('autoEcho', '');
   for (const k of ['seed', 'size', 'share']) if (params.has(k)) next.set(k, params.get(k)!.trim()); // as read: " 32" is 32

@@ -208,8 +208,10 @@ export function setupModelPanel(
     const got = await artifacts().catch((err: Error) => void say(`the model could not be saved: ${err.message}`));
     if (!got) return;
     try {
+      // A name is the model, dataset and step: the same run saved twice at one step (or a run like it) replaces it.
+      const earlier = (await tf.io.listModels().catch(() => ({}) as Record<string, tf.io.ModelArtifactsInfo>))[`${PREFIX}${got.name}`];
       await tf.io.getSaveHandlers(`${PREFIX}${got.name}`)[0]!.save!(got.artifacts);
-      say(`saved in this browser as ${got.name}`);
+      say(`saved in this browser as ${got.name}${earlier ? `, replacing the model saved under that name at ${when(new Date(earlier.dateSaved))}` : ''}`);
       await listSaved();
       el.saved.value = `${PREFIX}${got.name}`;
       el.saved.title = el.saved.selectedOptions[0]?.title ?? '';

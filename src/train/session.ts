@@ -34,6 +34,9 @@ import {
   type StepMetrics,
 } from './trainer.js';
 
+/** Below this many test examples, each is over 2% of the accuracy: the log says so. */
+const FEW_TEST_EXAMPLES = 50;
+
 export interface SessionConfig {
   /** Absolute URL of the dataset's manifest (or PCR_index.pb). */
   manifestUrl: string;
@@ -238,6 +241,11 @@ export class LabSession {
     } else if (this.state === 'evaluating') {
       this.pauseAfterEval = true; // the evaluation finishes first, then the run pauses
     }
+  }
+
+  /** A pause asked for during an evaluation, taken once it ends. */
+  get pausing(): boolean {
+    return this.pauseAfterEval && this.state === 'evaluating';
   }
 
   resume(): void {
@@ -491,6 +499,11 @@ export class LabSession {
         const limit = `${((TEST_ON_GPU_BYTES + TEST_ON_CPU_BYTES) / 1024 ** 3).toFixed(1)} GiB`;
         const measured = `accuracy is measured on its first ${kept.examples} of ${testInfo.examples} examples`;
         this.onWarning(`the test split is larger than the ${limit} the page keeps of it: ${measured}`);
+      }
+      // A handful of test examples makes accuracy jump by whole percents (one image: 0% or 100%): said, not hidden.
+      if (testInfo && kept.examples > 0 && kept.examples < FEW_TEST_EXAMPLES) {
+        const n = kept.examples;
+        this.onWarning(`the test split has only ${n} example${n === 1 ? '' : 's'}: accuracy moves in steps of ${(100 / n).toFixed(1)}% and says little`);
       }
       if (resume) this.listener.restored?.(resume.history);
       // Said again, or a continued run would not show why a reader sits out (its failed records were logged before the reload).

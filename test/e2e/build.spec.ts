@@ -54,6 +54,8 @@ test('a dropped folder becomes a dataset in this browser, trains, survives a rel
   const s = await waitFor(page, 'training on the built dataset', (x) => x.steps.length >= 6 && x.evals.length > 0);
   expect(s.dataset).toMatchObject({ kind: 'image', name: 'shapes', classes: ['blue', 'red'], inputShape: [32, 32, 3] });
   expect(s.steps.every((x) => Number.isFinite(x.loss))).toBe(true);
+  // Its test split is a few images: the log says what its accuracy is worth.
+  await expect(page.locator('#log')).toContainText(/the test split has only \d examples?: accuracy moves in steps of \d+\.\d% and says little/);
   await page.screenshot({ path: 'test-results/lab-built-dataset.png' });
   await page.evaluate(() => window.__lab!.stop());
   // The runs table names it as it was built, not with the size the list shows beside the name.

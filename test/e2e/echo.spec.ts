@@ -41,3 +41,20 @@ test('the page shows upstream and trainer time and R; auto echo moves the factor
   await page.screenshot({ path: 'test-results/lab-echo.png', fullPage: true });
   await page.evaluate(() => window.__lab!.stop());
 });
+
+test('auto echo ticked over a typed factor, then unticked: the typed factor comes back and is applied', async ({ page }) => {
+  await page.goto('/?model=mlp&batch=32&evalEvery=1000&echo=16&autostart=1');
+  await waitFor(page, 'a few steps', (s) => s.steps.length >= 3);
+  await page.locator('#echo-auto').check();
+  // Auto moves the factor to R (well under 16 for this MLP on any machine the tests run on).
+  await expect(page.locator('#echo')).not.toHaveValue('16', { timeout: 60_000 });
+  const auto = await page.locator('#echo').inputValue();
+  await page.locator('#echo-auto').uncheck();
+  // Before, auto's last factor stayed on and the person's was lost.
+  await expect(page.locator('#echo')).toHaveValue('16');
+  await expect(page.locator('#echo')).toHaveJSProperty('readOnly', false);
+  const marks = await page.evaluate(() => window.__lab!.marks());
+  expect(marks.at(-1)).toMatch(/^\d+: echo 16$/);
+  expect(marks).toContainEqual(expect.stringMatching(new RegExp(`: auto echo ${auto.replace('.', '\\.')}$`)));
+  await page.evaluate(() => window.__lab!.stop());
+});

@@ -6,18 +6,25 @@ import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
 import { snapshot, waitFor } from './helpers.js';
 
-/** Waits for the run's next evaluation and pauses it there: the pause takes effect when the evaluation ends. */
+/**
+ * Waits for the run's next evaluation and presses Pause there: the pause takes effect when the evaluation ends, and
+ * meanwhile the button says it was heard (before, it said "Pause" and did nothing visible for the evaluation's seconds).
+ */
 async function pauseAtAnEvaluation(page: Page): Promise<void> {
-  await page.waitForFunction(
+  const button = await page.waitForFunction(
     () => {
       if (window.__lab!.progress().state !== 'evaluating') return false;
-      window.__lab!.pause();
-      return true;
+      const pause = document.querySelector<HTMLButtonElement>('#pause')!;
+      pause.click();
+      return { text: pause.textContent, disabled: pause.disabled, state: window.__lab!.progress().state };
     },
     undefined,
     { polling: 'raf', timeout: 120_000 },
   );
+  expect(await button.jsonValue()).toEqual({ text: 'Pausing…', disabled: true, state: 'evaluating' });
   await expect(page.locator('#state')).toHaveText('paused', { timeout: 30_000 });
+  await expect(page.locator('#pause')).toHaveText('Resume');
+  await expect(page.locator('#pause')).toBeEnabled();
 }
 
 test('a saved model reloads, from the browser and from its files, and evaluates to the same accuracy', async ({ page }) => {
@@ -32,6 +39,10 @@ test('a saved model reloads, from the browser and from its files, and evaluates 
 
   await page.locator('#model-save').click();
   await expect(page.locator('#model-status')).toContainText('saved in this browser');
+  await expect(page.locator('#model-status')).not.toContainText('replacing');
+  // Saved again at the same step: the same name, and the line says the first is replaced (before, it said nothing of it).
+  await page.locator('#model-save').click();
+  await expect(page.locator('#model-status')).toContainText(/, replacing the model saved under that name at \d{4}-\d\d-\d\d \d\d:\d\d$/);
   // A saved model's long name in its list must not widen the page on a phone, nor be cut off there: the entry is the
   // name, its date is in the tooltip.
   await page.setViewportSize({ width: 390, height: 860 });

@@ -36,6 +36,25 @@ test('after a TOC run, an image dataset gets its fidelity slider, echo mode and 
   await expect(page.locator('#sweep-kind')).toHaveValue('echo');
 });
 
+test("a table's disabled echo mode shows what it does (whole batches); the mode chosen for images comes back, in the address too", async ({ page }) => {
+  await page.goto('/?echoMode=examples-after-augment');
+  await expect(page.locator('#echo-mode')).toHaveValue('examples-after-augment');
+  await page.locator('#dataset').selectOption(FLIGHTS);
+  // Before, the disabled list read "each example, after the random flip" over a table that echoes batches.
+  await expect(page.locator('#echo-mode')).toBeDisabled();
+  await expect(page.locator('#echo-mode')).toHaveValue('batches');
+  await expect.poll(() => new URL(page.url()).searchParams.get('echoMode')).toBe('examples-after-augment');
+  await page.locator('#dataset').selectOption(FASHION);
+  await expect(page.locator('#echo-mode')).toBeEnabled();
+  await expect(page.locator('#echo-mode')).toHaveValue('examples-after-augment');
+  // Opened on a table, the address's mode waits aside for an image dataset.
+  await page.goto(`/?dataset=flights-250k&echoMode=examples`);
+  await expect(page.locator('#echo-mode')).toHaveValue('batches');
+  await page.locator('#dataset').selectOption(FASHION);
+  await expect(page.locator('#echo-mode')).toHaveValue('examples');
+  await expect.poll(() => new URL(page.url()).searchParams.get('echoMode')).toBeNull();
+});
+
 test('the model chosen for each kind of dataset comes back with that kind', async ({ page }) => {
   await page.goto('/?model=tiny-cnn');
   await expect(page.locator('#start')).toBeEnabled();
