@@ -942,7 +942,7 @@ function listenerFor(current: () => LabSession): SessionListener {
       if (!shown()) return;
       info = i;
       // The readers that run (at most one per record) and what the run trains on: a table echoes batches, whatever was asked.
-      runsPanel.opened(i.kind, current().readers);
+      runsPanel.opened(i.kind, current().readers, i.name);
       if (i.kind === 'image') showGroups(i.fidelityLevels);
       const shape = i.image
         ? `${i.image.width}x${i.image.height}x${i.image.channels} images, ${i.fidelityLevels} scan groups`

@@ -55,7 +55,7 @@ export interface RunsPanel {
    * The run's pipeline is open: what it trains on, and the readers that run (the readers asked for, at most one per
    * record of the split). A table echoes whole batches whatever echo mode was asked, so its record says 'batches'.
    */
-  opened(kind: 'image' | 'tabular', readers: number): void;
+  opened(kind: 'image' | 'tabular', readers: number, datasetName?: string): void;
   state(state: string): void;
   /** The records shown (for the tests). */
   records(): RunRecord[];
@@ -149,7 +149,8 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
         series: [
           { label: X_LABELS[x] },
           ...shown.map((r, i) => ({
-            label: r.name,
+            // Runs of several datasets overlaid: each is named with its dataset (names say model and settings only).
+            label: new Set(shown.map((o) => o.dataset)).size > 1 ? `${r.name} · ${r.dataset}` : r.name,
             stroke: PALETTE[i % PALETTE.length],
             dash: DASHES[Math.floor(i / PALETTE.length) % DASHES.length],
             width: 1.5,
@@ -208,6 +209,10 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       row.insertCell().append(show);
       const name = row.insertCell();
       name.textContent = r.name;
+      const on = document.createElement('div');
+      on.className = 'run-dataset';
+      on.textContent = `on ${r.dataset}`;
+      name.append(on);
       // A record left in a live state by a page that closed (a crash, a reload) is not running now; one another tab runs is
       // saved every few seconds while it trains.
       const stale = r.id !== live?.id && UNFINISHED.has(r.state) && Date.now() - r.updatedAt > STALE_AFTER_MS;
@@ -373,9 +378,11 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       void save(live);
       draw();
     },
-    opened(kind, readers) {
+    opened(kind, readers, datasetName) {
       if (!live) return;
       live.kind = kind;
+      // Named as its manifest names it (what a checkpoint says): it was recorded under the list's description, or the URL typed.
+      if (datasetName) live.dataset = datasetName;
       live.settings.readers = readers;
       if (kind === 'tabular') live.settings.echoMode = 'batches';
       void save(live);

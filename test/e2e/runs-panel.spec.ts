@@ -227,3 +227,28 @@ test('deleting a stopped run takes its offer to continue with it, and Run sweep 
   await expect(page.locator('#backend')).toContainText('webgpu');
   await expect(page.locator('#resume')).toBeHidden();
 });
+
+test('runs of two datasets, one read from a typed manifest URL, are each named with their dataset in the table and the legend', async ({ page }) => {
+  test.setTimeout(120_000);
+  await page.goto('/?model=tiny-cnn&batch=32&evalEvery=3');
+  await page.locator('#start').click();
+  await waitFor(page, 'an evaluation', (s) => s.evals.length >= 1);
+  await page.locator('#stop').click();
+  await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
+  await page.locator('#manifest-url').fill('/datasets/flights-250k-toc/manifest.json');
+  await page.locator('#manifest-url').press('Enter');
+  await expect(page.locator('#model')).toHaveValue('logreg');
+  await page.locator('#start').click();
+  await waitFor(page, 'an evaluation', (s) => s.evals.length >= 1);
+  await page.locator('#stop').click();
+  await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
+  const rows = page.locator('#runs-table tbody tr');
+  // Each run is named as its manifest names the dataset (before, the rows did not say it; the records held the URL typed,
+  // or the list's description).
+  await expect(rows.nth(0).locator('td').nth(1)).toContainText(/^logreg · .*on flights \(250k\)$/);
+  await expect(rows.nth(1).locator('td').nth(1)).toContainText(/^tiny-cnn · .*on Fashion-MNIST mini$/);
+  for (let i = 0; i < 2; i++) await rows.nth(i).getByRole('checkbox').check();
+  await expect(page.locator('#runs-chart .u-legend .u-series')).toHaveCount(2);
+  await expect(page.locator('#runs-chart .u-legend')).toContainText('· flights (250k)');
+  await expect(page.locator('#runs-chart .u-legend')).toContainText('· Fashion-MNIST mini');
+});
