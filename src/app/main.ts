@@ -1132,7 +1132,9 @@ function showCutSweep(): void {
 }
 /** The sweep kind was moved from group to echo because a table was chosen (showKindControls). */
 let sweepKindRuled = false;
-let sweepCancelled = false;
+/** Why the sweep under way ends early: Stop sweep ('sweep'), or the run's own Stop ('run'). */
+type SweepStop = false | 'sweep' | 'run';
+let sweepCancelled: SweepStop = false;
 const sweepUi = {
   kind: $<HTMLSelectElement>('sweep-kind'),
   groupOption: document.querySelector<HTMLOptionElement>('#sweep-kind option[value="group"]')!,
@@ -1187,13 +1189,13 @@ async function sweep(): Promise<void> {
         stop,
         progress: (m) => (sweepUi.status.textContent = m),
       },
-      () => sweepCancelled,
+      () => sweepCancelled !== false,
     );
     sweepUi.status.textContent =
       outcome === 'done'
         ? `sweep done: ${plan.value.values.length} runs, compared in the table above`
         : outcome === 'cancelled'
-          ? 'sweep stopped'
+          ? `sweep stopped${(sweepCancelled as SweepStop) === 'run' ? ` by the run's Stop, during run ${runs} of ${plan.value.values.length}` : ''}`
           : 'sweep stopped: a run could not start (see the fields above)';
   } finally {
     sessionStorage.removeItem(SWEEP_KEY);
@@ -1220,7 +1222,7 @@ sweepUi.kind.addEventListener('change', () => {
 });
 sweepUi.start.addEventListener('click', () => void sweep());
 sweepUi.stop.addEventListener('click', () => {
-  sweepCancelled = true;
+  sweepCancelled = 'sweep';
 });
 
 const cachePanel = setupCachePanel(
@@ -1251,7 +1253,11 @@ ui.pause.addEventListener('click', () => {
   else session?.pause();
   refreshControls();
 });
-ui.stop.addEventListener('click', () => void stop());
+ui.stop.addEventListener('click', () => {
+  // Stop ends what is under way, a sweep included: before, the sweep went on with its next value and left a row cut short.
+  if (sweeping) sweepCancelled = 'run';
+  void stop();
+});
 /**
  * A live field applies each keystroke's value to the run; its one mark goes, when the field is left, to the step where the
  * typing first took effect (`applied` on input, `marked` on change), in the run it was typed in, not one that has ended since.

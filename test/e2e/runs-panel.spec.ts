@@ -133,6 +133,20 @@ test('a sweep over scan groups runs one run per value with the same seed and fil
   expect(new URL(page.url()).searchParams.has('group')).toBe(false);
 });
 
+test("the run's own Stop during a sweep ends the sweep, and says so", async ({ page }) => {
+  await page.goto('/?model=tiny-cnn&batch=32&evalEvery=1000');
+  await page.locator('#sweep-values').fill('6, 1');
+  await page.locator('#sweep-steps').fill('400');
+  await page.locator('#sweep-start').click();
+  await waitFor(page, 'the first run training', (s) => s.steps.length >= 2);
+  await page.locator('#stop').click();
+  // Before, the sweep went on with group 1 and left group 6's row cut short at a few steps.
+  await expect(page.locator('#sweep-status')).toHaveText("sweep stopped by the run's Stop, during run 1 of 2", { timeout: 15_000 });
+  await expect(page.locator('#start')).toBeEnabled();
+  await expect(page.locator('#runs-table tbody tr')).toHaveCount(1);
+  expect(await page.evaluate(() => window.__lab!.runs())).toEqual({ open: 0, workers: 0 });
+});
+
 test('a reload during a sweep says what it cut off', async ({ page }) => {
   await page.goto('/?model=tiny-cnn&batch=32&evalEvery=1000');
   await expect(page.locator('#backend')).toContainText('webgpu');
