@@ -10,7 +10,7 @@ import { adapterDescription, webgpuBackend } from '../gpu/backend.js';
 import { kernelBufferCount } from '../gpu/tfjs-kernel.js';
 import { DEFAULT_REQUESTS_IN_FLIGHT, type DatasetInfo, type EchoMode, type PipelineStats } from '../pipeline/api.js';
 import { liveWorkerCount, startPipelineWorker } from '../pipeline/client.js';
-import { localIdOf, localManifestUrl, LOCAL_PREFIX } from '../storage/local-datasets.js';
+import { isMissingLocal, localIdOf, localManifestUrl, LOCAL_PREFIX } from '../storage/local-datasets.js';
 import type { Checkpoint } from '../train/checkpoint.js';
 import { classTotals, type ModelState, type StepMetrics } from '../train/trainer.js';
 import { MODELS, modelById, modelsFor } from '../train/models/registry.js';
@@ -735,10 +735,10 @@ function configFrom(cp: Checkpoint): LabSession['config'] {
   ui.requestsInFlight.value = String(k.requestsInFlight ?? DEFAULT_REQUESTS_IN_FLIGHT);
   ui.echoAuto.checked = k.autoEcho;
   ui.echo.readOnly = k.autoEcho;
-  if (Number.isFinite(k.fidelity)) {
-    fidelityTouched = true;
-    ui.fidelity.value = String(k.fidelity);
-  }
+  // A run at full fidelity goes on at full fidelity: the slider goes to the dataset's last group, untouched.
+  fidelityTouched = Number.isFinite(k.fidelity);
+  ui.fidelity.value = fidelityTouched ? String(k.fidelity) : ui.fidelity.max;
+  updateFidelityLabel();
   return {
     manifestUrl: cp.config.manifestUrl,
     model: modelById(cp.config.modelId),
@@ -1093,6 +1093,12 @@ const modelPanel = setupModelPanel(
   async (meta, weights) => {
     await ready; // a click as the page opens: the address's controls first, then the model's dataset over them
     if (starting || (session && LIVE_STATES.has(session.state))) return 'stop the run first: a loaded model starts a run of its own';
+    // Before the controls move: its dataset's idb:// address in the manifest field would only be refused there.
+    if (await isMissingLocal(meta.dataset.manifestUrl))
+      return (
+        `not started: its dataset, ${meta.dataset.name}, was built in a browser and is not in this one's built datasets ` +
+        '(deleted, or built in another browser)'
+      );
     showDatasetAndModel(meta.dataset.manifestUrl, meta.modelId);
     // The model trains at the image size it was made for (a size= run's), whatever the address says now.
     if (modelById(meta.modelId).input === 'image') {

@@ -1,7 +1,7 @@
 // The "saved run" line: the newest checkpoint in IndexedDB (a run paused,
 // stopped, or cut off by a reload or a crash), with Continue and Discard. While
 // a run trains, the line says where its latest checkpoint stands instead.
-import { listLocalDatasets, localIdOf, LOCAL_PREFIX } from '../storage/local-datasets.js';
+import { isMissingLocal } from '../storage/local-datasets.js';
 import { RunStore } from '../storage/runs.js';
 import type { Checkpoint } from '../train/checkpoint.js';
 import { trainedElsewhere, whenFreed } from './run-lock.js';
@@ -37,8 +37,17 @@ export function setupResumePanel(
     discard.hidden = !buttons;
   };
 
-  go.addEventListener('click', () => {
-    if (shown && !isLive()) onContinue(shown);
+  go.addEventListener('click', async () => {
+    const clicked = shown?.runId;
+    if (!clicked || isLive()) return;
+    // Read again as it is now: another tab may have continued the run since it was shown here (it trains it, or saved later).
+    await panel.refresh();
+    // Not if the line now says something else (that tab's run, or another one newer): the person reads it first.
+    if (shown?.runId === clicked && !go.hidden && !box.hidden && !isLive()) onContinue(shown);
+  });
+  // A tab come back to the front shows the saved run as it stands, not as it stood when the tab was left.
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'visible' && !isLive()) void panel.refresh();
   });
   discard.addEventListener('click', async () => {
     const id = shown?.runId;
@@ -69,8 +78,7 @@ export function setupResumePanel(
         unreadable = (err as Error).message;
       }
       const elsewhere = latest !== undefined && (await trainedElsewhere(latest.runId));
-      const local = latest?.config.manifestUrl.startsWith(LOCAL_PREFIX) ? localIdOf(latest.config.manifestUrl) : undefined;
-      const datasetGone = local !== undefined && !(await listLocalDatasets().catch(() => [])).some((d) => d.id === local);
+      const datasetGone = latest !== undefined && (await isMissingLocal(latest.config.manifestUrl));
       if (mine !== generation || isLive()) return;
       shown = latest;
       if (unreadable) return show(`${unreadable}.`, true);

@@ -62,6 +62,13 @@ export async function listLocalDatasets(): Promise<LocalDataset[]> {
   return (await (await open()).getAll('datasets')).sort((a, b) => b.createdAt - a.createdAt);
 }
 
+/** Whether a manifest URL names a dataset built in a browser that this browser does not hold (deleted, or built in another). */
+export async function isMissingLocal(manifestUrl: string): Promise<boolean> {
+  if (!manifestUrl.startsWith(LOCAL_PREFIX)) return false;
+  const id = localIdOf(manifestUrl);
+  return !(await listLocalDatasets().catch(() => [])).some((d) => d.id === id);
+}
+
 export async function deleteLocalDataset(id: string): Promise<void> {
   const d = await open();
   const entry = await d.get('datasets', id);

@@ -58,6 +58,8 @@ test('a dropped folder becomes a dataset in this browser, trains, survives a rel
   await expect(page.locator('#log')).toContainText(/the test split has only \d examples?: accuracy moves in steps of \d+\.\d% and says little/);
   await page.screenshot({ path: 'test-results/lab-built-dataset.png' });
   await page.evaluate(() => window.__lab!.stop());
+  await page.locator('#model-save').click();
+  await expect(page.locator('#model-status')).toContainText('saved in this browser');
   // The runs table names it as it was built, not with the size the list shows beside the name.
   await expect(page.locator('#runs-table tbody tr td:nth-child(2)').first()).toHaveAttribute('title', /^shapes, /);
 
@@ -83,6 +85,13 @@ test('a dropped folder becomes a dataset in this browser, trains, survives a rel
   await gone();
   await page.reload();
   await gone();
+  // A model saved from a run on it is not started either, and the controls stay as they were (before, the manifest field
+  // got its idb:// address and Start was refused there).
+  await page.locator('#model-load').click();
+  await expect(page.locator('#model-status')).toContainText("its dataset, shapes, was built in a browser and is not in this one's built datasets");
+  await expect(page.locator('#manifest-url')).toHaveValue('');
+  await expect(page.locator('#start')).toBeEnabled();
+  await expect(page.locator('#state')).toHaveText('idle');
 });
 
 test('dropping files rather than a folder on "Build a dataset" says what to drop', async ({ page }) => {

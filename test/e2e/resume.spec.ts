@@ -172,4 +172,30 @@ test('a run training in one tab is neither offered to continue nor deleted in an
   await expect(other.locator('#resume-text')).toContainText('Saved run', { timeout: 10_000 });
   await expect(other.locator('#resume-text')).not.toContainText('another tab');
   await expect(other.locator('#resume-go')).toBeVisible();
+
+  // The first tab continues it while the second still shows Continue: the second's click reads the run again and says
+  // where it trains, instead of training a second copy (before, both tabs trained it).
+  await page.locator('#resume-go').click();
+  await expect(page.locator('#state')).toHaveText('running', { timeout: 30_000 });
+  await other.locator('#resume-go').click();
+  await expect(other.locator('#resume-text')).toContainText('It is training in another tab of this lab');
+  await expect(other.locator('#resume-go')).toBeHidden();
+  await expect(other.locator('#state')).toHaveText('idle');
+});
+
+test('a run at full fidelity, continued after the slider was moved, goes on at full fidelity and the slider says so', async ({ page }) => {
+  test.setTimeout(120_000);
+  await page.goto('/?model=tiny-cnn&batch=16&evalEvery=1000&seed=6');
+  const full = Number(await page.locator('#fidelity').getAttribute('max'));
+  await page.locator('#start').click();
+  await waitFor(page, 'the first steps', (s) => s.steps.length >= 3);
+  await page.locator('#stop').click();
+  await expect(page.locator('#resume-go')).toBeVisible({ timeout: 30_000 });
+  await page.locator('#fidelity').fill('2');
+  await page.locator('#resume-go').click();
+  await expect(page.locator('#state')).toHaveText('running', { timeout: 30_000 });
+  // Before, the slider stayed at 2 while the run read every group.
+  expect(Number(await page.locator('#fidelity').inputValue())).toBe(full);
+  await expect(page.locator('#fidelity-label')).toContainText(`scan group ${full} of ${full}`);
+  await page.locator('#stop').click();
 });
