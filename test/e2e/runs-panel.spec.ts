@@ -82,13 +82,18 @@ test('two runs at different scan groups are recorded, overlaid, and get a time-t
   await expect(page.locator('#log')).toContainText('bad.json was not imported: not a bytelab runs file');
   await expect(rows).toHaveCount(2);
   // A file of 40 runs is listed whole; the chart overlays as many as it has line styles, and the log says which.
-  const many = Array.from({ length: 40 }, (_, i) => ({ ...exported.runs[0], id: `imported-${i}`, name: `imported ${i}` }));
+  // One of them on a dataset known by a long URL: it wraps in its cell rather than widening the table past its column.
+  const longUrl = `https://datasets.example.org/${'very-long-folder-name/'.repeat(8)}manifest.json`;
+  const many = Array.from({ length: 40 }, (_, i) => ({ ...exported.runs[0], id: `imported-${i}`, name: `imported ${i}`, ...(i ? {} : { dataset: longUrl }) }));
   const file = Buffer.from(JSON.stringify({ ...exported, runs: many }));
   await page.locator('#runs-import').setInputFiles({ name: 'many.json', mimeType: 'application/json', buffer: file });
   await expect(page.locator('#log')).toContainText('imported 40 runs from many.json; the last 31 in the file are overlaid, with the 1 shown before');
   await expect(rows).toHaveCount(42);
   await expect(page.locator('#runs-chart .u-legend .u-series')).toHaveCount(1 + 31); // the run ticked before, and 31: one per line style
   await expect(page.locator('#runs-status')).toHaveText('42 runs recorded in this browser; 32 overlaid.');
+  await expect(page.locator('#runs-table')).toContainText(`on ${longUrl}`);
+  const overflow = await page.locator('.runs-table-wrap').evaluate((w) => w.scrollWidth - w.clientWidth);
+  expect(overflow).toBeLessThanOrEqual(0);
 });
 
 test('a sweep over scan groups runs one run per value with the same seed and fills the table', async ({ page }) => {
