@@ -45,6 +45,10 @@ export function setupResumePanel(
     // Not if the line now says something else (that tab's run, or another one newer): the person reads it first.
     if (shown?.runId === clicked && !go.hidden && !box.hidden && !isLive()) onContinue(shown);
   });
+  // Another tab saved or dropped a checkpoint: the run it trains is named here as it saves its first, not after a reload.
+  store.onNews((news) => {
+    if (news === 'checkpoints' && !isLive()) void panel.refresh();
+  });
   // A tab come back to the front shows the saved run as it stands, not as it stood when the tab was left.
   document.addEventListener('visibilitychange', () => {
     if (document.visibilityState === 'visible' && !isLive()) void panel.refresh();

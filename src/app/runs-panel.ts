@@ -29,6 +29,8 @@ const UNFINISHED = new Set(['loading', 'running', 'paused', 'evaluating', 'stopp
 const STALE_AFTER_MS = 30_000;
 /** A live run's record is written at most this often (and when its state changes). */
 const SAVE_EVERY_MS = 3_000;
+/** Another tab's writes that come within this time of each other are read at once. */
+const NEWS_SETTLE_MS = 300;
 
 export interface RunsPanelElements {
   chart: HTMLElement;
@@ -323,6 +325,12 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     if (plot && width > 0 && width !== plot.width) plot.setSize({ width, height: 220 });
   }).observe(el.chart);
   void load(true);
+  // Another tab's runs appear, go on and go as they are saved there (every few seconds while one trains): read once things settle.
+  let newsPending: ReturnType<typeof setTimeout> | undefined;
+  store.onNews(() => {
+    clearTimeout(newsPending);
+    newsPending = setTimeout(() => void load(), NEWS_SETTLE_MS);
+  });
 
   return {
     async begin(record, fromStep, freshAtCheckpoint) {

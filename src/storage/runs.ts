@@ -14,10 +14,28 @@ interface Schema extends DBSchema {
   runs: { key: string; value: RunRecord; indexes: { startedAt: number } };
 }
 
+/** What another tab wrote: run records only, or checkpoints (a run deleted takes its checkpoint with it). */
+export type StoreNews = 'runs' | 'checkpoints';
+
 export class RunStore {
   private db: Promise<IDBPDatabase<Schema>> | undefined;
+  /** Tells the lab's other tabs what this one wrote, so their runs table and saved-run line follow without a reload. */
+  private readonly news: BroadcastChannel | undefined;
 
-  constructor(private readonly name = 'bytelab-runs') {}
+  constructor(private readonly name = 'bytelab-runs') {
+    if (typeof BroadcastChannel === 'undefined') return;
+    this.news = new BroadcastChannel(`${name}:news`);
+    (this.news as { unref?: () => void }).unref?.(); // in Node (unit tests) an open channel would keep the process alive
+  }
+
+  /** Hears what other tabs of this lab write (a channel does not hear its own messages: not this tab's writes). */
+  onNews(listener: (news: StoreNews) => void): void {
+    this.news?.addEventListener('message', (e) => listener((e as MessageEvent<StoreNews>).data));
+  }
+
+  private tell(news: StoreNews): void {
+    this.news?.postMessage(news);
+  }
 
   private open(): Promise<IDBPDatabase<Schema>> {
     this.db ??= openDB<Schema>(this.name, 1, {
@@ -38,6 +56,7 @@ export class RunStore {
     const byAge = await tx.store.index('savedAt').getAllKeys();
     for (const key of byAge.slice(0, Math.max(0, byAge.length - CHECKPOINTS_KEPT))) await tx.store.delete(key);
     await tx.done;
+    this.tell('checkpoints');
   }
 
   /** The most recently saved checkpoint, checked; undefined when there is none. Throws for one this lab cannot continue. */
@@ -54,16 +73,19 @@ export class RunStore {
 
   async removeCheckpoint(runId: string): Promise<void> {
     await (await this.open()).delete('checkpoints', runId);
+    this.tell('checkpoints');
   }
 
   async clearCheckpoints(): Promise<void> {
     await (await this.open()).clear('checkpoints');
+    this.tell('checkpoints');
   }
 
   // ---------------------------------------------------------------- run records
 
   async saveRun(run: RunRecord): Promise<void> {
     await (await this.open()).put('runs', run);
+    this.tell('runs');
   }
 
   /** Every recorded run, oldest first. */
@@ -75,5 +97,6 @@ export class RunStore {
   async deleteRun(id: string): Promise<void> {
     const tx = (await this.open()).transaction(['runs', 'checkpoints'], 'readwrite');
     await Promise.all([tx.objectStore('runs').delete(id), tx.objectStore('checkpoints').delete(id), tx.done]);
+    this.tell('checkpoints');
   }
 }

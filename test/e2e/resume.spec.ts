@@ -199,3 +199,37 @@ test('a run at full fidelity, continued after the slider was moved, goes on at f
   await expect(page.locator('#fidelity-label')).toContainText(`scan group ${full} of ${full}`);
   await page.locator('#stop').click();
 });
+
+test('a tab opened before another starts a run follows it: the run joins its table, its saved-run line names it, and a delete there goes here', async ({
+  page,
+  context,
+}) => {
+  test.setTimeout(120_000);
+  // Opened first, and left open: before, it learned of the run only on a reload.
+  const other = await context.newPage();
+  await other.goto('/');
+  await expect(other.locator('#backend')).toContainText('webgpu');
+  await expect(other.locator('#resume')).toBeHidden();
+  await page.goto('/?model=tiny-cnn&batch=16&evalEvery=1000&seed=7');
+  await page.locator('#start').click();
+  await waitFor(page, 'the first steps', (s) => s.steps.length >= 3);
+  const rows = other.locator('#runs-table tbody tr');
+  await expect(rows).toHaveCount(1, { timeout: 10_000 });
+  await expect(rows.first()).toContainText('tiny-cnn');
+  await page.locator('#pause').click();
+  await expect(page.locator('#resume-text')).toContainText(/saved at step \d+/, { timeout: 30_000 });
+  await expect(other.locator('#resume-text')).toContainText('It is training in another tab of this lab');
+  await expect(other.locator('#resume-go')).toBeHidden();
+  await page.locator('#stop').click();
+  await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
+  await expect(other.locator('#resume-go')).toBeVisible({ timeout: 10_000 });
+  await expect(rows.first().locator('td').nth(1)).toHaveAttribute('title', /; stopped$/);
+  // Deleted in the tab that trained it: its row and its offer to continue go in the other too.
+  await page
+    .locator('#runs-table tbody tr')
+    .first()
+    .getByRole('button', { name: /^delete / })
+    .click();
+  await expect(rows).toHaveCount(0);
+  await expect(other.locator('#resume')).toBeHidden();
+});
