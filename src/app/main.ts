@@ -423,8 +423,10 @@ function startBlockers(): string[] {
   // Before, the controls are not yet what the address asks for (a run would open on the defaults); nothing else is said yet.
   if (!paramsApplied) return ['the address and the dataset list are still being read'];
   const reasons: string[] = [];
-  // size= does nothing for a table (the log says so): its error waits, as a bad batch= does, until an image dataset is chosen.
-  const blocking = [...paramErrors.keys()].filter((k) => NAMING_PARAMS.has(k) && !(k === 'size' && selectedKind() === 'tabular'));
+  // size= and group= do nothing for a table (its one fidelity is lossless): their errors wait, as a bad batch= does, until an
+  // image dataset is chosen.
+  const forImages = new Set(['size', 'group']);
+  const blocking = [...paramErrors.keys()].filter((k) => NAMING_PARAMS.has(k) && !(forImages.has(k) && selectedKind() === 'tabular'));
   const refused = Object.values(fields).flatMap((f) => {
     const r = fixedByDataset(f) ? { ok: true } : f.check();
     return r.ok ? [] : [{ param: f.param, reason: (r as { reason: string }).reason }];

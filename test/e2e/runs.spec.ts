@@ -275,13 +275,14 @@ test('URL parameters that do nothing for the chosen dataset are said, not ignore
   await expect(page.locator('#log')).toContainText('URL parameter echoMode=examples-after-augment is for image datasets');
   await expect(page.locator('#start')).toBeEnabled();
   // Bad values of image-only parameters are said, and keep Start off only once an image dataset would use them.
-  await page.goto('/?dataset=flights-250k&size=5&batch=abc');
+  await page.goto('/?dataset=flights-250k&size=5&batch=abc&group=0');
   await expect(page.locator('#log')).toContainText('URL parameter batch=abc is for image datasets: a TOC table is read as it is, in its own batches');
   await expect(page.locator('#param-error')).toContainText('URL parameter size=5: image size must be');
-  await expect(page.locator('#start')).toBeEnabled();
+  await expect(page.locator('#param-error')).toContainText('URL parameter group=0');
+  await expect(page.locator('#start')).toBeEnabled(); // before, group= kept it off though a table has one fidelity
   await page.locator('#dataset').selectOption({ label: 'Fashion-MNIST 8k (bundled)' });
   await expect(page.locator('#start')).toBeDisabled();
-  await expect(page.locator('#start-hint')).toContainText("Start is off: the address's size= is refused (see above)");
+  await expect(page.locator('#start-hint')).toContainText("Start is off: the address's size=, group= are refused (see above)");
   await page.goto('/?dataset=flights-250k&manifest=datasets/birdstrikes-toc/manifest.json');
   await expect(page.locator('#log')).toContainText('URL parameters dataset= and manifest= are both given: the manifest is read');
   // The list does not pass for what is read: its choice is shown set aside while the field holds a URL.
