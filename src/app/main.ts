@@ -405,6 +405,8 @@ let backend = 'none';
 let adapter = '';
 let gpuError: string | undefined;
 let info: DatasetInfo | undefined;
+/** What the open (or last) run's dataset is, as the line under the setup says it. */
+let datasetLine = '';
 /** The latest test accuracy shown (the accuracy tile also counts deferred evaluations still pending). */
 let shownAccuracy = '–';
 let fidelityTouched = false;
@@ -561,7 +563,7 @@ function resetView(): void {
   ui.mistakes.replaceChildren();
   ui.echoReading.textContent = ui.echoCounters.textContent = '';
   ui.echoUse.hidden = true;
-  ui.datasetInfo.textContent = '';
+  ui.datasetInfo.textContent = datasetLine = '';
   ui.fidelityTable.replaceChildren();
   ui.tocWork.hidden = true;
   ui.features.replaceChildren();
@@ -621,6 +623,8 @@ function previewDataset(): void {
   const chosen = ui.manifestUrl.value.trim() || ui.dataset.value ? chosenManifestUrl() : undefined;
   ui.lastRunNote.hidden = !last || !chosen || last === chosen;
   ui.lastRunNote.textContent = `From the last run, on ${info?.name ?? last}; a run on the chosen dataset shows its own.`;
+  // Under the dataset list, the line is about the dataset chosen there: the last run's (another, or one deleted since) says so.
+  ui.datasetInfo.textContent = datasetLine && !ui.lastRunNote.hidden ? `The last run's dataset: ${datasetLine}` : datasetLine;
   const costs = shownCosts();
   ui.fidelityTable.replaceChildren();
   ui.tocWork.hidden = true; // the last run's reading, not the selected dataset's
@@ -950,10 +954,11 @@ function listenerFor(current: () => LabSession): SessionListener {
         ? `${i.image.width}x${i.image.height}x${i.image.channels} images, ${i.fidelityLevels} scan groups`
         : `${i.inputShape[0]} columns, TOC-compressed`;
       const share = session?.share;
-      ui.datasetInfo.textContent =
+      datasetLine =
         `${i.name}: ${i.examples} training examples, ${shape}, ${i.classes.length} ` +
         `classes.${i.attribution ? ` ${i.attribution}.` : ''}` +
         (share && share.count > 1 ? ` This tab trains on share ${share.rank + 1} of ${share.count} of the training records (URL share=).` : '');
+      ui.datasetInfo.textContent = datasetLine;
       const tabular = i.kind === 'tabular';
       ui.m.speedLabel.textContent = tabular ? 'rows/s' : 'images/s';
       charts.speed.rename(tabular ? 'rows / s' : 'images / s');

@@ -257,6 +257,8 @@ test('runs of two datasets, one read from a typed manifest URL, are each named w
   await page.locator('#manifest-url').fill('/datasets/flights-250k-toc/manifest.json');
   await page.locator('#manifest-url').press('Enter');
   await expect(page.locator('#model')).toHaveValue('logreg');
+  // The line under the dataset list describes the last run's dataset, not the one now chosen: it says so.
+  await expect(page.locator('#dataset-info')).toContainText("The last run's dataset: Fashion-MNIST mini:");
   await page.locator('#start').click();
   await waitFor(page, 'an evaluation', (s) => s.evals.length >= 1);
   await page.locator('#stop').click();
@@ -264,6 +266,7 @@ test('runs of two datasets, one read from a typed manifest URL, are each named w
   const rows = page.locator('#runs-table tbody tr');
   // Each run is named as its manifest names the dataset (before, the rows did not say it; the records held the URL typed,
   // or the list's description).
+  await expect(page.locator('#dataset-info')).toContainText(/^flights \(250k\): /);
   await expect(rows.nth(0).locator('td').nth(1)).toContainText(/^logreg · .*on flights \(250k\)$/);
   await expect(rows.nth(1).locator('td').nth(1)).toContainText(/^tiny-cnn · .*on Fashion-MNIST mini$/);
   for (let i = 0; i < 2; i++) await rows.nth(i).getByRole('checkbox').check();
