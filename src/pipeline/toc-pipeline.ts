@@ -107,10 +107,10 @@ export class TocPipeline extends BasePipeline<TocManifest> {
       },
       this.held.echo,
     );
-    // The buffer holds batches: as many as hold about shuffleBuffer rows.
     const rows = this.tape.channel('shuffleBuffer', () => this.options.shuffleBuffer);
+    const split = this.split();
     const shuffled = this.shuffles
-      ? shuffleBuffer(echoed, () => Math.max(2, Math.round(rows() / 250)), this.random, this.held.shuffle, this.tape.shuffleWarmUp)
+      ? shuffleBuffer(echoed, () => shuffleBatches(rows(), split), this.random, this.held.shuffle, this.tape.shuffleWarmUp)
       : echoed;
     const made = (item: TocItem, b: TocBatchMessage | undefined): TocBatchMessage | undefined => b && { ...b, echoed: item.copy ? b.size : 0 };
     for await (const item of shuffled) yield { size: item.size, make: async () => made(item, 'batch' in item ? item.batch : await item.load()) };
@@ -224,3 +224,12 @@ export class TocPipeline extends BasePipeline<TocManifest> {
 }
 
 const tocRecordRows = (entry: TocRecordEntry) => entry.batches.reduce((n, b) => n + b.rows, 0);
+
+/**
+ * The batches a TOC shuffle buffer holds: as many of the split's batches as hold about `rows` rows, and at least 2 (one
+ * would not shuffle). Counted in the split's own batch size (a 2,000-row split took 512 rows as 2 batches of 250).
+ */
+export function shuffleBatches(rows: number, split: TocSplitEntry): number {
+  const batches = split.records.reduce((n, r) => n + r.batches.length, 0);
+  return Math.max(2, Math.round(rows / (tocSplitRows(split) / Math.max(1, batches))));
+}

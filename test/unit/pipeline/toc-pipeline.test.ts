@@ -2,8 +2,8 @@
 // with the GPU index structures, and a corrupt batch is named and skipped.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Batch, PipelineEvent, PipelineOptions, TocBatchMessage } from '../../../src/pipeline/api.js';
-import { TocPipeline } from '../../../src/pipeline/toc-pipeline.js';
-import type { TocManifest } from '../../../src/toc/dataset.js';
+import { shuffleBatches, TocPipeline } from '../../../src/pipeline/toc-pipeline.js';
+import type { TocManifest, TocSplitEntry } from '../../../src/toc/dataset.js';
 import { decode } from '../../../src/toc/ops.js';
 import { startTestServer, type TestServer } from '../../support/http-server.js';
 import { testPipelineOptions } from '../../support/pipeline-options.js';
@@ -28,6 +28,20 @@ async function drain(files: Map<string, Uint8Array>, over: Partial<PipelineOptio
   }
   return { info, batches, server, warnings: events.flatMap((e) => (e.type === 'warning' ? [e.message] : [])) };
 }
+
+describe('TOC shuffle buffer', () => {
+  const split = (rowsPerBatch: number, batches: number): TocSplitEntry => ({
+    records: [{ file: 'r0.tocr', batches: Array.from({ length: batches }, () => ({ rows: rowsPerBatch }) as TocSplitEntry['records'][0]['batches'][0]) }],
+  });
+  it("holds as many of the split's own batches as hold about the rows asked, and at least 2", () => {
+    expect(shuffleBatches(512, split(250, 40))).toBe(2);
+    expect(shuffleBatches(5000, split(250, 40))).toBe(20);
+    // 2,000-row batches: before, the buffer counted 250-row batches, so 5,000 rows held 20 batches (40,000 rows).
+    expect(shuffleBatches(5000, split(2000, 4))).toBe(3);
+    expect(shuffleBatches(16000, split(2000, 4))).toBe(8);
+    expect(shuffleBatches(1, split(2000, 4))).toBe(2);
+  });
+});
 
 describe('TOC pipeline', () => {
   it('streams every batch compressed, one Range request per record, and the rows decode exactly', async () => {
