@@ -80,7 +80,8 @@ export class LiveChart {
       // The y axis has room for labels like 10,000 or 131.6K at any chart width.
       axes: [
         { label: xLabel, ...axis },
-        { size: 56, values: (_u, splits) => tickLabels(splits), ...axis },
+        // Ticks 20 px apart at least (uPlot's 30 left a flat accuracy curve one label, a scale no one can read).
+        { size: 56, space: 20, values: (_u, splits) => tickLabels(splits), ...axis },
       ],
       legend: { show: false },
       // Points are hollow: filled with the panel's colour, not uPlot's white.
