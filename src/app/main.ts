@@ -484,7 +484,26 @@ function showListSetAside(): void {
   ui.dataset.title = ui.dataset.selectedOptions[0]?.title ?? '';
 }
 
+/** The run button that takes the keyboard's focus once it is on: Start and Stop are disabled by their own press. */
+let focusNext: HTMLButtonElement | undefined;
+
+/** A pressed Start (or Stop) that turns off hands focus to the button that acts next, not to the page (it fell to <body>). */
+function handOnFocus(had: Element | null): void {
+  if (had === ui.start && ui.start.disabled) focusNext = ui.pause;
+  else if (had === ui.stop && ui.stop.disabled) focusNext = ui.start;
+  const lost = !document.activeElement || document.activeElement === document.body || (document.activeElement as HTMLButtonElement).disabled;
+  if (!lost) {
+    if (document.activeElement !== had) focusNext = undefined; // the person has moved on
+    return;
+  }
+  if (focusNext && !focusNext.disabled) {
+    focusNext.focus();
+    focusNext = undefined;
+  }
+}
+
 function refreshControls(): void {
+  const had = document.activeElement;
   const state: RunState = session?.state ?? 'idle';
   const live = LIVE_STATES.has(state);
   const busy = starting || live || sweeping;
@@ -494,9 +513,11 @@ function refreshControls(): void {
   // While the typed manifest is read, Start stays on: a click (which itself leaves the field and so begins the read) waits for it.
   const reading = ui.manifestUrl.dataset.probing ? 'reading the manifest…' : '';
   ui.startHint.textContent = busy || !blockers.length ? reading : `Start is off: ${blockers.join('; ')}`;
-  // Pause during an evaluation is taken once it ends (seconds on a slow device): the button says it was heard.
+  // Pause during an evaluation is taken once it ends (seconds on a slow device): the button says it was heard. It stays
+  // enabled (a click then does nothing), so a keyboard's focus stays on it for the Resume that follows.
   const pausing = session?.pausing ?? false;
-  ui.pause.disabled = pausing || starting || !(state === 'running' || state === 'paused' || state === 'evaluating');
+  ui.pause.setAttribute('aria-disabled', String(pausing));
+  ui.pause.disabled = starting || !(state === 'running' || state === 'paused' || state === 'evaluating');
   ui.pause.textContent = state === 'paused' ? 'Resume' : pausing ? 'Pausing…' : 'Pause';
   ui.pause.title = pausing ? 'the run pauses once this evaluation ends' : '';
   ui.stop.disabled = !live || state === 'stopping';
@@ -506,6 +527,7 @@ function refreshControls(): void {
   ui.batchSize.disabled = busy || ui.batchSize.dataset.fixed === 'true';
   ui.sweepStart.disabled = busy; // a sweep waits for the run open now (its click did nothing)
   buildPanel.refresh(); // Delete waits for the run to end
+  handOnFocus(had);
 }
 
 function showState(state: RunState, detail?: string): void {
@@ -740,7 +762,7 @@ function configFrom(cp: Checkpoint): LabSession['config'] {
   ui.shuffleBuffer.value = String(k.shuffleBuffer);
   ui.requestsInFlight.value = String(k.requestsInFlight ?? DEFAULT_REQUESTS_IN_FLIGHT);
   ui.echoAuto.checked = k.autoEcho;
-  ui.echo.readOnly = k.autoEcho;
+  echoSetByAuto(k.autoEcho);
   // A run at full fidelity goes on at full fidelity: the slider goes to the dataset's last group, untouched.
   fidelityTouched = Number.isFinite(k.fidelity);
   ui.fidelity.value = fidelityTouched ? String(k.fidelity) : ui.fidelity.max;
@@ -1003,7 +1025,7 @@ function listenerFor(current: () => LabSession): SessionListener {
       const base = info && majorityClass(info.classes, classTotals(m.confusion));
       ui.m.accBase.textContent = base ? baselineLine(m.accuracy, base) : '';
       charts.acc.push(m.step, m.accuracy);
-      runsPanel.eval(m);
+      runsPanel.eval(m, base);
       if (info) {
         drawConfusion(ui.confusion, info.classes, m.confusion, m.examples);
         if (info.image) drawMistakes(ui.mistakes, info.classes, info.image, m.mistakes);
@@ -1262,6 +1284,7 @@ async function stop(): Promise<void> {
 ui.start.addEventListener('click', () => void start());
 void resumePanel.refresh();
 ui.pause.addEventListener('click', () => {
+  if (session?.pausing) return; // "Pausing…": heard already
   if (session?.state === 'paused') session.resume();
   else session?.pause();
   refreshControls();
@@ -1303,6 +1326,7 @@ const fidelityMoved = typedMarks();
 const FIDELITY_MARK_MS = 400;
 const echoTyped = typedMarks();
 const learningRateTyped = typedMarks();
+const shuffleTyped = typedMarks();
 ui.fidelity.addEventListener('input', () => {
   fidelityTouched = true;
   clearParamError('group');
@@ -1321,9 +1345,9 @@ ui.fidelity.addEventListener('change', () => {
 });
 ui.echo.addEventListener('change', () => echoTyped.marked());
 ui.learningRate.addEventListener('change', () => learningRateTyped.marked());
-ui.echoMode.addEventListener('change', () =>
-  markCharts(ui.echoMode.value === 'batches' ? 'echo batches' : 'echo examples', { echoMode: ui.echoMode.value }, stepNow()),
-);
+/** A chart mark's words for each echo mode: the two example modes told apart. */
+const ECHO_MODE_MARKS: Record<string, string> = { examples: 'echo examples', 'examples-after-augment': 'echo after flip', batches: 'echo batches' };
+ui.echoMode.addEventListener('change', () => markCharts(ECHO_MODE_MARKS[ui.echoMode.value] ?? ui.echoMode.value, { echoMode: ui.echoMode.value }, stepNow()));
 ui.echo.addEventListener('input', () => {
   const r = checkEchoFactor(ui.echo.value);
   if (!r.ok || !session || session.ended) return; // a bad value is shown and not applied
@@ -1369,11 +1393,17 @@ function runName(modelId: string, s: Pick<RunRecord['settings'], 'fidelity' | 'e
   return `${modelId} · ${group}echo ${s.echoFactor} · ${new Date(startedAt).toLocaleTimeString()}`;
 }
 
+/** Auto echo writes the echo field: it is read-only then, looks it, and says why. */
+function echoSetByAuto(auto: boolean): void {
+  ui.echo.readOnly = auto;
+  ui.echo.title = auto ? 'set by auto echo from the measured R: untick auto to type a factor' : '';
+}
+
 /** The echo factor in the field when the person ticked auto echo: it comes back when they untick it. */
 let echoBeforeAuto: string | undefined;
 ui.echoAuto.addEventListener('change', () => {
   clearParamError('autoEcho');
-  ui.echo.readOnly = ui.echoAuto.checked; // auto echo writes the field
+  echoSetByAuto(ui.echoAuto.checked);
   ui.echoUse.hidden = true;
   if (session && !session.ended) session.setAutoEcho(ui.echoAuto.checked);
   if (ui.echoAuto.checked) {
@@ -1396,8 +1426,11 @@ ui.echoMode.addEventListener('change', () => {
 });
 ui.shuffleBuffer.addEventListener('input', () => {
   const r = checkShuffleBuffer(ui.shuffleBuffer.value);
-  if (r.ok && session && !session.ended) session.setShuffleBuffer(r.value);
+  if (!r.ok || !session || session.ended) return;
+  session.setShuffleBuffer(r.value);
+  shuffleTyped.applied(`shuffle ${r.value}`, {}); // marked like echo and lr: it changes the duplicates within a batch
 });
+ui.shuffleBuffer.addEventListener('change', () => shuffleTyped.marked());
 ui.requestsInFlight.addEventListener('input', () => {
   const r = checkRequestsInFlight(ui.requestsInFlight.value);
   if (r.ok && session && !session.ended) session.setRequestsInFlight(r.value);
@@ -1466,7 +1499,7 @@ async function applyParams(): Promise<void> {
   const autoEcho = params.get('autoEcho');
   if (autoEcho !== null) {
     const r = checkFlag('autoEcho', autoEcho);
-    if (r.ok) ui.echoAuto.checked = ui.echo.readOnly = r.value;
+    if (r.ok) echoSetByAuto((ui.echoAuto.checked = r.value));
     else paramErrors.set('autoEcho', `URL parameter autoEcho=${autoEcho}: ${r.reason}`);
   }
   // A bad autostart starts nothing, said in the log (not above the page: no control could clear it there), and leaves the URL.

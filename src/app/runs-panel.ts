@@ -47,7 +47,8 @@ export interface RunsPanel {
   /** A run starts (or a saved run is continued, from `fromStep`): it is recorded from now on. */
   begin(record: Omit<RunRecord, 'steps' | 'evals' | 'marks' | 'updatedAt' | 'state'>, fromStep?: number, freshAtCheckpoint?: number): Promise<void>;
   step(m: StepMetrics): void;
-  eval(m: EvalMetrics): void;
+  /** An evaluation, with what always guessing the largest class scores on the test split (when known). */
+  eval(m: EvalMetrics, guess?: { name: string; share: number }): void;
   mark(step: number, label: string): void;
   /** The run's checkpoint was written: its record is saved now too, with the steps up to it. */
   checkpointed(): void;
@@ -195,6 +196,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     const refocus =
       focused instanceof HTMLElement && body.contains(focused) ? [focused.closest('tr')?.dataset.run, focused.getAttribute('aria-label')] : undefined;
     body.replaceChildren();
+    let guessedRuns = 0;
     for (const r of [...all].reverse()) {
       const s = summarize(r, t === undefined ? Infinity : t / 100);
       const row = body.insertRow();
@@ -230,12 +232,24 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       row.insertCell().textContent = s.steps.toLocaleString('en-US');
       row.insertCell().textContent = s.bestAccuracy === undefined ? '–' : `${(100 * s.bestAccuracy).toFixed(1)}%`;
       row.insertCell().textContent = s.finalLoss === undefined ? '–' : s.finalLoss.toFixed(3);
+      // A target always guessing one class reaches (a table where most rows are "None") is reached at the first evaluation
+      // by every run: the cells say so rather than compare nothing.
+      const guessed = t !== undefined && r.guess && t / 100 <= r.guess.share ? r.guess : undefined;
+      if (guessed) guessedRuns++;
+      const timeCell = row.insertCell();
       // No target, nothing to reach: '–' like the other cells, not "not reached".
-      row.insertCell().textContent = t === undefined ? '–' : s.toTarget ? `${s.toTarget.time.toFixed(1)} s (step ${s.toTarget.step})` : 'not reached';
-      row.insertCell().textContent = s.toTarget ? formatBytes(s.toTarget.mib * 2 ** 20) : '–';
+      timeCell.textContent = guessed
+        ? `always “${guessed.name}” scores ${(100 * guessed.share).toFixed(1)}%`
+        : t === undefined
+          ? '–'
+          : s.toTarget
+            ? `${s.toTarget.time.toFixed(1)} s (step ${s.toTarget.step})`
+            : 'not reached';
+      if (guessed) timeCell.title = `the target is at or below what always predicting “${guessed.name}” scores: set one above it to compare runs`;
+      row.insertCell().textContent = s.toTarget && !guessed ? formatBytes(s.toTarget.mib * 2 ** 20) : '–';
       const freshCell = row.insertCell();
-      freshCell.textContent = s.toTarget ? `${s.toTarget.fresh.toLocaleString('en-US')}${r.fresh === 'trained' ? '' : ' read'}` : '–';
-      if (s.toTarget && r.fresh !== 'trained')
+      freshCell.textContent = s.toTarget && !guessed ? `${s.toTarget.fresh.toLocaleString('en-US')}${r.fresh === 'trained' ? '' : ' read'}` : '–';
+      if (s.toTarget && !guessed && r.fresh !== 'trained')
         freshCell.title = 'recorded before runs counted fresh examples trained: fresh examples read, read-ahead included';
       const actions = row.insertCell();
       actions.className = 'run-actions';
@@ -249,8 +263,10 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       const row = [...body.rows].find((r) => r.dataset.run === refocus[0]);
       [...(row?.querySelectorAll<HTMLElement>('[aria-label]') ?? [])].find((c) => c.getAttribute('aria-label') === refocus[1])?.focus({ preventScroll: true });
     }
+    const which = guessedRuns === 1 ? 'one run' : `${guessedRuns} runs`;
+    const guessNote = guessedRuns ? ` For ${which} the target is no higher than always guessing one class scores: raise it to compare them.` : '';
     el.status.textContent = all.length
-      ? `${all.length} run${all.length === 1 ? '' : 's'} recorded in this browser; ${overlaid.size} overlaid.`
+      ? `${all.length} run${all.length === 1 ? '' : 's'} recorded in this browser; ${overlaid.size} overlaid.${guessNote}`
       : 'No runs recorded yet.';
   }
 
@@ -278,10 +294,18 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       log(`${r.name} is training in another tab of this lab: stop it there, then delete it`);
       return;
     }
+    // Nothing brings a deleted run back: asked first, as Delete of a built dataset is.
+    if (!confirm(`Delete the run ${r.name}? Its record and any saved checkpoint go from this browser.`)) return;
+    const at = [...el.table.tBodies[0]!.rows].findIndex((row) => row.dataset.run === r.id);
     all = all.filter((x) => x !== r);
     overlaid.delete(r.id);
     await store.deleteRun(r.id).catch((err: Error) => log(`the run could not be deleted: ${err.message}`));
     draw();
+    log(`deleted the run ${r.name}`);
+    // The keyboard's focus goes to the row that took its place (or the one above), not to the page.
+    const rows = el.table.tBodies[0]?.rows;
+    const next = rows?.[Math.min(at, rows.length - 1)];
+    (next?.querySelector<HTMLButtonElement>('button[aria-label^="delete "]:not(:disabled)') ?? el.table.closest<HTMLElement>('[tabindex]'))?.focus();
     deleted?.();
   }
 
@@ -364,8 +388,9 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       if (performance.now() - lastSaved > SAVE_EVERY_MS) void save(live);
       scheduleDraw();
     },
-    eval(m) {
+    eval(m, guess) {
       if (!live) return;
+      if (guess) live.guess = guess;
       // The evaluated step's own point (a deferred evaluation comes after the run): its time, bytes and fresh examples trained.
       const at = live.steps.findLast((p) => p[0] <= m.step);
       live.evals.push([m.step, m.time, m.accuracy, m.loss, at?.[3] ?? 0, at?.[4] ?? 0]);

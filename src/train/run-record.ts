@@ -40,6 +40,8 @@ export interface RunRecord {
   evals: EvalPoint[];
   /** Where a control changed: [step, label], e.g. [120, "group 2"]. */
   marks: [number, string][];
+  /** What always predicting the test split's largest class scores (from an evaluation's confusion matrix): a target at or below it says nothing. */
+  guess?: { name: string; share: number };
 }
 
 /** Steps a record keeps: beyond this, every other one is dropped (the curve's shape survives, the size stays bounded). */
@@ -145,7 +147,9 @@ export function validateRunRecord(value: unknown, where: string): RunRecord {
                 ? 'no marks'
                 : typeof r.settings !== 'object' || r.settings === null
                   ? 'no settings'
-                  : undefined;
+                  : r.guess !== undefined && (typeof r.guess?.name !== 'string' || typeof r.guess.share !== 'number')
+                    ? 'guess is not { name, share }'
+                    : undefined;
   if (problem) throw new Error(`${where}: ${problem}`);
   // JSON has no Infinity: full fidelity (every scan group) was exported as null.
   if (r.settings.fidelity === null) r.settings.fidelity = Infinity;

@@ -162,11 +162,20 @@ test('the keyboard alone: Tab reaches every control with a visible focus ring, a
   await page.locator('#start').focus();
   await page.keyboard.press('Space');
   await waitFor(page, 'the run Space started', (s) => s.steps.length > 0);
-  await page.locator('#stop').focus();
+  // Start turned off by its own press hands focus to Pause (it fell to the page), and Pause keeps it: Space pauses, Space
+  // resumes.
+  await expect(page.locator('#pause')).toBeFocused();
+  await page.keyboard.press('Space');
+  await expect(page.locator('#state')).toHaveText('paused', { timeout: 30_000 });
+  await expect(page.locator('#pause')).toBeFocused();
+  await page.keyboard.press('Space');
+  await expect(page.locator('#state')).toHaveText(/running|evaluating/, { timeout: 30_000 });
+  await page.keyboard.press('Tab');
+  await expect(page.locator('#stop')).toBeFocused();
   await page.keyboard.press('Enter');
   await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
+  await expect(page.locator('#start')).toBeFocused(); // Stop turned off: focus goes to Start
 
-  await page.locator('#start').focus();
   await page.keyboard.press('Enter');
   await waitFor(page, 'the run Enter started', (s) => s.steps.length > 0 && s.state !== 'stopped');
   await page.evaluate(() => window.__lab!.stop());

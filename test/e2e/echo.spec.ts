@@ -8,6 +8,9 @@ test('the page shows upstream and trainer time and R; auto echo moves the factor
   page.on('pageerror', (e) => errors.push(e.message));
   await page.goto('/?model=mlp&batch=32&evalEvery=1000&autoEcho&autostart=1');
   await expect(page.locator('#echo')).toHaveJSProperty('readOnly', true);
+  // It looks read-only and says why (before, it kept the look of a field to type in).
+  await expect(page.locator('#echo')).toHaveAttribute('title', /set by auto echo/);
+  await expect(page.locator('#echo')).toHaveCSS('border-top-style', 'dashed');
   const reading = page.locator('#echo-reading');
   await expect(reading).toHaveText(/^Upstream \(fetch, decode, augment\) \d+ ms per batch · trainer \d+ ms per step · R = [\d.]+ · waiting for data \d+%/, {
     timeout: 120_000,
@@ -27,9 +30,26 @@ test('the page shows upstream and trainer time and R; auto echo moves the factor
   await page.locator('#echo-auto').uncheck();
   await page.locator('#echo').fill('2');
   await page.locator('#echo').dispatchEvent('change');
+  await expect(page.locator('#echo')).toHaveAttribute('title', '');
+  // The two example modes are told apart on the charts (both were "echo examples"), and the shuffle buffer is marked too.
+  // A step apart: a control changed twice at one step keeps one mark.
+  const aStepLater = async () => {
+    const now = (await snapshot(page)).steps.at(-1)!.step;
+    await waitFor(page, 'a step later', (s) => (s.steps.at(-1)?.step ?? 0) > now + 1);
+  };
+  await aStepLater();
+  await page.locator('#echo-mode').selectOption('examples-after-augment');
+  await page.locator('#shuffle-buffer').fill('256');
+  await page.locator('#shuffle-buffer').dispatchEvent('change');
+  await aStepLater();
   await page.locator('#echo-mode').selectOption('batches');
   // Each change is marked on the charts at the step it was made.
-  expect(await page.evaluate(() => window.__lab!.marks())).toEqual([expect.stringMatching(/^\d+: echo 2$/), expect.stringMatching(/^\d+: echo batches$/)]);
+  expect(await page.evaluate(() => window.__lab!.marks())).toEqual([
+    expect.stringMatching(/^\d+: echo 2$/),
+    expect.stringMatching(/^\d+: echo after flip$/),
+    expect.stringMatching(/^\d+: shuffle 256$/),
+    expect.stringMatching(/^\d+: echo batches$/),
+  ]);
   const at = (await snapshot(page)).pipeline!;
   // What the shuffle buffer and queue held from before the switch drains first; then duplicates stop growing.
   const later = await waitFor(page, 'batches echoed', (s) => (s.pipeline?.examplesEchoed ?? 0) > at.examplesEchoed + 2048);

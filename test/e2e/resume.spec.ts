@@ -225,6 +225,7 @@ test('a tab opened before another starts a run follows it: the run joins its tab
   await expect(other.locator('#resume-go')).toBeVisible({ timeout: 10_000 });
   await expect(rows.first().locator('td').nth(1)).toHaveAttribute('title', /; stopped$/);
   // Deleted in the tab that trained it: its row and its offer to continue go in the other too.
+  page.once('dialog', (d) => void d.accept());
   await page
     .locator('#runs-table tbody tr')
     .first()

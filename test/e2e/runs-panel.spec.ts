@@ -67,6 +67,23 @@ test('two runs at different scan groups are recorded, overlaid, and get a time-t
   const perExample = records.map((r) => r.steps.at(-1)![3] / r.steps.at(-1)![4]);
   expect(perExample[1]!).toBeLessThan(perExample[0]!);
   await page.locator('#runs').screenshot({ path: testInfo.outputPath('runs-panel.png') });
+  // On a phone the table scrolls sideways: at its actions, each row still shows which run they act on.
+  await page.setViewportSize({ width: 390, height: 844 });
+  const wrap = page.locator('.runs-table-wrap');
+  await wrap.evaluate((w) => (w.scrollLeft = w.scrollWidth));
+  const [box, name, del] = await Promise.all([
+    wrap.boundingBox(),
+    rows.nth(0).locator('td').nth(1).boundingBox(),
+    rows
+      .nth(0)
+      .getByRole('button', { name: /^delete / })
+      .boundingBox(),
+  ]);
+  expect(del!.x + del!.width).toBeLessThanOrEqual(box!.x + box!.width + 1);
+  expect(name!.x).toBeGreaterThanOrEqual(box!.x - 1);
+  expect(name!.x + name!.width).toBeLessThanOrEqual(del!.x);
+  await page.locator('#runs').screenshot({ path: testInfo.outputPath('runs-panel-390-scrolled.png') });
+  await page.setViewportSize({ width: 1400, height: 900 });
 
   // Kept in this browser: a reload lists them again; unticking one takes it off the chart.
   await page.reload();
@@ -201,6 +218,14 @@ test('an echo sweep on a one-record table counts fresh examples trained, and the
     await expect(rows.nth(i).locator('td').nth(2)).toContainText(/^echo \d \(batches\), batch /);
   }
   await expect(page.locator('#runs-table thead')).toContainText('fresh examples trained to 70%');
+  // 70% is below what always predicting "None" scores on birdstrikes (89.5%): every run "reached" it at its first evaluation.
+  // The cells say so and the status line asks for a higher target; before, they showed times that compared nothing.
+  for (let i = 0; i < 2; i++) await expect(rows.nth(i).locator('td').nth(6)).toHaveText(/^always “None” scores \d+\.\d%$/);
+  await expect(page.locator('#runs-status')).toContainText('For 2 runs the target is no higher than always guessing one class scores');
+  await page.locator('#runs-target').fill('95');
+  for (let i = 0; i < 2; i++) await expect(rows.nth(i).locator('td').nth(6)).toHaveText(/^not reached$|^\d+\.\d s \(step \d+\)$/);
+  await expect(page.locator('#runs-status')).not.toContainText('always guessing');
+  await page.locator('#runs-target').fill('70');
   await page.locator('#runs-x').selectOption('fresh');
   await expect(page.locator('#runs-chart')).toHaveAttribute('aria-label', /against fresh examples trained$/);
 
@@ -235,11 +260,16 @@ test('deleting a stopped run takes its offer to continue with it, and Run sweep 
   await expect(page.locator('#resume-text')).toContainText('Saved run');
   const rows = page.locator('#runs-table tbody tr');
   await expect(rows).toHaveCount(1);
-  await rows
-    .first()
-    .getByRole('button', { name: /^delete / })
-    .click();
+  const del = rows.first().getByRole('button', { name: /^delete / });
+  // Asked first: dismissed, nothing goes (before, one press deleted it for good).
+  const asked = page.waitForEvent('dialog'); // it comes after the click returns: the next handler must not see it too
+  await del.click();
+  await (await asked).dismiss();
+  await expect(rows).toHaveCount(1);
+  page.once('dialog', (d) => void d.accept());
+  await del.click();
   await expect(rows).toHaveCount(0);
+  await expect(page.locator('.runs-table-wrap')).toBeFocused(); // the keyboard's focus stays in the table, not on the page
   // Continue would have trained a run whose record and checkpoint are gone.
   await expect(page.locator('#resume')).toBeHidden();
   await page.reload();

@@ -84,6 +84,8 @@ describe('run record', () => {
     expect(() => validateRunRecord({ ...run(), evals: [[1, 2, 3]] }, 'run 2')).toThrow('run 2: evals are not');
     expect(() => validateRunRecord({ ...run(), id: '' }, 'run 3')).toThrow('run 3: no id');
     expect(() => validateRunRecord(null, 'run 4')).toThrow('run 4: not an object');
+    expect(validateRunRecord({ ...run(), guess: { name: 'None', share: 0.895 } }, 'run 5').guess).toEqual({ name: 'None', share: 0.895 });
+    expect(() => validateRunRecord({ ...run(), guess: { name: 'None' } }, 'run 6')).toThrow('run 6: guess is not { name, share }');
   });
 });
 
