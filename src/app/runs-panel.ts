@@ -245,6 +245,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
           : s.toTarget
             ? `${s.toTarget.time.toFixed(1)} s (step ${s.toTarget.step})`
             : 'not reached';
+      if (guessed) timeCell.className = 'guessed';
       if (guessed) timeCell.title = `the target is at or below what always predicting “${guessed.name}” scores: set one above it to compare runs`;
       row.insertCell().textContent = s.toTarget && !guessed ? formatBytes(s.toTarget.mib * 2 ** 20) : '–';
       const freshCell = row.insertCell();
