@@ -871,34 +871,42 @@ async function start(resume?: Checkpoint, initialModel?: ModelState, lastStep?: 
     session = run;
     openSessions.add(run);
     resumePanel.hide();
+    // Another tab sees the run as training from before its record is written (src/app/run-lock.ts) until its last
+    // checkpoint is: in between, that tab could have continued a second copy of it.
+    let release!: () => void;
+    holdRunLock(run.runId, new Promise<void>((r) => (release = r)));
     const startedAt = Date.now();
-    await runsPanel.begin(
-      {
-        id: run.runId,
-        name: runName(config.model.id, config, startedAt),
-        startedAt,
-        dataset: resume?.config.datasetName ?? (ui.manifestUrl.value.trim() ? undefined : listedName()) ?? config.manifestUrl,
-        model: config.model.label,
-        settings: {
-          batchSize: config.batchSize,
-          seed: config.seed,
-          learningRate: config.learningRate,
-          fidelity: config.fidelity,
-          echoFactor: config.echoFactor,
-          echoMode: config.echoMode ?? 'examples',
-          readers: resume?.config.readers ?? config.readers ?? 1,
+    await runsPanel
+      .begin(
+        {
+          id: run.runId,
+          name: runName(config.model.id, config, startedAt),
+          startedAt,
+          dataset: resume?.config.datasetName ?? (ui.manifestUrl.value.trim() ? undefined : listedName()) ?? config.manifestUrl,
+          model: config.model.label,
+          settings: {
+            batchSize: config.batchSize,
+            seed: config.seed,
+            learningRate: config.learningRate,
+            fidelity: config.fidelity,
+            echoFactor: config.echoFactor,
+            echoMode: config.echoMode ?? 'examples',
+            readers: resume?.config.readers ?? config.readers ?? 1,
+          },
         },
-      },
-      resume?.step,
-      resume?.freshTrained,
-    );
+        resume?.step,
+        resume?.freshTrained,
+      )
+      .catch((err: unknown) => {
+        release();
+        throw err;
+      });
     const ended = run.start().finally(() => {
       openSessions.delete(run);
       refreshControls();
     });
-    // Another tab sees the run as training until its last checkpoint is written (src/app/run-lock.ts).
     const written = ended.then(() => run.checkpointsWritten());
-    holdRunLock(run.runId, written);
+    void written.then(release, release);
     // Then the newest saved run is offered.
     void written.then(() => {
       if (run === session) void resumePanel.refresh();
@@ -1088,7 +1096,7 @@ const resumePanel = setupResumePanel(
   $<HTMLButtonElement>('resume-go'),
   $<HTMLButtonElement>('resume-discard'),
   (cp) => void start(cp),
-  () => starting || (session !== undefined && LIVE_STATES.has(session.state)),
+  runOpen,
 );
 
 const runsPanel = setupRunsPanel(
@@ -1121,13 +1129,15 @@ const modelPanel = setupModelPanel(
   () => session,
   async (meta, weights) => {
     await ready; // a click as the page opens: the address's controls first, then the model's dataset over them
-    if (starting || (session && LIVE_STATES.has(session.state))) return 'stop the run first: a loaded model starts a run of its own';
+    const busy = 'stop the run first: a loaded model starts a run of its own';
+    if (runOpen()) return busy;
     // Before the controls move: its dataset's idb:// address in the manifest field would only be refused there.
     if (await isMissingLocal(meta.dataset.manifestUrl))
       return (
         `not started: its dataset, ${meta.dataset.name}, was built in a browser and is not in this one's built datasets ` +
         '(deleted, or built in another browser)'
       );
+    if (runOpen()) return busy; // Start pressed while the built datasets were read
     showDatasetAndModel(meta.dataset.manifestUrl, meta.modelId);
     // The model trains at the image size it was made for (a size= run's), whatever the address says now.
     if (modelById(meta.modelId).input === 'image') {
@@ -1182,7 +1192,7 @@ const sweepUi = {
 
 async function sweep(): Promise<void> {
   if (!paramsApplied) await ready; // its runs start from the controls as the address set them
-  if (sweeping || starting || (session && LIVE_STATES.has(session.state))) return;
+  if (runOpen()) return;
   const plan = checkSweep(sweepUi.kind.value, sweepUi.values.value, sweepUi.steps.value, Number(ui.fidelity.max));
   if (!plan.ok) {
     sweepUi.status.textContent = plan.reason;
@@ -1237,6 +1247,7 @@ async function sweep(): Promise<void> {
     sweeping = false;
     sweepUi.stop.disabled = true;
     refreshControls(); // Start, Run sweep and Delete of a built dataset come back
+    void resumePanel.refresh(); // the last run's saved run is offered (not between the sweep's runs)
     if (plan.value.kind === 'group' && ui.fidelity.value === applied) {
       ui.fidelity.value = before.fidelity;
       fidelityTouched = before.touched;

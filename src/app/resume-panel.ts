@@ -28,6 +28,8 @@ export function setupResumePanel(
   let shown: Checkpoint | undefined;
   let unreadable: string | undefined;
   let generation = 0; // a refresh answered after a newer one (or after a run started) is dropped
+  /** Runs trained in another tab whose end this tab waits for (then the line is read again). */
+  const awaitingFree = new Set<string>();
 
   /** `buttons`: Continue and Discard; 'discard': Discard only (a saved run that cannot be continued). */
   const show = (message: string, buttons: boolean | 'discard') => {
@@ -40,10 +42,13 @@ export function setupResumePanel(
   go.addEventListener('click', async () => {
     const clicked = shown?.runId;
     if (!clicked || isLive()) return;
-    // Read again as it is now: another tab may have continued the run since it was shown here (it trains it, or saved later).
-    await panel.refresh();
-    // Not if the line now says something else (that tab's run, or another one newer): the person reads it first.
-    if (shown?.runId === clicked && !go.hidden && !box.hidden && !isLive()) onContinue(shown);
+    // Read again as it is now, here (a refresh may be overtaken by another): another tab may have continued the run since it
+    // was shown (it trains it, or saved it later), or saved a newer one.
+    const latest = await store.latestCheckpoint().catch(() => undefined);
+    const offered = latest?.runId === clicked && !(await trainedElsewhere(clicked));
+    if (offered && !isLive()) return onContinue(latest);
+    // The line says what stands now, and the person reads it first.
+    if (!isLive()) await panel.refresh();
   });
   // Another tab saved or dropped a checkpoint: the run it trains is named here as it saves its first, not after a reload.
   store.onNews((news) => {
@@ -97,9 +102,14 @@ export function setupResumePanel(
       if (elsewhere) {
         // Not offered: a second copy would overwrite the first's record and checkpoint. Offered once that tab lets it go.
         show(`Saved run: ${what}. It is training in another tab of this lab; it can be continued here once that tab stops it or closes.`, false);
-        void whenFreed(latest.runId).then(() => {
-          if (mine === generation) void panel.refresh();
-        });
+        // One wait per run, however often the line is read meanwhile.
+        if (!awaitingFree.has(latest.runId)) {
+          awaitingFree.add(latest.runId);
+          void whenFreed(latest.runId).then(() => {
+            awaitingFree.delete(latest.runId);
+            if (!isLive()) void panel.refresh();
+          });
+        }
         return;
       }
       const older = count > 1 ? ` ${count - 1} older saved run${count > 2 ? 's' : ''} behind it: Discard shows the next.` : '';

@@ -29,8 +29,8 @@ const UNFINISHED = new Set(['loading', 'running', 'paused', 'evaluating', 'stopp
 const STALE_AFTER_MS = 30_000;
 /** A live run's record is written at most this often (and when its state changes). */
 const SAVE_EVERY_MS = 3_000;
-/** Another tab's writes that come within this time of each other are read at once. */
-const NEWS_SETTLE_MS = 300;
+/** Another tab's writes are read at most this often (together, after the first of them). */
+const NEWS_EVERY_MS = 1000;
 
 export interface RunsPanelElements {
   chart: HTMLElement;
@@ -100,6 +100,9 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     if (live && !all.some((r) => r.id === live!.id)) all.push(live);
     all = all.map((r) => (r.id === live?.id ? live : r));
     if (first) for (const r of all.slice(-4)) overlaid.add(r.id);
+    // Runs deleted in another tab leave the overlay too (the status line counts what is overlaid).
+    const ids = new Set(all.map((r) => r.id));
+    for (const id of overlaid) if (!ids.has(id)) overlaid.delete(id);
     draw();
   }
 
@@ -282,10 +285,23 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
   }
 
   async function rename(r: RunRecord): Promise<void> {
+    // Its tab writes the record back at its next save: a name given here would be lost there.
+    if (await trainedElsewhere(r.id)) {
+      log(`${r.name} is training in another tab of this lab: rename it there, or once it has stopped`);
+      return;
+    }
     const name = prompt('Name of the run', r.name)?.trim();
     if (!name) return;
     r.name = name;
     await save(r);
+    draw();
+  }
+
+  /** Deletes a run's record and checkpoint without asking (a new run stopped before its first step leaves nothing to keep). */
+  async function forget(r: RunRecord): Promise<void> {
+    all = all.filter((x) => x.id !== r.id);
+    overlaid.delete(r.id);
+    await store.deleteRun(r.id).catch((err: Error) => log(`the run could not be deleted: ${err.message}`));
     draw();
   }
 
@@ -297,11 +313,13 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     }
     // Nothing brings a deleted run back: asked first, as Delete of a built dataset is.
     if (!confirm(`Delete the run ${r.name}? Its record and any saved checkpoint go from this browser.`)) return;
+    // Another tab may have continued it while the question was open.
+    if (await trainedElsewhere(r.id)) {
+      log(`${r.name} was continued in another tab of this lab meanwhile: stop it there, then delete it`);
+      return;
+    }
     const at = [...el.table.tBodies[0]!.rows].findIndex((row) => row.dataset.run === r.id);
-    all = all.filter((x) => x !== r);
-    overlaid.delete(r.id);
-    await store.deleteRun(r.id).catch((err: Error) => log(`the run could not be deleted: ${err.message}`));
-    draw();
+    await forget(r);
     log(`deleted the run ${r.name}`);
     // The keyboard's focus goes to the row that took its place (or the one above), not to the page.
     const rows = el.table.tBodies[0]?.rows;
@@ -350,11 +368,16 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     if (plot && width > 0 && width !== plot.width) plot.setSize({ width, height: 220 });
   }).observe(el.chart);
   void load(true);
-  // Another tab's runs appear, go on and go as they are saved there (every few seconds while one trains): read once things settle.
-  let newsPending: ReturnType<typeof setTimeout> | undefined;
+  // Another tab's runs appear, go on and go as they are saved there (every few seconds while one trains): read at most once a
+  // second, after the news that came in it (a debounce would never read while the news kept coming).
+  let newsPending = false;
   store.onNews(() => {
-    clearTimeout(newsPending);
-    newsPending = setTimeout(() => void load(), NEWS_SETTLE_MS);
+    if (newsPending) return;
+    newsPending = true;
+    setTimeout(() => {
+      newsPending = false;
+      void load();
+    }, NEWS_EVERY_MS);
   });
 
   return {
@@ -430,7 +453,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       if (state === 'stopped' && liveIsNew && live.steps.length === 0 && live.evals.length === 0) {
         const gone = live;
         live = undefined;
-        void remove(gone);
+        void forget(gone);
         return;
       }
       void save(live);

@@ -320,7 +320,7 @@ export class Trainer {
       await speed.outside(() => hooks.gate()); // a pause while waiting for data holds this batch until resume
       if (signal.aborted) return 'stopped';
       // Not abortable: a stop in it must find the weights put back (a checkpoint reads them).
-      if (!warmedUp) await warmUp(model, batch, classes, this.config.learningRate);
+      if (!warmedUp) await speed.outside(() => warmUp(model, batch, classes, this.config.learningRate));
       warmedUp = true;
       if (signal.aborted) return 'stopped';
       const t1resumed = performance.now(); // the warm-up is off the clock, as a pause is
@@ -583,18 +583,20 @@ export class Trainer {
 /**
  * One step on the run's first batch with a throwaway optimiser, then the weights put back as they were: the GPU
  * compiles the step's pipelines here, off the run's clock. Without it a page's first run paid them inside its first
- * steps (the tiny CNN on SwiftShader: step 3 at 2.9 s, against 0.12 s in the next run), which made whichever run of a
+ * steps (the tiny CNN on SwiftShader: step 8 at 3.2 s, the next run's at 0.4 s), which made whichever run of a
  * sweep came first look slower, and its time to a target later. Later runs find the pipelines compiled: one step's cost.
  */
 async function warmUp(model: Model, batch: Batch, classes: number, learningRate: number): Promise<void> {
   const variables = model.variables();
   const before = variables.map((v) => tf.clone(v));
   const scratch = adam(learningRate); // the run's own Adam keeps its moments and step count untouched
-  const input = model.prepare(batch);
+  let input: ReturnType<Model['prepare']> | undefined;
   try {
-    await readScalars(tf.tidy(() => scratch.minimize(() => model.loss(model.logits(input), input, classes), true)!));
+    input = model.prepare(batch);
+    const prepared = input;
+    await readScalars(tf.tidy(() => scratch.minimize(() => model.loss(model.logits(prepared), prepared, classes), true)!));
   } finally {
-    input.dispose();
+    input?.dispose();
     variables.forEach((v, i) => v.assign(before[i]!));
     tf.dispose(before);
     scratch.dispose();

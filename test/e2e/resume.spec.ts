@@ -135,7 +135,7 @@ test('a run paused and reloaded at once keeps every step up to its checkpoint in
   expect(fresh[saved - 1]).toBe(before.steps[saved - 1]![4]);
 });
 
-test('a run training in one tab is neither offered to continue nor deleted in another; once that tab stops it, it is offered there', async ({
+test('a run training in one tab is not offered to continue, renamed or deleted in another; once that tab stops it, it is offered there', async ({
   page,
   context,
 }) => {
@@ -156,6 +156,10 @@ test('a run training in one tab is neither offered to continue nor deleted in an
   await row.getByRole('button', { name: /^delete / }).click();
   await expect(other.locator('#log')).toContainText('is training in another tab of this lab: stop it there, then delete it');
   await expect(other.locator('#runs-table tbody tr')).toHaveCount(1);
+  // Nor renamed there: its own tab writes the record back at its next save, and the name would be lost.
+  other.once('dialog', () => expect.soft(false, 'no name is asked for').toBe(true));
+  await row.getByRole('button', { name: /^rename / }).click();
+  await expect(other.locator('#log')).toContainText('is training in another tab of this lab: rename it there, or once it has stopped');
 
   // Its own tab carries on; a control focused in the runs table stays focused while the table is redrawn at every step.
   await page.locator('#pause').click();
