@@ -88,6 +88,7 @@ const ui = {
   echoCounters: $('echo-counters'),
   cacheUsage: $('cache-usage'),
   cacheClear: $<HTMLButtonElement>('cache-clear'),
+  cacheBusy: $('cache-busy'),
   start: $<HTMLButtonElement>('start'),
   pause: $<HTMLButtonElement>('pause'),
   stop: $<HTMLButtonElement>('stop'),
@@ -524,6 +525,7 @@ function refreshControls(): void {
   // What a run is built from cannot change under it; fidelity and echo stay live.
   // The learning rate stays live like fidelity and echo.
   for (const el of [ui.dataset, ui.manifestUrl, ui.model, ui.evalEvery, ui.evalMode, ui.readers, ui.cacheLimit, ui.cacheClear]) el.disabled = busy;
+  ui.cacheBusy.hidden = !busy; // the cache's controls are off for a reason the others' (what the run is built from) do not say
   ui.batchSize.disabled = busy || ui.batchSize.dataset.fixed === 'true';
   ui.sweepStart.disabled = busy; // a sweep waits for the run open now (its click did nothing)
   buildPanel.refresh(); // Delete waits for the run to end

@@ -13,8 +13,12 @@ test('a reload reads what the last run fetched from the cache; a lower scan grou
     'an evaluation and a few train records',
     (s) => s.evals.length > 0 && s.fetches.filter((f) => f.record.startsWith('train')).length >= 4,
   );
+  // Its controls are off while the run reads through it, and the page says why.
+  await expect(page.locator('#cache-clear')).toBeDisabled();
+  await expect(page.locator('#cache-busy')).toBeVisible();
   await page.locator('#stop').click();
   await expect(page.locator('#start')).toBeEnabled({ timeout: 10_000 });
+  await expect(page.locator('#cache-busy')).toBeHidden();
   // Every record read from the server is kept: the 4 test records and the train records read so far.
   const fetched = new Set((await snapshot(page)).fetches.filter((f) => f.status === 206).map((f) => f.record));
   expect(first.fetches.every((f) => f.status === 206)).toBe(true); // a fresh browser: nothing cached yet
