@@ -179,18 +179,22 @@ export class LiveChart {
     // Labels that would overlap go a row lower; past the last row, a mark keeps its line and loses its label.
     const rowEnds: number[] = [];
     const pad = 3 * devicePixelRatio;
+    const right = bbox.left + bbox.width;
     for (const [at, label] of [...this.marks].sort((a, b) => a[0] - b[0])) {
       const x = Math.round(u.valToPos(at, 'x', true));
-      if (x < bbox.left || x > bbox.left + bbox.width) continue;
+      if (x < bbox.left || x > right) continue;
       ctx.beginPath();
       ctx.moveTo(x, bbox.top);
       ctx.lineTo(x, bbox.top + bbox.height);
       ctx.stroke();
-      let row = rowEnds.findIndex((end) => end <= x);
+      // A label that would run past the plot's right edge (over the axis or out of the canvas) goes left of its line.
+      const width = ctx.measureText(label).width;
+      const start = x + pad + width + pad > right ? Math.max(bbox.left, x - pad - width) : x + pad;
+      let row = rowEnds.findIndex((end) => end <= start);
       if (row < 0 && rowEnds.length < MARK_LABEL_ROWS) row = rowEnds.push(0) - 1;
       if (row < 0) continue;
-      rowEnds[row] = x + pad + ctx.measureText(label).width + pad;
-      ctx.fillText(label, x + pad, bbox.top + (10 + 12 * row) * devicePixelRatio);
+      rowEnds[row] = start + width + 2 * pad;
+      ctx.fillText(label, start, bbox.top + (10 + 12 * row) * devicePixelRatio);
     }
     ctx.restore();
   }
