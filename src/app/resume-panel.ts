@@ -45,7 +45,7 @@ export function setupResumePanel(
     // Read again as it is now, here (a refresh may be overtaken by another): another tab may have continued the run since it
     // was shown (it trains it, or saved it later), or saved a newer one.
     const latest = await store.latestCheckpoint().catch(() => undefined);
-    const offered = latest?.runId === clicked && !(await trainedElsewhere(clicked));
+    const offered = latest?.runId === clicked && !(await trainedElsewhere(clicked)) && !(await isMissingLocal(latest.config.manifestUrl));
     if (offered && !isLive()) return onContinue(latest);
     // The line says what stands now, and the person reads it first.
     if (!isLive()) await panel.refresh();

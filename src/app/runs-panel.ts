@@ -91,18 +91,20 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
 
   /** Reads the recorded runs; the first time, the newest start overlaid (later, what the person ticked stays as it is). */
   async function load(first = false): Promise<void> {
+    let read = true;
     try {
       all = await store.runs();
     } catch (err) {
       log(`the recorded runs could not be read: ${(err as Error).message}`);
       all = [];
+      read = false;
     }
     if (live && !all.some((r) => r.id === live!.id)) all.push(live);
     all = all.map((r) => (r.id === live?.id ? live : r));
     if (first) for (const r of all.slice(-4)) overlaid.add(r.id);
     // Runs deleted in another tab leave the overlay too (the status line counts what is overlaid).
     const ids = new Set(all.map((r) => r.id));
-    for (const id of overlaid) if (!ids.has(id)) overlaid.delete(id);
+    if (read) for (const id of overlaid) if (!ids.has(id)) overlaid.delete(id); // not on a failed read: the choice is kept
     draw();
   }
 
@@ -292,8 +294,14 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     }
     const name = prompt('Name of the run', r.name)?.trim();
     if (!name) return;
-    r.name = name;
-    await save(r);
+    // Another tab may have continued it while the question was open: its record there would overwrite this one.
+    if (await trainedElsewhere(r.id)) {
+      log(`${r.name} was continued in another tab of this lab meanwhile: rename it there, or once it has stopped`);
+      return;
+    }
+    const run = all.find((x) => x.id === r.id) ?? r;
+    run.name = name;
+    await save(run);
     draw();
   }
 
@@ -313,7 +321,8 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     }
     // Nothing brings a deleted run back: asked first, as Delete of a built dataset is.
     if (!confirm(`Delete the run ${r.name}? Its record and any saved checkpoint go from this browser.`)) return;
-    // Another tab may have continued it while the question was open.
+    // This tab, or another one, may have continued it while the question was open.
+    if (r.id === live?.id) return log(`${r.name} was continued meanwhile: stop it, then delete it`);
     if (await trainedElsewhere(r.id)) {
       log(`${r.name} was continued in another tab of this lab meanwhile: stop it there, then delete it`);
       return;
