@@ -16,7 +16,7 @@ import { classTotals, type ModelState, type StepMetrics } from '../train/trainer
 import { MODELS, modelById, modelsFor } from '../train/models/registry.js';
 import type { RunRecord } from '../train/run-record.js';
 import { LIVE_STATES, type RunState } from '../train/run-state.js';
-import { LabSession, STALL_MS, type SessionListener } from '../train/session.js';
+import { LabSession, STALL_MS, newRunId, type SessionListener } from '../train/session.js';
 import type { EchoReading } from '../train/echo-advisor.js';
 import { attachFieldError, fidelityValueText, setupAnnouncements } from './a11y.js';
 import { setupBuildPanel } from './build-panel.js';
@@ -488,10 +488,11 @@ function showListSetAside(): void {
 /** The run button that takes the keyboard's focus once it is on: Start and Stop are disabled by their own press. */
 let focusNext: HTMLButtonElement | undefined;
 
-/** A pressed Start (or Stop) that turns off hands focus to the button that acts next, not to the page (it fell to <body>). */
+/** A pressed Start, Stop (or Continue) that turns off hands focus to the button that acts next, not to the page (it fell to <body>). */
 function handOnFocus(had: Element | null): void {
   if (had === ui.start && ui.start.disabled) focusNext = ui.pause;
   else if (had === ui.stop && ui.stop.disabled) focusNext = ui.start;
+  else if (had?.id === 'resume-go' && starting) focusNext = ui.pause; // Continue, hidden once the run opens
   const lost = !document.activeElement || document.activeElement === document.body || (document.activeElement as HTMLButtonElement).disabled;
   if (!lost) {
     if (document.activeElement !== had) focusNext = undefined; // the person has moved on
@@ -856,11 +857,26 @@ async function start(resume?: Checkpoint, initialModel?: ModelState, lastStep?: 
   if (initialModel) config.initialModel = initialModel;
   if (lastStep !== undefined) config.lastStep = lastStep;
   config.saveCheckpoint = (cp) => resumePanel.store.saveCheckpoint(cp);
+  config.runId = resume?.runId ?? newRunId();
+  starting = true;
+  refreshControls();
+  // Another tab sees the run as training from before its record is written (src/app/run-lock.ts) until its last checkpoint
+  // is; a saved run another tab took in the meantime (Continue pressed in both) is not trained twice.
+  let release!: () => void;
+  let begun = false;
+  const held = holdRunLock(config.runId, new Promise<void>((r) => (release = r)));
+  // Only a saved run can be held already (a new run's id is new): the others do not wait for the answer.
+  if (resume && !(await held)) {
+    starting = false;
+    focusNext = undefined; // Continue stays in view until the line says why it is refused, then focus goes to that line
+    log('the saved run was continued in another tab of this lab just now: it trains there', 'warning');
+    await resumePanel.refresh();
+    refreshControls();
+    return;
+  }
   const note = resume && shareNote(resume);
   if (resume) adoptRunParams(resume);
   writeUrl(); // a continued run or a loaded model put its own settings in the controls: a reload opens them
-  starting = true;
-  refreshControls();
   try {
     await session?.stop(); // the previous run ends completely (bounded) before the next one begins
     resetView();
@@ -873,47 +889,40 @@ async function start(resume?: Checkpoint, initialModel?: ModelState, lastStep?: 
     session = run;
     openSessions.add(run);
     resumePanel.hide();
-    // Another tab sees the run as training from before its record is written (src/app/run-lock.ts) until its last
-    // checkpoint is: in between, that tab could have continued a second copy of it.
-    let release!: () => void;
-    holdRunLock(run.runId, new Promise<void>((r) => (release = r)));
     const startedAt = Date.now();
-    await runsPanel
-      .begin(
-        {
-          id: run.runId,
-          name: runName(config.model.id, config, startedAt),
-          startedAt,
-          dataset: resume?.config.datasetName ?? (ui.manifestUrl.value.trim() ? undefined : listedName()) ?? config.manifestUrl,
-          model: config.model.label,
-          settings: {
-            batchSize: config.batchSize,
-            seed: config.seed,
-            learningRate: config.learningRate,
-            fidelity: config.fidelity,
-            echoFactor: config.echoFactor,
-            echoMode: config.echoMode ?? 'examples',
-            readers: resume?.config.readers ?? config.readers ?? 1,
-          },
+    await runsPanel.begin(
+      {
+        id: run.runId,
+        name: runName(config.model.id, config, startedAt),
+        startedAt,
+        dataset: resume?.config.datasetName ?? (ui.manifestUrl.value.trim() ? undefined : listedName()) ?? config.manifestUrl,
+        model: config.model.label,
+        settings: {
+          batchSize: config.batchSize,
+          seed: config.seed,
+          learningRate: config.learningRate,
+          fidelity: config.fidelity,
+          echoFactor: config.echoFactor,
+          echoMode: config.echoMode ?? 'examples',
+          readers: resume?.config.readers ?? config.readers ?? 1,
         },
-        resume?.step,
-        resume?.freshTrained,
-      )
-      .catch((err: unknown) => {
-        release();
-        throw err;
-      });
+      },
+      resume?.step,
+      resume?.freshTrained,
+    );
     const ended = run.start().finally(() => {
       openSessions.delete(run);
       refreshControls();
     });
     const written = ended.then(() => run.checkpointsWritten());
     void written.then(release, release);
+    begun = true;
     // Then the newest saved run is offered.
     void written.then(() => {
       if (run === session) void resumePanel.refresh();
     });
   } finally {
+    if (!begun) release(); // the run failed before it began: nothing of it trains here
     starting = false;
     refreshControls();
   }

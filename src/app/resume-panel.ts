@@ -33,10 +33,14 @@ export function setupResumePanel(
 
   /** `buttons`: Continue and Discard; 'discard': Discard only (a saved run that cannot be continued). */
   const show = (message: string, buttons: boolean | 'discard') => {
+    const focused = document.activeElement;
     box.hidden = false;
     text.textContent = message;
     go.hidden = buttons !== true || unreadable !== undefined;
     discard.hidden = !buttons;
+    // A button pressed and then hidden (Continue refused: the run trains in another tab) hands focus to the words saying
+    // why, not to the page's start.
+    if ((focused === go && go.hidden) || (focused === discard && discard.hidden)) text.focus({ preventScroll: true });
   };
 
   go.addEventListener('click', async () => {

@@ -7,16 +7,31 @@ const lockName = (runId: string) => `bytelab-run:${runId}`;
 /** Runs this tab holds the lock of (a count: a run continued here may take it again before the last hold is let go). */
 const heldHere = new Map<string, number>();
 
-/** Holds the run's lock until `until` settles. */
-export function holdRunLock(runId: string, until: Promise<unknown>): void {
-  if (!navigator.locks) return;
+/**
+ * Holds the run's lock until `until` settles: true once held, false if another tab holds it (that tab trains the run). Two
+ * tabs pressing Continue together both read the run as free; only one is granted its lock. A run this tab still holds (it
+ * continues a run it has just stopped, whose last checkpoint is being written) waits for its own hold to end: no other tab
+ * is granted the lock in between, since theirs are only taken if free.
+ */
+export function holdRunLock(runId: string, until: Promise<unknown>): Promise<boolean> {
+  if (!navigator.locks) return Promise.resolve(true);
+  const ours = heldHere.has(runId);
   heldHere.set(runId, (heldHere.get(runId) ?? 0) + 1);
   const release = () => {
     const n = (heldHere.get(runId) ?? 1) - 1;
     if (n > 0) heldHere.set(runId, n);
     else heldHere.delete(runId);
   };
-  navigator.locks.request(lockName(runId), () => until.catch(() => undefined)).then(release, release);
+  return new Promise<boolean>((granted) => {
+    navigator.locks
+      .request(lockName(runId), { ifAvailable: !ours }, (lock) => {
+        granted(lock !== null);
+        return lock && until.catch(() => undefined);
+      })
+      .then(release, release);
+    // Ours: queued behind our own hold, and the run goes on meanwhile (nothing can take the lock between the two).
+    if (ours) granted(true);
+  });
 }
 
 /** Whether another tab of this lab trains the run now. */

@@ -965,7 +965,7 @@ async function settlesWithin(p: Promise<unknown> | undefined, ms: number): Promi
 }
 
 /** A run id that sorts by time: the start time in base 36 and a random tail. */
-function newRunId(): string {
+export function newRunId(): string {
   return `${Date.now().toString(36)}-${Math.floor(Math.random() * 36 ** 4).toString(36)}`;
 }
 

@@ -191,6 +191,35 @@ test('a run training in one tab is not offered to continue, renamed or deleted i
   await expect(other.locator('#state')).toHaveText('idle');
 });
 
+test('Continue pressed in two tabs at once: one tab trains the run, the other says so and keeps focus on why', async ({ page, context }) => {
+  test.setTimeout(180_000);
+  await page.goto('/?model=tiny-cnn&batch=16&evalEvery=1000&seed=6');
+  await page.locator('#start').click();
+  await waitFor(page, 'the first steps', (s) => s.steps.length >= 3);
+  await page.locator('#stop').click();
+  await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
+  const other = await context.newPage();
+  await other.goto('/');
+  const tabs = [page, other];
+  for (const tab of tabs) {
+    await expect(tab.locator('#resume-go')).toBeVisible({ timeout: 10_000 });
+    await tab.locator('#resume-go').focus();
+  }
+  // Both read the run as free; before, both trained it (each overwriting the other's record and checkpoint).
+  await Promise.all(tabs.map((tab) => tab.keyboard.press('Enter')));
+  const states = async () => (await Promise.all(tabs.map((tab) => tab.locator('#state').textContent()))).join(' ');
+  await expect.poll(states, { timeout: 30_000 }).toMatch(/^(running (idle|stopped)|(idle|stopped) running)$/);
+  const [trains, refused] = (await page.locator('#state').textContent()) === 'running' ? [page, other] : [other, page];
+  await expect(refused.locator('#resume-text')).toContainText('It is training in another tab of this lab');
+  await expect(refused.locator('#resume-go')).toBeHidden();
+  await expect(refused.locator('#resume-text')).toBeFocused();
+  // The tab that trains it hands focus from Continue (hidden as the run opens) to Pause.
+  await expect(trains.locator('#pause')).toBeFocused();
+  // Still one run training a few seconds on: the refused tab did not start it late.
+  await refused.waitForTimeout(3_000);
+  await expect(refused.locator('#state')).not.toHaveText('running');
+});
+
 test('a run at full fidelity, continued after the slider was moved, goes on at full fidelity and the slider says so', async ({ page }) => {
   test.setTimeout(120_000);
   await page.goto('/?model=tiny-cnn&batch=16&evalEvery=1000&seed=6');
