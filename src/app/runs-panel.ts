@@ -286,20 +286,23 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     return b;
   }
 
+  /**
+   * `ask()`'s answer about a run, if no other tab trains it: that tab writes the run's record back at its next save (a name
+   * given here would be lost, a deletion undone under its checkpoint). Checked again after the question, which another tab
+   * may outlast by continuing the run; `instead` says what to do then.
+   */
+  async function askUnlessElsewhere<T>(r: RunRecord, ask: () => T | undefined, instead: string): Promise<T | undefined> {
+    if (await trainedElsewhere(r.id)) return void log(`${r.name} is training in another tab of this lab: ${instead}`);
+    const answer = ask();
+    if (!answer) return undefined;
+    if (await trainedElsewhere(r.id)) return void log(`${r.name} was continued in another tab of this lab meanwhile: ${instead}`);
+    return answer;
+  }
+
   async function rename(r: RunRecord): Promise<void> {
-    // Its tab writes the record back at its next save: a name given here would be lost there.
-    if (await trainedElsewhere(r.id)) {
-      log(`${r.name} is training in another tab of this lab: rename it there, or once it has stopped`);
-      return;
-    }
-    const name = prompt('Name of the run', r.name)?.trim();
+    const name = await askUnlessElsewhere(r, () => prompt('Name of the run', r.name)?.trim(), 'rename it there, or once it has stopped');
     if (!name) return;
-    // Another tab may have continued it while the question was open: its record there would overwrite this one.
-    if (await trainedElsewhere(r.id)) {
-      log(`${r.name} was continued in another tab of this lab meanwhile: rename it there, or once it has stopped`);
-      return;
-    }
-    const run = all.find((x) => x.id === r.id) ?? r;
+    const run = all.find((x) => x.id === r.id) ?? r; // as it stands now: the table may have been read again meanwhile
     run.name = name;
     await save(run);
     draw();
@@ -314,19 +317,11 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
   }
 
   async function remove(r: RunRecord): Promise<void> {
-    // Its tab would write the record back at its next save, and its checkpoint would be gone under it.
-    if (await trainedElsewhere(r.id)) {
-      log(`${r.name} is training in another tab of this lab: stop it there, then delete it`);
-      return;
-    }
     // Nothing brings a deleted run back: asked first, as Delete of a built dataset is.
-    if (!confirm(`Delete the run ${r.name}? Its record and any saved checkpoint go from this browser.`)) return;
-    // This tab, or another one, may have continued it while the question was open.
+    const question = `Delete the run ${r.name}? Its record and any saved checkpoint go from this browser.`;
+    if (!(await askUnlessElsewhere(r, () => confirm(question), 'stop it there, then delete it'))) return;
+    // This tab may have continued it while the question was open.
     if (r.id === live?.id) return log(`${r.name} was continued meanwhile: stop it, then delete it`);
-    if (await trainedElsewhere(r.id)) {
-      log(`${r.name} was continued in another tab of this lab meanwhile: stop it there, then delete it`);
-      return;
-    }
     const at = [...el.table.tBodies[0]!.rows].findIndex((row) => row.dataset.run === r.id);
     await forget(r);
     log(`deleted the run ${r.name}`);

@@ -17,12 +17,13 @@ async function pauseAtAnEvaluation(page: Page): Promise<void> {
       const pause = document.querySelector<HTMLButtonElement>('#pause')!;
       pause.click();
       // Pressed again meanwhile it does nothing, and says so to a screen reader; it keeps the keyboard's focus (not disabled).
-      return { text: pause.textContent, disabled: pause.getAttribute('aria-disabled'), state: window.__lab!.progress().state };
+      const state = window.__lab!.progress().state;
+      return { text: pause.textContent, ariaDisabled: pause.getAttribute('aria-disabled'), disabled: pause.disabled, state };
     },
     undefined,
     { polling: 'raf', timeout: 120_000 },
   );
-  expect(await button.jsonValue()).toEqual({ text: 'Pausing…', disabled: 'true', state: 'evaluating' });
+  expect(await button.jsonValue()).toEqual({ text: 'Pausing…', ariaDisabled: 'true', disabled: false, state: 'evaluating' });
   await expect(page.locator('#state')).toHaveText('paused', { timeout: 30_000 });
   await expect(page.locator('#pause')).toHaveText('Resume');
   await expect(page.locator('#pause')).toBeEnabled();
