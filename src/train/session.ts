@@ -84,6 +84,11 @@ export interface SessionConfig {
   saveCheckpoint?: (checkpoint: Checkpoint) => Promise<void>;
   /** Steps between two checkpoints (default 50); a pause takes one too. */
   checkpointEvery?: number;
+  /**
+   * A checkpoint also once this long has passed since the last (or since training began or resumed), if that comes first
+   * (default 30 s): a reload loses no more than that of a slow run (a slow link's steps can take a second each).
+   */
+  checkpointAfterMs?: number;
   /** The run's id in checkpoints (default: a new one, or the resumed run's). */
   runId?: string;
 }
@@ -128,6 +133,8 @@ const HISTORY_SAVED = 2_000;
 
 /** Steps between checkpoints unless the config says otherwise. */
 const DEFAULT_CHECKPOINT_EVERY = 50;
+/** Milliseconds after which a checkpoint is due whatever the step, unless the config says otherwise. */
+const DEFAULT_CHECKPOINT_AFTER_MS = 30_000;
 
 /** The least wait for data that counts as a stall (stalledForMs). */
 export const STALL_MS = 3000;
@@ -253,6 +260,7 @@ export class LabSession {
     this.checkpointAtGate = false;
     if (this.state !== 'paused') return;
     this.resumedAt = performance.now();
+    this.lastCheckpointAt = this.resumedAt; // a pause has its checkpoint: the time paused is not time to save
     this.machine.to('running');
     this.openGate();
   }
@@ -514,6 +522,8 @@ export class LabSession {
 
       this.machine.to('running');
       const every = c.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;
+      const afterMs = c.checkpointAfterMs ?? DEFAULT_CHECKPOINT_AFTER_MS;
+      this.lastCheckpointAt = performance.now();
       const from = resume ? { step: resume.step, time: resume.time } : undefined;
       // A saved run continued at or past its last step (a finished sweep run) trains on: Continue means more steps.
       const lastStep = c.lastStep !== undefined && c.lastStep > (from?.step ?? 0) ? c.lastStep : undefined;
@@ -530,7 +540,7 @@ export class LabSession {
           signal,
           gate: () => this.gate(trainer!),
           phase: (p) => this.onPhase(p),
-          checkpointDue: (step) => c.saveCheckpoint !== undefined && step % every === 0,
+          checkpointDue: (step) => c.saveCheckpoint !== undefined && (step % every === 0 || performance.now() - this.lastCheckpointAt >= afterMs),
           ...(lastStep !== undefined ? { lastStep } : {}),
           checkpoint: (state, at) => this.writeCheckpoint(state, at),
           step: (raw) => {
@@ -733,6 +743,9 @@ export class LabSession {
     clearTimeout(timer);
   }
 
+  /** When the last checkpoint was taken (performance.now()), or training began or resumed: the next is due checkpointAfterMs on. */
+  private lastCheckpointAt = 0;
+
   /** Told when the trainer next waits at the gate, after any checkpoint it took there. */
   private atGate: (() => void) | undefined;
 
@@ -764,6 +777,7 @@ export class LabSession {
     const save = this.config.saveCheckpoint;
     const info = this.info;
     if (!save || !info || this.ended) return;
+    this.lastCheckpointAt = performance.now();
     const c = this.config.resume ? { ...this.config, ...this.config.resume.config } : this.config;
     const own = this.config.resume?.config ?? this.config;
     const tapes = Promise.all(this.train.map((w) => w.api.tape()));

@@ -27,6 +27,7 @@ const config = (over: Partial<SessionConfig> = {}): SessionConfig => ({
   echoFactor: 1,
   evalEvery: 10,
   seed: 1,
+  checkpointAfterMs: Infinity, // checkpoints by steps alone: a test's count of them must not depend on the machine's speed
   ...over,
 });
 
@@ -252,6 +253,16 @@ describe('LabSession', () => {
     expect(last.ratio).toBeGreaterThan(1);
     expect(moved).toBe(Math.min(16, Math.max(1, Math.round(readings.find((r) => r.factor === moved)!.ratio * 2) / 2)));
     await s.stop();
+  });
+
+  it('a checkpoint is due once checkpointAfterMs has passed since the last, whatever the step (a slow run keeps its first steps)', async () => {
+    const saved: Checkpoint[] = [];
+    const { s } = session(undefined, { checkpointEvery: 1000, checkpointAfterMs: 0, saveCheckpoint: async (c) => void saved.push(c) });
+    void s.start();
+    await until('3 checkpoints', () => saved.length >= 3);
+    await s.stop();
+    // Each due at the step after the last: none waits for step 1,000.
+    expect(saved.slice(0, 3).map((c) => c.step)).toEqual([1, 2, 3]);
   });
 
   it("a share of the dataset (share=2/3: one of three tabs): its readers split the tab's records, disjoint from the other tabs'", async () => {
