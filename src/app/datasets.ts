@@ -20,7 +20,7 @@ export interface DatasetEntry {
 export const DATASETS: DatasetEntry[] = [
   {
     id: 'fashion-mnist-mini',
-    label: 'Fashion-MNIST 8k (bundled)',
+    label: 'Fashion-MNIST mini, 8k (bundled)',
     about: 'Fashion-MNIST, 8,192 training + 1,024 test images, PCR',
     manifest: 'datasets/fashion-mnist-mini/manifest.json',
     kind: 'image',

@@ -110,9 +110,9 @@ test('model files keep their dataset relative to the page, load an old file and 
   await page.locator('#start').click();
   await waitFor(page, 'a few steps', (s) => s.steps.length >= 3);
 
-  // Saved and downloaded as it trains: single dashes in the name ("flights (250k)"), the dataset relative to the page.
+  // Saved and downloaded as it trains: single dashes in the name ("Flights 250k"), the dataset relative to the page.
   await page.locator('#model-save').click();
-  await expect(status).toContainText(/saved in this browser as logreg-flights-250k-step\d+$/);
+  await expect(status).toContainText(/saved in this browser as logreg-Flights-250k-step\d+$/);
   const downloads: { name: string; mimeType: string; buffer: Buffer }[] = [];
   page.on('download', async (d) =>
     downloads.push({ name: d.suggestedFilename(), mimeType: 'application/octet-stream', buffer: readFileSync((await d.path())!) }),
@@ -121,7 +121,7 @@ test('model files keep their dataset relative to the page, load an old file and 
   await expect.poll(() => downloads.length).toBe(2);
   const json = downloads.find((d) => d.name.endsWith('.json'))!;
   const bin = downloads.find((d) => d.name.endsWith('.bin'))!;
-  expect(json.name).toMatch(/^logreg-flights-250k-step\d+\.json$/);
+  expect(json.name).toMatch(/^logreg-Flights-250k-step\d+\.json$/);
   const model = JSON.parse(json.buffer.toString('utf8'));
   expect(model.modelTopology.bytelab.dataset.manifestUrl).toBe('datasets/flights-250k-toc/manifest.json');
 
@@ -157,7 +157,7 @@ test('model files keep their dataset relative to the page, load an old file and 
   // From the browser's store: the dataset's relative address is this page's Flights.
   await page.selectOption('#dataset', 'datasets/birdstrikes-toc/manifest.json');
   await page.locator('#model-load').click();
-  await expect(status).toContainText(/^loaded logreg-flights-250k-step\d+: evaluating, then training on$/);
+  await expect(status).toContainText(/^loaded logreg-Flights-250k-step\d+: evaluating, then training on$/);
   await waitFor(page, 'the saved model evaluated', (s) => s.evals.length >= 1 && s.evals[0]!.step === 0);
   await expect(page.locator('#dataset')).toHaveValue('datasets/flights-250k-toc/manifest.json');
   await expect(page.locator('#manifest-url')).toHaveValue('');

@@ -302,11 +302,11 @@ test('runs of two datasets, one read from a typed manifest URL, are each named w
   const rows = page.locator('#runs-table tbody tr');
   // Each run is named as its manifest names the dataset (before, the rows did not say it; the records held the URL typed,
   // or the list's description).
-  await expect(page.locator('#dataset-info')).toContainText(/^flights \(250k\): /);
-  await expect(rows.nth(0).locator('td').nth(1)).toContainText(/^logreg · .*on flights \(250k\)$/);
+  await expect(page.locator('#dataset-info')).toContainText(/^Flights 250k: /);
+  await expect(rows.nth(0).locator('td').nth(1)).toContainText(/^logreg · .*on Flights 250k$/);
   await expect(rows.nth(1).locator('td').nth(1)).toContainText(/^tiny-cnn · .*on Fashion-MNIST mini$/);
   for (let i = 0; i < 2; i++) await rows.nth(i).getByRole('checkbox').check();
   await expect(page.locator('#runs-chart .u-legend .u-series')).toHaveCount(2);
-  await expect(page.locator('#runs-chart .u-legend')).toContainText('· flights (250k)');
+  await expect(page.locator('#runs-chart .u-legend')).toContainText('· Flights 250k');
   await expect(page.locator('#runs-chart .u-legend')).toContainText('· Fashion-MNIST mini');
 });

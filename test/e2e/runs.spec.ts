@@ -280,7 +280,7 @@ test('URL parameters that do nothing for the chosen dataset are said, not ignore
   await expect(page.locator('#param-error')).toContainText('URL parameter size=5: image size must be');
   await expect(page.locator('#param-error')).toContainText('URL parameter group=0');
   await expect(page.locator('#start')).toBeEnabled(); // before, group= kept it off though a table has one fidelity
-  await page.locator('#dataset').selectOption({ label: 'Fashion-MNIST 8k (bundled)' });
+  await page.locator('#dataset').selectOption({ label: 'Fashion-MNIST mini, 8k (bundled)' });
   await expect(page.locator('#start')).toBeDisabled();
   await expect(page.locator('#start-hint')).toContainText("Start is off: the address's size=, group= are refused (see above)");
   await page.goto('/?dataset=flights-250k&manifest=datasets/birdstrikes-toc/manifest.json');
@@ -289,7 +289,7 @@ test('URL parameters that do nothing for the chosen dataset are said, not ignore
   await expect(page.locator('#dataset')).toHaveClass(/superseded/);
   await expect(page.locator('#dataset')).toHaveAttribute('title', /not read: the manifest URL is read instead/);
   // Choosing from the list reads the list: the field is emptied, and the address bar says the dataset.
-  await page.locator('#dataset').selectOption({ label: 'Fashion-MNIST 8k (bundled)' });
+  await page.locator('#dataset').selectOption({ label: 'Fashion-MNIST mini, 8k (bundled)' });
   await expect(page.locator('#manifest-url')).toHaveValue('');
   await expect(page.locator('#dataset')).not.toHaveClass(/superseded/);
   await expect(page.locator('#log')).toContainText("the dataset list's choice is read now; the manifest URL field");
@@ -301,7 +301,7 @@ test('URL parameters that do nothing for the chosen dataset are said, not ignore
   await expect(page.locator('#dataset')).toHaveClass(/superseded/);
   await expect(page.locator('#dataset')).toHaveValue('');
   await expect(page.locator('#dataset option:checked')).toHaveText('(the manifest URL below)');
-  await page.locator('#dataset').selectOption({ label: 'Fashion-MNIST 8k (bundled)' });
+  await page.locator('#dataset').selectOption({ label: 'Fashion-MNIST mini, 8k (bundled)' });
   await expect(page.locator('#manifest-url')).toHaveValue('');
   await expect(page.locator('#dataset')).not.toHaveClass(/superseded/);
   // Emptying the field reads the list's choice again.
