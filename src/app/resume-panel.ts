@@ -64,6 +64,7 @@ export function setupResumePanel(
   });
   discard.addEventListener('click', async () => {
     const id = shown?.runId;
+    const hadFocus = document.activeElement === discard;
     shown = undefined;
     box.hidden = true;
     // A checkpoint this lab cannot read (another format) is offered for discarding only: then every saved run goes.
@@ -75,6 +76,8 @@ export function setupResumePanel(
     }
     unreadable = undefined;
     await panel.refresh(); // the next saved run, if any, at once (not first after a reload)
+    // The keyboard's focus stays on Discard for the next saved run (hidden while the line was read again, it fell to the page).
+    if (hadFocus && !box.hidden) (discard.hidden ? text : discard).focus({ preventScroll: true });
   });
 
   const panel: ResumePanel = {

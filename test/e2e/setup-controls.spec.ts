@@ -297,9 +297,11 @@ test('Discard on a saved run shows the next one saved at once, and the line says
   await page.reload();
   await expect(page.locator('#resume-text')).toContainText('Logistic regression');
   await expect(page.locator('#resume-text')).toContainText('1 older saved run behind it');
-  await page.locator('#resume-discard').click();
+  await page.locator('#resume-discard').focus();
+  await page.keyboard.press('Enter');
   await expect(page.locator('#resume-text')).toContainText('Linear SVM');
   await expect(page.locator('#resume-text')).not.toContainText('behind it');
+  await expect(page.locator('#resume-discard')).toBeFocused(); // from the keyboard: it fell to the page
   await page.locator('#resume-discard').click();
   await expect(page.locator('#resume-text')).toBeHidden();
 });
