@@ -245,6 +245,12 @@ export class LabSession {
       this.closeGate();
       this.checkpointAtGate = true;
       this.machine.to('paused');
+      // Waiting for data (a slow or stalled link): the next batch, and the checkpoint at the gate after it, may be long in
+      // coming, and a reload meanwhile would lose the run; so it is taken now.
+      const trainer = this.trainer;
+      if (trainer?.waitingSince !== undefined) {
+        this.takingAtPause = this.checkpointWhileWaiting(trainer).finally(() => (this.takingAtPause = undefined));
+      }
     } else if (this.state === 'evaluating') {
       this.pauseAfterEval = true; // the evaluation finishes first, then the run pauses
     }
@@ -713,24 +719,19 @@ export class LabSession {
    * for it at most STOP_CHECKPOINT_WAIT_MS.
    */
   private async checkpointBeforeStop(): Promise<void> {
+    // Paused while the trainer waited for data: the pause's checkpoint is being taken.
+    if (this.takingAtPause) {
+      await settlesWithin(this.takingAtPause, STOP_CHECKPOINT_WAIT_MS);
+      return;
+    }
     const step = this.trainer?.position.step ?? 0;
     // A paused run has its checkpoint once the trainer has reached its gate; until then (mid-step, or waiting for data) it waits for it too.
     const pausedWithout = this.state === 'paused' && this.checkpointAtGate;
     if (!this.config.saveCheckpoint || step === 0 || (this.state !== 'running' && this.state !== 'evaluating' && !pausedWithout)) return;
     const trainer = this.trainer!;
     if (trainer.waitingSince !== undefined) {
-      // Waiting for data (a slow or stalled link, a server gone): the batch may never come, so the checkpoint is taken
-      // now, as at the gate (the model is between steps); a batch that comes meanwhile waits at the closed gate.
-      this.closeGate();
-      this.checkpointAtGate = false;
-      await settlesWithin(trainer.reportsDone(), STOP_CHECKPOINT_WAIT_MS); // the history up to it first, as at the gate
-      try {
-        const read = await trainer.capture();
-        this.writeCheckpoint(read(), trainer.position);
-      } catch (err) {
-        // A device lost or out of memory: the stop goes on without this checkpoint (the last one stands).
-        this.onWarning(`could not save a checkpoint at step ${trainer.position.step}: ${(err as Error).message}`);
-      }
+      // Waiting for data (a slow or stalled link, a server gone): the batch may never come.
+      await this.checkpointWhileWaiting(trainer);
       return;
     }
     const reached = new Promise<void>((resolve) => (this.atGate = resolve));
@@ -746,6 +747,42 @@ export class LabSession {
   /** When the last checkpoint was taken (performance.now()), or training began or resumed: the next is due checkpointAfterMs on. */
   private lastCheckpointAt = 0;
 
+  /**
+   * The checkpoint of a run whose trainer waits for data, taken now, as at the gate (the model is between steps): a batch
+   * that comes meanwhile waits at the closed gate.
+   */
+  private async checkpointWhileWaiting(trainer: Trainer): Promise<void> {
+    if (!this.config.saveCheckpoint || trainer.position.step === 0) return;
+    this.closeGate();
+    this.checkpointAtGate = false;
+    this.pauseWriting = this.state === 'paused';
+    try {
+      await settlesWithin(trainer.reportsDone(), STOP_CHECKPOINT_WAIT_MS); // the history up to it first, as at the gate
+      // Resumed meanwhile: the gate is open again and a step may run, so the weights would not be those of this step.
+      if (this.state === 'running' || this.state === 'evaluating') {
+        this.pauseWriting = false;
+        return;
+      }
+      const read = await trainer.capture();
+      // Not waited for: a stop waits for the capture, not for the write (checkpointsWritten does, bounded).
+      void this.writeCheckpoint(read(), trainer.position).finally(() => (this.pauseWriting = false));
+    } catch (err) {
+      // A device lost or out of memory: the run goes on without this checkpoint (the last one stands).
+      this.pauseWriting = false;
+      this.onWarning(`could not save a checkpoint at step ${trainer.position.step}: ${(err as Error).message}`);
+    }
+  }
+
+  /** The pause's checkpoint is being taken or written (not yet saved). */
+  private pauseWriting = false;
+  /** A pause while the trainer waited for data takes its checkpoint at once (checkpointWhileWaiting): until it is taken. */
+  private takingAtPause: Promise<void> | undefined;
+
+  /** Paused, and the checkpoint of where it paused is not saved yet: a reload now would lose the steps since the last. */
+  get pauseUnsaved(): boolean {
+    return this.state === 'paused' && this.config.saveCheckpoint !== undefined && (this.checkpointAtGate || this.pauseWriting);
+  }
+
   /** Told when the trainer next waits at the gate, after any checkpoint it took there. */
   private atGate: (() => void) | undefined;
 
@@ -757,11 +794,13 @@ export class LabSession {
     }
     if (this.resumeGate && this.checkpointAtGate && this.config.saveCheckpoint && trainer.position.step > 0) {
       this.checkpointAtGate = false;
+      this.pauseWriting = true;
       // The steps before it reported first (their losses were still being read back), so the checkpoint's history, and the
       // run's record saved with it, end at its step: a reload then continues from a record that has every step.
       await settlesWithin(trainer.reportsDone(), STOP_CHECKPOINT_WAIT_MS);
       const read = await trainer.capture();
-      this.writeCheckpoint(read(), trainer.position);
+      // Not waited for here: Resume need not wait for the write.
+      void this.writeCheckpoint(read(), trainer.position).finally(() => (this.pauseWriting = false));
     }
     this.atGate?.();
     this.atGate = undefined;
@@ -773,10 +812,10 @@ export class LabSession {
    * tape (asked now, so it covers every batch trained by then), the controls,
    * and the history. Checkpoints are written in order; a failure is a warning.
    */
-  private writeCheckpoint(state: Promise<ModelState>, at: RunStart): void {
+  private writeCheckpoint(state: Promise<ModelState>, at: RunStart): Promise<void> {
     const save = this.config.saveCheckpoint;
     const info = this.info;
-    if (!save || !info || this.ended) return;
+    if (!save || !info || this.ended) return Promise.resolve();
     this.lastCheckpointAt = performance.now();
     const c = this.config.resume ? { ...this.config, ...this.config.resume.config } : this.config;
     const own = this.config.resume?.config ?? this.config;
@@ -831,6 +870,7 @@ export class LabSession {
       this.listener.checkpoint?.(at.step, err.message);
       this.onWarning(`could not save a checkpoint at step ${at.step}: ${err.message}`);
     });
+    return this.saving;
   }
 
   /**

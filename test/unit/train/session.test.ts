@@ -688,6 +688,30 @@ describe('checkpoints and exact resume', () => {
     expect(saved[0]!.step).toBe(rec.steps.at(-1)!.step);
   });
 
+  it('Pause while the trainer waits for data that never comes saves the run at once: a reload then keeps it', async () => {
+    const saved: Checkpoint[] = [];
+    const { s, rec } = session((name) => (name === 'pipeline-train' ? { hangAfter: 6 } : {}), {
+      checkpointEvery: 1000,
+      saveCheckpoint: async (c) => void saved.push(c),
+    });
+    const done = s.start();
+    await until('the last batch trained', () => rec.steps.length >= 6);
+    await sleep(50);
+    s.pause();
+    expect(s.pauseUnsaved).toBe(true); // a reload now would lose the 6 steps: the page asks before leaving
+    // Before, the pause's checkpoint waited for a gate the trainer reaches only with its next batch, which never came.
+    await until('the pause saved', () => saved.length === 1, 2_000);
+    expect(saved[0]!.step).toBe(6);
+    await until('nothing left unsaved', () => !s.pauseUnsaved, 2_000);
+    // Resumed and stopped: the stop saves the same step once more (nothing trained since), the run ends at once.
+    s.resume();
+    s.pause();
+    await s.stop();
+    await done;
+    await s.checkpointsWritten();
+    expect(saved.map((c) => c.step).every((step) => step === 6)).toBe(true);
+  });
+
   it('Stop while the trainer waits for data that never comes (a stalled link) saves the run at its last step, at once', async () => {
     for (const pauseFirst of [false, true]) {
       const saved: Checkpoint[] = [];
