@@ -1293,6 +1293,7 @@ const showCacheUsage = (throttleMs?: number) => cachePanel.show(throttleMs);
 ui.cacheLimit.addEventListener('change', () => {
   const r = checkCacheLimit(ui.cacheLimit.value);
   if (r.ok) void cachePanel.limit(r.value * 2 ** 20);
+  else void cachePanel.show(); // what it holds, without the last valid limit's words ("Off for runs (limit 0)")
 });
 
 async function stop(): Promise<void> {

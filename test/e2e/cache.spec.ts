@@ -54,8 +54,11 @@ test('cache size 0 turns the cache off; a bad size is refused beside the field',
   expect(await usage(page)).toEqual({ bytes: 0, entries: 0 });
   await expect(page.locator('#cache-usage')).toHaveText('Off for runs (limit 0).');
   await page.locator('#cache-limit').fill('-5');
+  await page.locator('#cache-limit').blur();
   await expect(page.locator('#cache-limit-error')).toContainText('cache size (MiB) must be a whole number from 0 to 65536');
   await expect(page.locator('#start')).toBeDisabled();
+  // The line no longer says the limit 0 it no longer has (it stayed "Off for runs (limit 0)." under the error).
+  await expect(page.locator('#cache-usage')).toHaveText('Holds 0 B in 0 record prefixes.');
 });
 
 /** A first run that leaves more than 1 MiB cached: the 4 test records and at least `train` train records at full fidelity. */
