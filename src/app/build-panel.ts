@@ -51,6 +51,9 @@ export function setupBuildPanel(opts: {
   const refreshButtons = () => {
     download.disabled = !localId();
     remove.disabled = !localId() || opts.busy();
+    // Delete turned off under the keyboard's focus (its dataset went, the list moved to one not built here): the focus goes
+    // to the line that says what happened, not to the page.
+    if (remove.disabled && document.activeElement === remove) status.focus({ preventScroll: true });
   };
 
   folder.addEventListener('change', () => {

@@ -106,6 +106,7 @@ const ui = {
   features: $('features'),
   batchHint: $('batch-hint'),
   sweepStart: $<HTMLButtonElement>('sweep-start'),
+  sweepStop: $<HTMLButtonElement>('sweep-stop'),
   m: {
     step: $('m-step'),
     loss: $('m-loss'),
@@ -488,11 +489,14 @@ function showListSetAside(): void {
 /** The run button that takes the keyboard's focus once it is on: Start and Stop are disabled by their own press. */
 let focusNext: HTMLButtonElement | undefined;
 
-/** A pressed Start, Stop (or Continue) that turns off hands focus to the button that acts next, not to the page (it fell to <body>). */
+/** A pressed Start, Stop, Continue, Run sweep or Stop sweep that turns off hands focus to the button that acts next, not to the page (it fell to <body>). */
 function handOnFocus(had: Element | null): void {
   if (had === ui.start && ui.start.disabled) focusNext = ui.pause;
   else if (had === ui.stop && ui.stop.disabled) focusNext = ui.start;
-  else if (had?.id === 'resume-go' && starting) focusNext = ui.pause; // Continue, hidden once the run opens
+  else if (had?.id === 'resume-go' && starting)
+    focusNext = ui.pause; // Continue, hidden once the run opens
+  else if (had === ui.sweepStart && ui.sweepStart.disabled) focusNext = ui.sweepStop;
+  else if (had === ui.sweepStop && ui.sweepStop.disabled) focusNext = ui.sweepStart;
   const lost = !document.activeElement || document.activeElement === document.body || (document.activeElement as HTMLButtonElement).disabled;
   if (!lost) {
     if (document.activeElement !== had) focusNext = undefined; // the person has moved on
@@ -1197,7 +1201,7 @@ const sweepUi = {
   values: $<HTMLInputElement>('sweep-values'),
   steps: $<HTMLInputElement>('sweep-steps'),
   start: ui.sweepStart,
-  stop: $<HTMLButtonElement>('sweep-stop'),
+  stop: ui.sweepStop,
   status: $('sweep-status'),
 };
 

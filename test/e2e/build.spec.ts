@@ -232,6 +232,8 @@ test('the same folder built twice gives two entries that can be told apart', asy
   page.once('dialog', (d) => void d.accept());
   await page.locator('#build-delete').click();
   await expect(page.locator('#build-status')).toHaveText('deleted "twice (2)"');
+  // The keyboard's focus stays on Delete, or goes to the line saying what went if Delete is off now (it fell to the page).
+  await expect(page.locator('#build-delete:focus:enabled, #build-status:focus')).toHaveCount(1);
   await expect(builtHere(page)).toHaveCount(1);
   await expect(page.locator(`#dataset option[value="${chosen}"]`)).toHaveCount(0);
   await expect.poll(() => new URL(page.url()).searchParams.get('dataset') ?? '').not.toContain(chosen.split('/')[3]!);

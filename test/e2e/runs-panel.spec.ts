@@ -169,6 +169,19 @@ test("the run's own Stop during a sweep ends the sweep, and says so", async ({ p
   expect(await page.evaluate(() => window.__lab!.runs())).toEqual({ open: 0, workers: 0 });
 });
 
+test('Run sweep and Stop sweep pressed from the keyboard hand focus to each other (it fell to the page)', async ({ page }) => {
+  await page.goto('/?model=tiny-cnn&batch=32&evalEvery=1000');
+  await page.locator('#sweep-values').fill('6, 1');
+  await page.locator('#sweep-steps').fill('400');
+  await page.locator('#sweep-start').focus();
+  await page.keyboard.press('Enter');
+  await expect(page.locator('#sweep-stop')).toBeFocused();
+  await waitFor(page, 'the first run training', (s) => s.steps.length >= 2);
+  await page.keyboard.press('Enter');
+  await expect(page.locator('#sweep-status')).toHaveText(/^sweep stopped/, { timeout: 15_000 });
+  await expect(page.locator('#sweep-start')).toBeFocused();
+});
+
 test('a reload during a sweep says what it cut off', async ({ page }) => {
   await page.goto('/?model=tiny-cnn&batch=32&evalEvery=1000');
   await expect(page.locator('#backend')).toContainText('webgpu');
