@@ -1205,12 +1205,35 @@ const sweepUi = {
   status: $('sweep-status'),
 };
 
+/** Each sweep field's error beside it, as the setup fields have theirs (checked as typed; the status line is the sweep's). */
+const sweepErrors = { values: attachFieldError(sweepUi.values), steps: attachFieldError(sweepUi.steps) };
+/** Why the status line last refused a sweep, while it says so: gone once the fields are right again. */
+let sweepRefusal: string | undefined;
+
+/** Checks the values and the steps each on its own (a known-good other half: 1 is a scan group and an echo factor). */
+function checkSweepFields(): ReturnType<typeof checkSweep> {
+  const check = (values: string, steps: string) => checkSweep(sweepUi.kind.value, values, steps, Number(ui.fidelity.max));
+  for (const [key, r] of [
+    ['values', check(sweepUi.values.value, '1')],
+    ['steps', check('1', sweepUi.steps.value)],
+  ] as const) {
+    sweepErrors[key].textContent = r.ok ? '' : r.reason;
+    sweepUi[key].setAttribute('aria-invalid', String(!r.ok));
+  }
+  const plan = check(sweepUi.values.value, sweepUi.steps.value);
+  if (plan.ok && sweepRefusal !== undefined && sweepUi.status.textContent === sweepRefusal) sweepUi.status.textContent = '';
+  if (plan.ok) sweepRefusal = undefined;
+  return plan;
+}
+
 async function sweep(): Promise<void> {
   if (!paramsApplied) await ready; // its runs start from the controls as the address set them
   if (runOpen()) return;
-  const plan = checkSweep(sweepUi.kind.value, sweepUi.values.value, sweepUi.steps.value, Number(ui.fidelity.max));
-  if (!plan.ok) {
-    sweepUi.status.textContent = plan.reason;
+  const plan = checkSweepFields();
+  // Its runs start as Start does: refused here, not after the first run could not start.
+  const blockers = startBlockers();
+  if (!plan.ok || blockers.length) {
+    sweepUi.status.textContent = sweepRefusal = `not started: ${plan.ok ? `Start is off (${blockers.join('; ')})` : plan.reason}`;
     return;
   }
   sweeping = true;
@@ -1280,7 +1303,9 @@ function sweepKindChanged(): void {
 sweepUi.kind.addEventListener('change', () => {
   sweepKindRuled = false; // the person's choice from now on
   sweepKindChanged();
+  checkSweepFields();
 });
+for (const input of [sweepUi.values, sweepUi.steps]) input.addEventListener('input', () => void checkSweepFields());
 sweepUi.start.addEventListener('click', () => void sweep());
 sweepUi.stop.addEventListener('click', () => {
   sweepCancelled = 'sweep';

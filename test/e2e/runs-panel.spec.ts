@@ -120,8 +120,22 @@ test('a sweep over scan groups runs one run per value with the same seed and fil
   await page.locator('#sweep-values').fill('6, 9');
   await page.locator('#sweep-steps').fill('8');
   await page.locator('#sweep-start').click();
-  await expect(page.locator('#sweep-status')).toContainText('scan group must be');
+  await expect(page.locator('#sweep-status')).toHaveText(/^not started: scan group must be/);
+  // Beside its field too, as the setup fields' errors are; gone, with the status line's, once the values are right.
+  await expect(page.locator('#sweep-values-error')).toContainText('scan group must be');
+  await expect(page.locator('#sweep-values')).toHaveAttribute('aria-invalid', 'true');
   await page.locator('#sweep-values').fill('6, 1');
+  await expect(page.locator('#sweep-values-error')).toHaveText('');
+  await expect(page.locator('#sweep-status')).toHaveText('');
+  await page.locator('#sweep-steps').fill('0');
+  await expect(page.locator('#sweep-steps-error')).toContainText('steps per run');
+  await page.locator('#sweep-steps').fill('8');
+  // Start off for another field: the sweep says so and starts nothing (before: "sweep stopped: a run could not start").
+  await page.locator('#batch-size').fill('abc');
+  await page.locator('#sweep-start').click();
+  await expect(page.locator('#sweep-status')).toHaveText(/^not started: Start is off \(.*batch size/);
+  await expect(page.locator('#state')).toHaveText('idle');
+  await page.locator('#batch-size').fill('32');
   // Between its runs (stopped, then the next one opening) Start and Run sweep stay off: a Start there broke the sweep.
   await page.evaluate(() => {
     const seen = ((window as { enabledInSweep?: string[] }).enabledInSweep = [] as string[]);
