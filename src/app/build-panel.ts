@@ -117,6 +117,12 @@ export function setupBuildPanel(opts: {
         `built "${report.name}": ${report.images.train} + ${report.images.test} images, ${report.classes.length} classes (${namesOf(report.classes)}), ` +
         `${report.channels === 3 ? 'colour' : 'grayscale'}, ${(report.bytes / 1024).toFixed(0)} KiB; ${report.converted.length} converted, ` +
         describeLeftOut(report.skipped);
+      // Each image falls in the test split by a hash of its name, about 1 in 10: a small folder may have none there.
+      if (report.images.test === 0) {
+        const why = 'no test images (about 1 image in 10 goes to the test split, by its name): runs on it show no accuracy';
+        status.textContent += `; ${why}`;
+        opts.log(`"${report.name}" has ${why}`, 'warning');
+      }
       for (const c of report.converted) opts.log(`${c.file}: ${c.what}`, 'info');
       for (const s of report.skipped) opts.log(`${s.file} left out: ${s.reason}${s.detail ? `: ${s.detail}` : ''}`, 'warning');
       opts.onBuilt(report);

@@ -120,6 +120,7 @@ const ui = {
     epoch: $('m-epoch'),
   },
   confusion: $<HTMLTableElement>('confusion'),
+  testSplitHint: $('test-split-hint'),
   mistakes: $('mistakes'),
 };
 
@@ -590,6 +591,7 @@ function resetView(): void {
   ui.m.cache.textContent = ui.m.epoch.textContent = '–';
   ui.confusion.replaceChildren();
   ui.mistakes.replaceChildren();
+  ui.testSplitHint.textContent = TEST_SPLIT_HINT;
   ui.echoReading.textContent = ui.echoCounters.textContent = '';
   ui.echoUse.hidden = true;
   ui.datasetInfo.textContent = datasetLine = '';
@@ -932,6 +934,9 @@ async function start(resume?: Checkpoint, initialModel?: ModelState, lastStep?: 
   }
 }
 
+/** The line under the test split's panel before its first evaluation, as the page has it. */
+const TEST_SPLIT_HINT = ui.testSplitHint.textContent ?? '';
+
 /** The tiles and counters of a training step. */
 function showStep(m: StepMetrics): void {
   ui.m.step.textContent = String(m.step);
@@ -988,6 +993,11 @@ function listenerFor(current: () => LabSession): SessionListener {
       if (!LIVE_STATES.has(s)) showReadings.flush(); // the last step's figures now, before the controls open again
       showState(s, d);
       runsPanel.state(s);
+    },
+    testSplit(t) {
+      if (!shown()) return;
+      // Said where the confusion matrix would be (it said one would come after each evaluation).
+      ui.testSplitHint.textContent = t ? TEST_SPLIT_HINT : "This run's dataset has no test split: no accuracy, confusion matrix or mistakes.";
     },
     info(i) {
       if (!shown()) return;

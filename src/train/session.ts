@@ -106,6 +106,8 @@ export interface SessionListener {
   restored?(history: Checkpoint['history']): void;
   /** A checkpoint was written (or could not be). */
   checkpoint?(step: number, error?: string): void;
+  /** The test split as opened (undefined: the dataset has none, or it could not be read), before the first step. */
+  testSplit?(info: DatasetInfo | undefined): void;
   /** Deferred evaluation: how many saved steps wait to be evaluated (told as one is saved or evaluated). */
   pendingEvals?(count: number): void;
   /** The pipeline's counters as the run ended, with its last step reported (told once, as or after it ends). */
@@ -505,8 +507,13 @@ export class LabSession {
         );
       } catch (err) {
         if (signal.aborted) throw err;
-        this.onWarning(`no test split, accuracy will not be shown: ${(err as Error).message}`);
+        // Named by its name: a dataset built in this browser is known to the person by it, not by its idb:// address.
+        const none = /: no split "test" \(/.test((err as Error).message);
+        this.onWarning(
+          none ? `${info.name} has no test split: accuracy will not be shown` : `no test split, accuracy will not be shown: ${(err as Error).message}`,
+        );
       }
+      this.listener.testSplit?.(testInfo);
       const kept = await trainer.prepare(testInfo ? test.api : undefined, signal, resume?.model ?? c.initialModel);
       this.retire(test);
       if (testInfo && kept.cut) {

@@ -157,6 +157,21 @@ test('files the build cannot read are counted and named, a few then "and N more"
   await expect(page.locator('#log')).toContainText('mixed/red/broken.jpg left out: could not be decoded: ');
 });
 
+test('a folder too small for a test split says so as it is built, and its run names it, not its idb:// address', async ({ page }) => {
+  await page.goto('/?model=tiny-cnn&batch=2&evalEvery=2');
+  // Two images: neither falls in the test split (about 1 in 10 does, by a hash of its name; these names hash outside it).
+  await page.locator('#build-folder').setInputFiles(makeFolder('pair', 1));
+  const status = page.locator('#build-status');
+  await expect(status).toContainText('built "pair": 2 + 0 images', { timeout: 60_000 });
+  await expect(status).toContainText('no test images (about 1 image in 10 goes to the test split, by its name): runs on it show no accuracy');
+  await page.locator('#start').click();
+  await expect(page.locator('#log')).toContainText('pair has no test split: accuracy will not be shown', { timeout: 30_000 });
+  await expect(page.locator('#log')).not.toContainText('idb://');
+  // Where the confusion matrix would be: before, it said one would come after each evaluation.
+  await expect(page.locator('#test-split-hint')).toHaveText("This run's dataset has no test split: no accuracy, confusion matrix or mistakes.");
+  await page.locator('#stop').click();
+});
+
 test('a class folder counts only if one of its images decodes', async ({ page }) => {
   await page.goto('/');
   const txt = join(mkdtempSync(join(tmpdir(), 'bytelab-drop-')), 'txt');
