@@ -195,10 +195,21 @@ const paramErrors = new Map<string, string>();
 /** Parameters that name something, and autoEcho (no field holds their bad value): they block Start while they stand. */
 const NAMING_PARAMS = new Set(['dataset', 'model', 'manifest', 'group', 'seed', 'echoMode', 'evalMode', 'size', 'share', 'autoEcho']);
 
+/**
+ * The address's errors above the page. size= and group= do nothing for a table (its one fidelity is lossless): their errors
+ * wait, as a bad batch= does, until an image dataset is chosen, and say so while a table is (they read as keeping Start off).
+ */
 function showParamErrors(): void {
-  ui.paramError.hidden = paramErrors.size === 0;
-  ui.paramError.replaceChildren(...[...paramErrors.values()].map((m) => Object.assign(document.createElement('div'), { textContent: m })));
+  const table = selectedKind() === 'tabular';
+  const lines = [...paramErrors].map(([k, m]) =>
+    table && IMAGE_ONLY_PARAMS.has(k) ? `${m} (not used by a table; it keeps Start off once an image dataset is chosen)` : m,
+  );
+  ui.paramError.hidden = lines.length === 0;
+  // Redrawn only when it says something else (refreshControls calls this at every change of the controls).
+  if (lines.join('\n') === [...ui.paramError.children].map((d) => d.textContent).join('\n')) return;
+  ui.paramError.replaceChildren(...lines.map((m) => Object.assign(document.createElement('div'), { textContent: m })));
 }
+const IMAGE_ONLY_PARAMS = new Set(['size', 'group']);
 
 function clearParamError(name: string): void {
   if (paramErrors.delete(name)) showParamErrors();
@@ -428,10 +439,8 @@ function startBlockers(): string[] {
   // Before, the controls are not yet what the address asks for (a run would open on the defaults); nothing else is said yet.
   if (!paramsApplied) return ['the address and the dataset list are still being read'];
   const reasons: string[] = [];
-  // size= and group= do nothing for a table (its one fidelity is lossless): their errors wait, as a bad batch= does, until an
-  // image dataset is chosen.
-  const forImages = new Set(['size', 'group']);
-  const blocking = [...paramErrors.keys()].filter((k) => NAMING_PARAMS.has(k) && !(forImages.has(k) && selectedKind() === 'tabular'));
+  // size= and group= wait for an image dataset (showParamErrors).
+  const blocking = [...paramErrors.keys()].filter((k) => NAMING_PARAMS.has(k) && !(IMAGE_ONLY_PARAMS.has(k) && selectedKind() === 'tabular'));
   const refused = Object.values(fields).flatMap((f) => {
     const r = fixedByDataset(f) ? { ok: true } : f.check();
     return r.ok ? [] : [{ param: f.param, reason: (r as { reason: string }).reason }];
@@ -516,6 +525,7 @@ function refreshControls(): void {
   const busy = starting || live || sweeping;
   showListSetAside(); // first: a field emptied brings the list's choice back, which Start's blockers read
   const blockers = startBlockers();
+  showParamErrors(); // size= and group= say whether they keep Start off, for the dataset chosen now
   ui.start.disabled = busy || blockers.length > 0;
   // While the typed manifest is read, Start stays on: a click (which itself leaves the field and so begins the read) waits for it.
   const reading = ui.manifestUrl.dataset.probing ? 'reading the manifest…' : '';
@@ -1621,7 +1631,7 @@ async function applyParams(): Promise<void> {
     log(`URL parameters dataset= and manifest= are both given: the manifest is read (the dataset list applies once the manifest field is empty)`, 'warning');
   }
   if (selectedKind() === 'tabular') {
-    for (const k of ['size', 'echoMode', 'batch']) {
+    for (const k of ['size', 'group', 'echoMode', 'batch']) {
       const what = 'a TOC table is read as it is, in its own batches, and echoes whole batches';
       if (params.has(k)) log(`URL parameter ${k}=${params.get(k)} is for image datasets: ${what}`, 'info');
     }

@@ -280,7 +280,14 @@ test('URL parameters that do nothing for the chosen dataset are said, not ignore
   await expect(page.locator('#param-error')).toContainText('URL parameter size=5: image size must be');
   await expect(page.locator('#param-error')).toContainText('URL parameter group=0');
   await expect(page.locator('#start')).toBeEnabled(); // before, group= kept it off though a table has one fidelity
+  // Said so, above the page: they read as keeping Start off (and group= was not named in the log).
+  const waits = '(not used by a table; it keeps Start off once an image dataset is chosen)';
+  const lines = page.locator('#param-error > div');
+  await expect(lines).toHaveCount(2);
+  for (const line of await lines.all()) await expect(line).toContainText(waits);
+  await expect(page.locator('#log')).toContainText('URL parameter group=0 is for image datasets');
   await page.locator('#dataset').selectOption({ label: 'Fashion-MNIST mini, 8k (bundled)' });
+  await expect(page.locator('#param-error')).not.toContainText('not used by a table');
   await expect(page.locator('#start')).toBeDisabled();
   await expect(page.locator('#start-hint')).toContainText("Start is off: the address's size=, group= are refused (see above)");
   await page.goto('/?dataset=flights-250k&manifest=datasets/birdstrikes-toc/manifest.json');
