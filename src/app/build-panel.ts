@@ -127,8 +127,9 @@ export function setupBuildPanel(opts: {
       for (const s of report.skipped) opts.log(`${s.file} left out: ${s.reason}${s.detail ? `: ${s.detail}` : ''}`, 'warning');
       opts.onBuilt(report);
     } catch (err) {
-      status.textContent = `could not build: ${(err as Error).message}`;
-      opts.log(`dataset build failed: ${(err as Error).message}`, 'error');
+      // Worded and logged as the refusals above are: the folder's contents are the usual cause (none of its images read).
+      status.textContent = `not built: ${(err as Error).message}`;
+      opts.log(`dataset not built: ${(err as Error).message}`, 'warning');
     } finally {
       worker.terminate();
       building = false;

@@ -182,7 +182,7 @@ test('a class folder counts only if one of its images decodes', async ({ page })
   writeFileSync(join(txt, 'catB', 'fake.png'), 'not a PNG inside');
   await page.locator('#build-folder').setInputFiles(txt);
   const status = page.locator('#build-status');
-  await expect(status).toContainText('could not build: none of the 1 JPEG or PNG files in txt could be read; 3 left out', { timeout: 60_000 });
+  await expect(status).toContainText('not built: none of the 1 JPEG or PNG files in txt could be read; 3 left out', { timeout: 60_000 });
   await expect(status).toContainText('could not be decoded: txt/catB/fake.png');
   await expect(status).not.toContainText('class folder(s) with images');
 });
