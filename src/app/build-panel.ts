@@ -24,6 +24,8 @@ function namesOf(classes: string[], shown = 6): string {
 
 export function setupBuildPanel(opts: {
   selected: () => string;
+  /** The chosen dataset as the list names it. */
+  selectedName: () => string | undefined;
   /** A run is open (or opening): the chosen dataset may be what it reads. */
   busy: () => boolean;
   onBuilt: (r: BrowserBuildReport) => void;
@@ -51,6 +53,16 @@ export function setupBuildPanel(opts: {
   const refreshButtons = () => {
     download.disabled = !localId();
     remove.disabled = !localId() || opts.busy();
+    // They act on the dataset chosen in the list, which need not be the one the status line last built: named.
+    const name = localId() ? opts.selectedName() : undefined;
+    for (const [b, verb] of [
+      [download, 'Download'],
+      [remove, 'Delete'],
+    ] as const) {
+      if (name) b.setAttribute('aria-label', `${verb} ${name}`);
+      else b.removeAttribute('aria-label');
+      b.title = name ? `${verb} ${name}, the dataset chosen in the list` : 'for a dataset built in this browser, chosen in the list';
+    }
     // Delete turned off under the keyboard's focus (its dataset went, the list moved to one not built here): the focus goes
     // to the line that says what happened, not to the page.
     if (remove.disabled && document.activeElement === remove) status.focus({ preventScroll: true });

@@ -220,6 +220,7 @@ const runOpen = () => sweeping || starting || LIVE_STATES.has(session?.state ?? 
 
 const buildPanel = setupBuildPanel({
   selected: () => ui.dataset.value,
+  selectedName: () => ui.dataset.selectedOptions[0]?.text,
   busy: runOpen,
   log: (m, kind) => log(m, kind),
   onBuilt(r) {

@@ -236,6 +236,8 @@ test('the same folder built twice gives two entries that can be told apart', asy
 
   // Delete asks first, naming what goes: No keeps it, Yes takes it out of the list and the address bar.
   const chosen = await page.locator('#dataset').inputValue();
+  // It names what it acts on: the dataset chosen in the list, which need not be the one the status line last built.
+  await expect(page.locator('#build-delete')).toHaveAttribute('aria-label', /^Delete twice \(2\)/);
   let asked = '';
   page.once('dialog', (d) => {
     asked = d.message();
