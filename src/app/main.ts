@@ -861,40 +861,38 @@ async function start(resume?: Checkpoint, initialModel?: ModelState, lastStep?: 
       starting = false;
     }
   }
-  let config: LabSession['config'] | undefined;
-  try {
-    config = resume ? configFrom(resume) : readConfig();
-  } catch (err) {
-    log(`the saved run cannot be continued: ${(err as Error).message}`, 'error');
-  }
-  if (!config) {
-    refreshControls();
-    return;
-  }
-  if (initialModel) config.initialModel = initialModel;
-  if (lastStep !== undefined) config.lastStep = lastStep;
-  config.saveCheckpoint = (cp) => resumePanel.store.saveCheckpoint(cp);
-  config.runId = resume?.runId ?? newRunId();
+  const runId = resume?.runId ?? newRunId();
   starting = true;
   refreshControls();
   // Another tab sees the run as training from before its record is written (src/app/run-lock.ts) until its last checkpoint
-  // is; a saved run another tab took in the meantime (Continue pressed in both) is not trained twice.
+  // is. A saved run is taken only if free: another tab may have continued it since this one read it (Continue pressed in
+  // both). Refused before its settings go into the controls, which stay the person's.
   let release!: () => void;
   let begun = false;
-  const held = holdRunLock(config.runId, new Promise<void>((r) => (release = r)));
-  // Only a saved run can be held already (a new run's id is new): the others do not wait for the answer.
-  if (resume && !(await held)) {
-    starting = false;
-    focusNext = undefined; // Continue stays in view until the line says why it is refused, then focus goes to that line
-    log('the saved run was continued in another tab of this lab just now: it trains there', 'warning');
-    await resumePanel.refresh();
-    refreshControls();
-    return;
-  }
-  const note = resume && shareNote(resume);
-  if (resume) adoptRunParams(resume);
-  writeUrl(); // a continued run or a loaded model put its own settings in the controls: a reload opens them
+  const held = holdRunLock(runId, new Promise<void>((r) => (release = r)));
   try {
+    // Only a saved run can be held already (a new run's id is new): the others do not wait for the answer.
+    if (resume && !(await held)) {
+      focusNext = undefined; // Continue stays in view until the line says why it is refused, then focus goes to that line
+      log('the saved run was continued in another tab of this lab just now: it trains there', 'warning');
+      starting = false; // the line is read again only when no run is opening
+      await resumePanel.refresh();
+      return;
+    }
+    let config: LabSession['config'] | undefined;
+    try {
+      config = resume ? configFrom(resume) : readConfig();
+    } catch (err) {
+      log(`the saved run cannot be continued: ${(err as Error).message}`, 'error');
+    }
+    if (!config) return;
+    if (initialModel) config.initialModel = initialModel;
+    if (lastStep !== undefined) config.lastStep = lastStep;
+    config.saveCheckpoint = (cp) => resumePanel.store.saveCheckpoint(cp);
+    config.runId = runId;
+    const note = resume && shareNote(resume);
+    if (resume) adoptRunParams(resume);
+    writeUrl(); // a continued run or a loaded model put its own settings in the controls: a reload opens them
     await session?.stop(); // the previous run ends completely (bounded) before the next one begins
     resetView();
     if (note) log(note, 'warning');
@@ -939,7 +937,10 @@ async function start(resume?: Checkpoint, initialModel?: ModelState, lastStep?: 
       if (run === session) void resumePanel.refresh();
     });
   } finally {
-    if (!begun) release(); // the run failed before it began: nothing of it trains here
+    if (!begun) {
+      release(); // refused, or failed before it began: nothing of it trains here
+      focusNext = undefined; // no run opened: focus stays where it is (it was to go to Pause)
+    }
     starting = false;
     refreshControls();
   }

@@ -28,7 +28,11 @@ export function holdRunLock(runId: string, until: Promise<unknown>): Promise<boo
         granted(lock !== null);
         return lock && until.catch(() => undefined);
       })
-      .then(release, release);
+      // A browser that refuses the request (no lock manager for this document): the run goes on, as without Web Locks.
+      .then(release, () => {
+        release();
+        granted(true);
+      });
     // Ours: queued behind our own hold, and the run goes on meanwhile (nothing can take the lock between the two).
     if (ours) granted(true);
   });

@@ -251,7 +251,10 @@ export class LabSession {
       // coming, and a reload meanwhile would lose the run; so it is taken now.
       const trainer = this.trainer;
       if (trainer?.waitingSince !== undefined) {
-        this.takingAtPause = this.checkpointWhileWaiting(trainer).finally(() => (this.takingAtPause = undefined));
+        const taking: Promise<void> = this.checkpointWhileWaiting(trainer).finally(() => {
+          if (this.takingAtPause === taking) this.takingAtPause = undefined; // not a later pause's
+        });
+        this.takingAtPause = taking;
       }
     } else if (this.state === 'evaluating') {
       this.pauseAfterEval = true; // the evaluation finishes first, then the run pauses
@@ -727,7 +730,7 @@ export class LabSession {
    */
   private async checkpointBeforeStop(): Promise<void> {
     // Paused while the trainer waited for data: the pause's checkpoint is being taken.
-    if (this.takingAtPause) {
+    if (this.takingAtPause && this.state === 'paused') {
       await settlesWithin(this.takingAtPause, STOP_CHECKPOINT_WAIT_MS);
       return;
     }
@@ -762,32 +765,45 @@ export class LabSession {
     if (!this.config.saveCheckpoint || trainer.position.step === 0) return;
     this.closeGate();
     this.checkpointAtGate = false;
-    this.pauseWriting = this.state === 'paused';
+    const gate = this.resumeGate;
+    const step = trainer.position.step;
     try {
-      await settlesWithin(trainer.reportsDone(), STOP_CHECKPOINT_WAIT_MS); // the history up to it first, as at the gate
-      // Resumed meanwhile: the gate is open again and a step may run, so the weights would not be those of this step.
-      if (this.state === 'running' || this.state === 'evaluating') {
-        this.pauseWriting = false;
-        return;
-      }
-      const read = await trainer.capture();
-      // Not waited for: a stop waits for the capture, not for the write (checkpointsWritten does, bounded).
-      void this.writeCheckpoint(read(), trainer.position).finally(() => (this.pauseWriting = false));
+      // Resumed meanwhile (the gate opened, or a later pause closed a new one): a step may be under way, and the weights
+      // would not be this step's. That pause (or the next checkpoint) takes its own.
+      await this.checkpointBetweenSteps(trainer, () => this.resumeGate === gate && trainer.position.step === step);
     } catch (err) {
       // A device lost or out of memory: the run goes on without this checkpoint (the last one stands).
-      this.pauseWriting = false;
       this.onWarning(`could not save a checkpoint at step ${trainer.position.step}: ${(err as Error).message}`);
     }
   }
 
-  /** The pause's checkpoint is being taken or written (not yet saved). */
-  private pauseWriting = false;
+  /**
+   * Takes a checkpoint with the model between steps: the steps before it reported first (their losses were still being
+   * read back), so its history, and the run's record saved with it, end at its step; then, if `still()`, the weights. The
+   * write is not waited for (Resume and Stop need not wait for it; checkpointsWritten does, bounded).
+   */
+  private async checkpointBetweenSteps(trainer: Trainer, still: () => boolean = () => true): Promise<void> {
+    this.checkpointsTaking++;
+    let written: Promise<void> | undefined;
+    try {
+      await settlesWithin(trainer.reportsDone(), STOP_CHECKPOINT_WAIT_MS);
+      if (!still()) return;
+      const read = await trainer.capture();
+      written = this.writeCheckpoint(read(), trainer.position);
+    } finally {
+      void (written ?? Promise.resolve()).finally(() => this.checkpointsTaking--);
+    }
+  }
+
+  /** Checkpoints of the model between steps being taken or written (not yet saved). */
+  private checkpointsTaking = 0;
   /** A pause while the trainer waited for data takes its checkpoint at once (checkpointWhileWaiting): until it is taken. */
   private takingAtPause: Promise<void> | undefined;
 
   /** Paused, and the checkpoint of where it paused is not saved yet: a reload now would lose the steps since the last. */
   get pauseUnsaved(): boolean {
-    return this.state === 'paused' && this.config.saveCheckpoint !== undefined && (this.checkpointAtGate || this.pauseWriting);
+    if (!this.config.saveCheckpoint || (this.trainer?.position.step ?? 0) === 0) return false; // nothing trained to lose
+    return this.pausing || (this.state === 'paused' && (this.checkpointAtGate || this.checkpointsTaking > 0));
   }
 
   /** Told when the trainer next waits at the gate, after any checkpoint it took there. */
@@ -801,13 +817,7 @@ export class LabSession {
     }
     if (this.resumeGate && this.checkpointAtGate && this.config.saveCheckpoint && trainer.position.step > 0) {
       this.checkpointAtGate = false;
-      this.pauseWriting = true;
-      // The steps before it reported first (their losses were still being read back), so the checkpoint's history, and the
-      // run's record saved with it, end at its step: a reload then continues from a record that has every step.
-      await settlesWithin(trainer.reportsDone(), STOP_CHECKPOINT_WAIT_MS);
-      const read = await trainer.capture();
-      // Not waited for here: Resume need not wait for the write.
-      void this.writeCheckpoint(read(), trainer.position).finally(() => (this.pauseWriting = false));
+      await this.checkpointBetweenSteps(trainer); // a reload then continues from a record that has every step
     }
     this.atGate?.();
     this.atGate = undefined;

@@ -218,6 +218,7 @@ test('Continue pressed in two tabs at once: one tab trains the run, the other sa
   const tabs = [page, other];
   for (const tab of tabs) {
     await expect(tab.locator('#resume-go')).toBeVisible({ timeout: 10_000 });
+    await tab.locator('#learning-rate').fill('0.0123'); // the person's setting, not the saved run's (0.005)
     await tab.locator('#resume-go').focus();
   }
   // Both read the run as free; before, both trained it (each overwriting the other's record and checkpoint).
@@ -228,6 +229,7 @@ test('Continue pressed in two tabs at once: one tab trains the run, the other sa
   await expect(refused.locator('#resume-text')).toContainText('It is training in another tab of this lab');
   await expect(refused.locator('#resume-go')).toBeHidden();
   await expect(refused.locator('#resume-text')).toBeFocused();
+  await expect(refused.locator('#learning-rate')).toHaveValue('0.0123'); // refused before the run's settings went in
   // The tab that trains it hands focus from Continue (hidden as the run opens) to Pause.
   await expect(trains.locator('#pause')).toBeFocused();
   // Still one run training a few seconds on: the refused tab did not start it late.

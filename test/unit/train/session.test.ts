@@ -712,6 +712,18 @@ describe('checkpoints and exact resume', () => {
     expect(saved.map((c) => c.step).every((step) => step === 6)).toBe(true);
   });
 
+  it('a run paused before its first step has nothing unsaved: leaving the page then is not asked about', async () => {
+    const { s } = session((name) => (name === 'pipeline-train' ? { hangAfter: 0 } : {}), { saveCheckpoint: async () => undefined });
+    const done = s.start();
+    await until('running', () => s.state === 'running');
+    await sleep(50);
+    s.pause();
+    await sleep(50);
+    expect(s.pauseUnsaved).toBe(false); // before, true for the whole pause: every reload asked "Leave site?"
+    await s.stop();
+    await done;
+  });
+
   it('Stop while the trainer waits for data that never comes (a stalled link) saves the run at its last step, at once', async () => {
     for (const pauseFirst of [false, true]) {
       const saved: Checkpoint[] = [];
