@@ -413,6 +413,8 @@ async function readTypedManifest(): Promise<void> {
 let session: LabSession | undefined;
 /** From a click on Start until the previous run has ended and the new one exists. */
 let starting = false;
+/** The sweep's fields can be checked (refreshControls runs before the sweep's part of this file has). */
+let sweepReady = false;
 /** A sweep is under way: between its runs, Start and what a run is built from stay off (a Start there broke the sweep). */
 let sweeping = false;
 const openSessions = new Set<LabSession>();
@@ -527,6 +529,7 @@ function refreshControls(): void {
   showListSetAside(); // first: a field emptied brings the list's choice back, which Start's blockers read
   const blockers = startBlockers();
   showParamErrors(); // size= and group= say whether they keep Start off, for the dataset chosen now
+  if (sweepReady) checkSweepFields(blockers); // the scan groups a sweep may take are the dataset's
   ui.start.disabled = busy || blockers.length > 0;
   // While the typed manifest is read, Start stays on: a click (which itself leaves the field and so begins the read) waits for it.
   const reading = ui.manifestUrl.dataset.probing ? 'reading the manifest…' : '';
@@ -1006,10 +1009,11 @@ function listenerFor(current: () => LabSession): SessionListener {
       showState(s, d);
       runsPanel.state(s);
     },
-    testSplit(t) {
+    testSplit(t, why) {
       if (!shown()) return;
       // Said where the confusion matrix would be (it said one would come after each evaluation).
-      ui.testSplitHint.textContent = t ? TEST_SPLIT_HINT : "This run's dataset has no test split: no accuracy, confusion matrix or mistakes.";
+      const what = why === 'unreadable' ? 'test split could not be read (see the log)' : 'dataset has no test split';
+      ui.testSplitHint.textContent = t ? TEST_SPLIT_HINT : `This run's ${what}: no accuracy, confusion matrix or mistakes.`;
     },
     info(i) {
       if (!shown()) return;
@@ -1231,29 +1235,37 @@ const sweepUi = {
 const sweepErrors = { values: attachFieldError(sweepUi.values), steps: attachFieldError(sweepUi.steps) };
 /** Why the status line last refused a sweep, while it says so: gone once the fields are right again. */
 let sweepRefusal: string | undefined;
+sweepReady = true;
 
-/** Checks the values and the steps each on its own (a known-good other half: 1 is a scan group and an echo factor). */
-function checkSweepFields(): ReturnType<typeof checkSweep> {
+/**
+ * Checks the values and the steps each on its own (a known-good other half: 1 is a scan group and an echo factor), as typed
+ * and as the controls change (another dataset has other scan groups). A refusal in the status line goes once nothing
+ * refused stands (`blockers`: Start's).
+ */
+function checkSweepFields(blockers = startBlockers()): ReturnType<typeof checkSweep> {
   const check = (values: string, steps: string) => checkSweep(sweepUi.kind.value, values, steps, Number(ui.fidelity.max));
   for (const [key, r] of [
     ['values', check(sweepUi.values.value, '1')],
     ['steps', check('1', sweepUi.steps.value)],
   ] as const) {
-    sweepErrors[key].textContent = r.ok ? '' : r.reason;
+    const text = r.ok ? '' : r.reason;
+    if (sweepErrors[key].textContent !== text) sweepErrors[key].textContent = text; // written on change only: it is an alert
     sweepUi[key].setAttribute('aria-invalid', String(!r.ok));
   }
   const plan = check(sweepUi.values.value, sweepUi.steps.value);
-  if (plan.ok && sweepRefusal !== undefined && sweepUi.status.textContent === sweepRefusal) sweepUi.status.textContent = '';
-  if (plan.ok) sweepRefusal = undefined;
+  if (plan.ok && blockers.length === 0 && sweepRefusal !== undefined) {
+    if (sweepUi.status.textContent === sweepRefusal) sweepUi.status.textContent = '';
+    sweepRefusal = undefined;
+  }
   return plan;
 }
 
 async function sweep(): Promise<void> {
   if (!paramsApplied) await ready; // its runs start from the controls as the address set them
   if (runOpen()) return;
-  const plan = checkSweepFields();
   // Its runs start as Start does: refused here, not after the first run could not start.
   const blockers = startBlockers();
+  const plan = checkSweepFields(blockers);
   if (!plan.ok || blockers.length) {
     sweepUi.status.textContent = sweepRefusal = `not started: ${plan.ok ? `Start is off (${blockers.join('; ')})` : plan.reason}`;
     return;

@@ -107,7 +107,7 @@ export interface SessionListener {
   /** A checkpoint was written (or could not be). */
   checkpoint?(step: number, error?: string): void;
   /** The test split as opened (undefined: the dataset has none, or it could not be read), before the first step. */
-  testSplit?(info: DatasetInfo | undefined): void;
+  testSplit?(info: DatasetInfo | undefined, why?: 'none' | 'unreadable'): void;
   /** Deferred evaluation: how many saved steps wait to be evaluated (told as one is saved or evaluated). */
   pendingEvals?(count: number): void;
   /** The pipeline's counters as the run ended, with its last step reported (told once, as or after it ends). */
@@ -491,6 +491,7 @@ export class LabSession {
       // The test split is read once, at full fidelity, in order, then its worker goes.
       const test = this.spawn('pipeline-test');
       let testInfo: DatasetInfo | undefined;
+      let noTest: 'none' | 'unreadable' | undefined;
       try {
         testInfo = await abortable(
           test.api.open(
@@ -511,12 +512,14 @@ export class LabSession {
       } catch (err) {
         if (signal.aborted) throw err;
         // Named by its name: a dataset built in this browser is known to the person by it, not by its idb:// address.
-        const none = /: no split "test" \(/.test((err as Error).message);
+        noTest = /: no split "test" \(/.test((err as Error).message) ? 'none' : 'unreadable';
         this.onWarning(
-          none ? `${info.name} has no test split: accuracy will not be shown` : `no test split, accuracy will not be shown: ${(err as Error).message}`,
+          noTest === 'none'
+            ? `${info.name} has no test split: accuracy will not be shown`
+            : `the test split could not be read, accuracy will not be shown: ${(err as Error).message}`,
         );
       }
-      this.listener.testSplit?.(testInfo);
+      this.listener.testSplit?.(testInfo, noTest);
       const kept = await trainer.prepare(testInfo ? test.api : undefined, signal, resume?.model ?? c.initialModel);
       this.retire(test);
       if (testInfo && kept.cut) {
