@@ -20,7 +20,7 @@ import { BoundedQueue } from './queue.js';
 import { hash32, seededRandom, shuffleInPlace, type Random, type SeededRandom } from '../shared/random.js';
 import { ControlTape, snapshotFor, type StreamSnapshot, type TapeState } from './tape.js';
 import { LinkClock } from './link-clock.js';
-import { NoReadableData } from '../shared/errors.js';
+import { NoReadableData, NoSuchSplit } from '../shared/errors.js';
 
 export const emptyStats = (): PipelineStats => ({
   bytesFetched: 0,
@@ -149,7 +149,7 @@ export abstract class BasePipeline<M> {
     this.cache = limit > 0 && PrefixCache.available ? new PrefixCache(limit, options.cacheName) : undefined;
     this.manifest = this.validate(manifestJson ?? (await fetchManifest(options.manifestUrl, this.abort.signal)), options.manifestUrl);
     const splits = (this.manifest as { splits: Record<string, unknown> }).splits;
-    if (!splits[options.split]) throw new Error(`${options.manifestUrl}: no split "${options.split}" (have ${Object.keys(splits).join(', ')})`);
+    if (!splits[options.split]) throw new NoSuchSplit(`${options.manifestUrl}: no split "${options.split}" (have ${Object.keys(splits).join(', ')})`);
     const records = this.describe().records;
     if (rank >= records) throw new RangeError(`partition rank ${rank} of ${count} holds no records: split "${options.split}" has ${records}`);
     this.setFidelity(options.fidelity);

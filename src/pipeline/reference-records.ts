@@ -20,6 +20,7 @@ import {
   type ReferenceIndexEntry,
   type ReferenceRecordPrefix,
 } from '../pcr/reference.js';
+import { NoSuchSplit } from '../shared/errors.js';
 import type { PipelineOptions } from './api.js';
 import { fetchPrefix } from './fetch.js';
 import { LOCAL_PREFIX, readLocalFile } from '../storage/local-datasets.js';
@@ -172,7 +173,7 @@ export const referenceRecords: RecordSource<ReferenceRecordInfo> = {
   async open(options, given, context) {
     const indexUrl = referenceSplitUrl(options.manifestUrl, options.split);
     if (!indexUrl)
-      throw new Error(
+      throw new NoSuchSplit(
         `${options.manifestUrl}: no split "${options.split}" (the index is in a folder named neither "${options.split}" nor "train"; give ` +
           `${options.split}=PATH in the query)`,
       );

@@ -13,3 +13,8 @@ export class ManifestError extends Error {
 export class NoReadableData extends Error {
   override name = 'NoReadableData';
 }
+
+/** The dataset has no such split (a manifest without a test split, say): by its name the session tells it from one that fails. */
+export class NoSuchSplit extends Error {
+  override name = 'NoSuchSplit';
+}

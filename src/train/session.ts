@@ -512,7 +512,7 @@ export class LabSession {
       } catch (err) {
         if (signal.aborted) throw err;
         // Named by its name: a dataset built in this browser is known to the person by it, not by its idb:// address.
-        noTest = /: no split "test" \(/.test((err as Error).message) ? 'none' : 'unreadable';
+        noTest = (err as Error).name === 'NoSuchSplit' ? 'none' : 'unreadable'; // the name crosses the worker boundary
         this.onWarning(
           noTest === 'none'
             ? `${info.name} has no test split: accuracy will not be shown`

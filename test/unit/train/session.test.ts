@@ -60,6 +60,13 @@ function session(behaviour?: (name: string) => FakeBehaviour, over?: Partial<Ses
   return { s, rec, fakes };
 }
 
+/** A session whose training reader behaves as `train` says, checkpointed only when paused or stopped (or at step 1,000). */
+function savingSession(train: FakeBehaviour) {
+  const saved: Checkpoint[] = [];
+  const made = session((name) => (name === 'pipeline-train' ? train : {}), { checkpointEvery: 1000, saveCheckpoint: async (c) => void saved.push(c) });
+  return { ...made, saved };
+}
+
 async function until(what: string, ok: () => boolean, ms = 20_000): Promise<void> {
   const end = Date.now() + ms;
   while (!ok()) {
@@ -673,11 +680,7 @@ describe('checkpoints and exact resume', () => {
   });
 
   it('Pause then Stop while the trainer waits for data still saves the run where it paused', async () => {
-    const saved: Checkpoint[] = [];
-    const { s, rec } = session((name) => (name === 'pipeline-train' ? { nextMs: 600 } : {}), {
-      checkpointEvery: 1000,
-      saveCheckpoint: async (c) => void saved.push(c),
-    });
+    const { s, rec, saved } = savingSession({ nextMs: 600 });
     const done = s.start();
     await until('3 steps', () => rec.steps.length >= 3);
     s.pause(); // the trainer waits for its next batch, not yet at its gate: no checkpoint so far
@@ -689,11 +692,7 @@ describe('checkpoints and exact resume', () => {
   });
 
   it('Pause while the trainer waits for data that never comes saves the run at once: a reload then keeps it', async () => {
-    const saved: Checkpoint[] = [];
-    const { s, rec } = session((name) => (name === 'pipeline-train' ? { hangAfter: 6 } : {}), {
-      checkpointEvery: 1000,
-      saveCheckpoint: async (c) => void saved.push(c),
-    });
+    const { s, rec, saved } = savingSession({ hangAfter: 6 });
     const done = s.start();
     await until('the last batch trained', () => rec.steps.length >= 6);
     await sleep(50);
@@ -726,11 +725,7 @@ describe('checkpoints and exact resume', () => {
 
   it('Stop while the trainer waits for data that never comes (a stalled link) saves the run at its last step, at once', async () => {
     for (const pauseFirst of [false, true]) {
-      const saved: Checkpoint[] = [];
-      const { s, rec } = session((name) => (name === 'pipeline-train' ? { hangAfter: 6 } : {}), {
-        checkpointEvery: 1000,
-        saveCheckpoint: async (c) => void saved.push(c),
-      });
+      const { s, rec, saved } = savingSession({ hangAfter: 6 });
       const done = s.start();
       await until('the last batch trained', () => rec.steps.length >= 6);
       await sleep(50);
