@@ -25,7 +25,7 @@ import { holdRunLock } from './run-lock.js';
 import { setupResumePanel } from './resume-panel.js';
 import { setupRunsPanel } from './runs-panel.js';
 import { baselineLine, drawConfusion, drawMistakes, majorityClass } from './model-view.js';
-import { runSweep } from './sweep.js';
+import { setupSweepPanel, type SweepPanel } from './sweep-panel.js';
 import { setupModelPanel } from './model-panel.js';
 import { freshOptimizerState } from '../train/model-file.js';
 import { describeEchoReading } from './echo-reading.js';
@@ -44,7 +44,6 @@ import {
   checkReaders,
   checkRequestsInFlight,
   checkShuffleBuffer,
-  checkSweep,
   checkEvalEvery,
   checkEvalMode,
   checkImageSize,
@@ -216,7 +215,7 @@ function clearParamError(name: string): void {
 }
 
 /** A run is open or on its way (a sweep's included): what it is built from cannot change under it. */
-const runOpen = () => sweeping || starting || LIVE_STATES.has(session?.state ?? 'idle');
+const runOpen = () => (sweepPanel?.running ?? false) || starting || LIVE_STATES.has(session?.state ?? 'idle');
 
 const buildPanel = setupBuildPanel({
   selected: () => ui.dataset.value,
@@ -413,10 +412,11 @@ async function readTypedManifest(): Promise<void> {
 let session: LabSession | undefined;
 /** From a click on Start until the previous run has ended and the new one exists. */
 let starting = false;
-/** The sweep's fields can be checked (refreshControls runs before the sweep's part of this file has). */
-let sweepReady = false;
-/** A sweep is under way: between its runs, Start and what a run is built from stay off (a Start there broke the sweep). */
-let sweeping = false;
+/**
+ * Set in the sweeps' part of this file (refreshControls runs before it). While a sweep is under way, Start and what a run is
+ * built from stay off between its runs (a Start there broke the sweep).
+ */
+let sweepPanel: SweepPanel | undefined;
 const openSessions = new Set<LabSession>();
 let backend = 'none';
 let adapter = '';
@@ -525,11 +525,10 @@ function refreshControls(): void {
   const had = document.activeElement;
   const state: RunState = session?.state ?? 'idle';
   const live = LIVE_STATES.has(state);
-  const busy = starting || live || sweeping;
+  const busy = starting || live || (sweepPanel?.running ?? false);
   showListSetAside(); // first: a field emptied brings the list's choice back, which Start's blockers read
   const blockers = startBlockers();
   showParamErrors(); // size= and group= say whether they keep Start off, for the dataset chosen now
-  if (sweepReady) checkSweepFields(blockers); // the scan groups a sweep may take are the dataset's
   ui.start.disabled = busy || blockers.length > 0;
   // While the typed manifest is read, Start stays on: a click (which itself leaves the field and so begins the read) waits for it.
   const reading = ui.manifestUrl.dataset.probing ? 'reading the manifest…' : '';
@@ -547,7 +546,7 @@ function refreshControls(): void {
   for (const el of [ui.dataset, ui.manifestUrl, ui.model, ui.evalEvery, ui.evalMode, ui.readers, ui.cacheLimit, ui.cacheClear]) el.disabled = busy;
   ui.cacheBusy.hidden = !busy; // the cache's controls are off for a reason the others' (what the run is built from) do not say
   ui.batchSize.disabled = busy || ui.batchSize.dataset.fixed === 'true';
-  ui.sweepStart.disabled = busy; // a sweep waits for the run open now (its click did nothing)
+  sweepPanel?.refresh(busy, blockers);
   buildPanel.refresh(); // Delete waits for the run to end
   handOnFocus(had);
 }
@@ -648,14 +647,7 @@ function showKindControls(tabular: boolean): void {
     ui.echoMode.value = echoModeAside;
     echoModeAside = undefined;
   }
-  sweepUi.groupOption.disabled = tabular;
-  // A table has no scan groups to sweep: echo until an image dataset is chosen again, unless the person picks echo meanwhile.
-  const to = tabular && sweepUi.kind.value === 'group' ? 'echo' : !tabular && sweepKindRuled ? 'group' : undefined;
-  sweepKindRuled = tabular && (sweepKindRuled || to !== undefined);
-  if (to) {
-    sweepUi.kind.value = to;
-    sweepKindChanged();
-  }
+  sweepPanel?.forTable(tabular);
 }
 
 /** Before a run opens it, the slider's range, its label, the group table and the controls its kind rules follow the selected dataset. */
@@ -1197,152 +1189,45 @@ const modelPanel = setupModelPanel(
 
 // ---------------------------------------------------------------- sweeps
 
-/** sessionStorage key of the sweep under way (its plan and run), read after a reload. */
-const SWEEP_KEY = 'bytelab-sweep';
-
-/** A sweep a reload cut off: said in its status line (the runs it finished are in the table). */
-function showCutSweep(): void {
-  const text = sessionStorage.getItem(SWEEP_KEY);
-  sessionStorage.removeItem(SWEEP_KEY);
-  // Only after a reload: a duplicated tab copies this tab's storage while the sweep goes on in the first.
-  const how = (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming | undefined)?.type;
-  if (!text || how !== 'reload') return;
-  try {
-    const cut = JSON.parse(text) as { kind: string; values: number[]; steps: number; run: number };
-    sweepUi.status.textContent =
-      `the sweep of ${cut.kind} ${cut.values.join(', ')} was cut off by a reload during run ${cut.run} of ${cut.values.length}: ` +
-      'the runs it finished are in the table; run the sweep again for the rest';
-  } catch {
-    // not ours to read: nothing to say
-  }
-}
-/** The sweep kind was moved from group to echo because a table was chosen (showKindControls). */
-let sweepKindRuled = false;
-/** Why the sweep under way ends early: Stop sweep ('sweep'), or the run's own Stop ('run'). */
-type SweepStop = false | 'sweep' | 'run';
-let sweepCancelled: SweepStop = false;
-const sweepUi = {
-  kind: $<HTMLSelectElement>('sweep-kind'),
-  groupOption: document.querySelector<HTMLOptionElement>('#sweep-kind option[value="group"]')!,
-  values: $<HTMLInputElement>('sweep-values'),
-  steps: $<HTMLInputElement>('sweep-steps'),
-  start: ui.sweepStart,
-  stop: ui.sweepStop,
-  status: $('sweep-status'),
-};
-
-/** Each sweep field's error beside it, as the setup fields have theirs (checked as typed; the status line is the sweep's). */
-const sweepErrors = { values: attachFieldError(sweepUi.values), steps: attachFieldError(sweepUi.steps) };
-/** Why the status line last refused a sweep, while it says so: gone once the fields are right again. */
-let sweepRefusal: string | undefined;
-sweepReady = true;
-
-/**
- * Checks the values and the steps each on its own (a known-good other half: 1 is a scan group and an echo factor), as typed
- * and as the controls change (another dataset has other scan groups). A refusal in the status line goes once nothing
- * refused stands (`blockers`: Start's).
- */
-function checkSweepFields(blockers = startBlockers()): ReturnType<typeof checkSweep> {
-  const check = (values: string, steps: string) => checkSweep(sweepUi.kind.value, values, steps, Number(ui.fidelity.max));
-  for (const [key, r] of [
-    ['values', check(sweepUi.values.value, '1')],
-    ['steps', check('1', sweepUi.steps.value)],
-  ] as const) {
-    const text = r.ok ? '' : r.reason;
-    if (sweepErrors[key].textContent !== text) sweepErrors[key].textContent = text; // written on change only: it is an alert
-    sweepUi[key].setAttribute('aria-invalid', String(!r.ok));
-  }
-  const plan = check(sweepUi.values.value, sweepUi.steps.value);
-  if (plan.ok && blockers.length === 0 && sweepRefusal !== undefined) {
-    if (sweepUi.status.textContent === sweepRefusal) sweepUi.status.textContent = '';
-    sweepRefusal = undefined;
-  }
-  return plan;
-}
-
-async function sweep(): Promise<void> {
-  if (!paramsApplied) await ready; // its runs start from the controls as the address set them
-  if (runOpen()) return;
-  // Its runs start as Start does: refused here, not after the first run could not start.
-  const blockers = startBlockers();
-  const plan = checkSweepFields(blockers);
-  if (!plan.ok || blockers.length) {
-    sweepUi.status.textContent = sweepRefusal = `not started: ${plan.ok ? `Start is off (${blockers.join('; ')})` : plan.reason}`;
-    return;
-  }
-  sweeping = true;
-  sweepCancelled = false;
-  sweepUi.stop.disabled = false;
-  refreshControls();
-  let runs = 0;
-  // Kept in this tab while the sweep goes, so a reload can say what it cut off (the sweep itself does not survive one).
-  const note = () => sessionStorage.setItem(SWEEP_KEY, JSON.stringify({ ...plan.value, run: runs }));
-  // The swept control is the person's again afterwards, as they left it (every sweep run has been stopped by then),
-  // unless they changed it during the sweep; the other controls are theirs throughout.
-  const before = { fidelity: ui.fidelity.value, touched: fidelityTouched, echo: ui.echo.value };
-  let applied: string | undefined;
-  try {
-    const outcome = await runSweep(
-      plan.value,
-      {
-        apply(kind, value) {
-          runs++;
-          note();
-          if (kind === 'group') {
-            ui.fidelity.value = String(value);
-            fidelityTouched = true;
-            updateFidelityLabel();
-          } else {
-            ui.echo.value = String(value);
-          }
-          applied = String(value);
-          writeUrl();
-        },
-        async start(lastStep) {
-          const before = session;
-          await start(undefined, undefined, lastStep);
-          return session !== before ? session : undefined;
-        },
-        stop,
-        progress: (m) => (sweepUi.status.textContent = m),
+sweepPanel = setupSweepPanel(ui.sweepStart, ui.sweepStop, {
+  startBlockers,
+  runOpen,
+  maxGroup: () => Number(ui.fidelity.max),
+  paramsApplied: () => (paramsApplied ? Promise.resolve() : ready),
+  takeControl(kind) {
+    const before = { fidelity: ui.fidelity.value, touched: fidelityTouched, echo: ui.echo.value };
+    const control = kind === 'group' ? ui.fidelity : ui.echo;
+    return {
+      set(value) {
+        control.value = String(value);
+        if (kind === 'group') {
+          fidelityTouched = true;
+          updateFidelityLabel();
+        }
+        writeUrl();
       },
-      () => sweepCancelled !== false,
-    );
-    sweepUi.status.textContent =
-      outcome === 'done'
-        ? `sweep done: ${plan.value.values.length} runs, compared in the table above`
-        : outcome === 'cancelled'
-          ? `sweep stopped${(sweepCancelled as SweepStop) === 'run' ? ` by the run's Stop, during run ${runs} of ${plan.value.values.length}` : ''}`
-          : 'sweep stopped: a run could not start (see the fields above)';
-  } finally {
-    sessionStorage.removeItem(SWEEP_KEY);
-    sweeping = false;
-    sweepUi.stop.disabled = true;
-    refreshControls(); // Start, Run sweep and Delete of a built dataset come back
-    void resumePanel.refresh(); // the last run's saved run is offered (not between the sweep's runs)
-    if (plan.value.kind === 'group' && ui.fidelity.value === applied) {
-      ui.fidelity.value = before.fidelity;
-      fidelityTouched = before.touched;
-      updateFidelityLabel();
-    }
-    if (plan.value.kind === 'echo' && ui.echo.value === applied) ui.echo.value = before.echo;
+      value: () => control.value,
+      restore() {
+        if (kind === 'echo') ui.echo.value = before.echo;
+        else {
+          ui.fidelity.value = before.fidelity;
+          fidelityTouched = before.touched;
+          updateFidelityLabel();
+        }
+      },
+    };
+  },
+  async start(lastStep) {
+    const before = session;
+    await start(undefined, undefined, lastStep);
+    return session !== before ? session : undefined;
+  },
+  stop,
+  changed() {
+    refreshControls(); // Start, Run sweep and Delete of a built dataset follow
+    if (!sweepPanel?.running) void resumePanel.refresh(); // the last run's saved run is offered (not between the sweep's runs)
     writeUrl();
-  }
-}
-/** Each kind's values as the page first offers them: the other kind's are swapped for them, values the person typed are kept. */
-const SWEEP_DEFAULTS: Record<string, string> = { group: '6,3,2', echo: '1,2,4' };
-function sweepKindChanged(): void {
-  if (Object.values(SWEEP_DEFAULTS).includes(sweepUi.values.value.trim())) sweepUi.values.value = SWEEP_DEFAULTS[sweepUi.kind.value] ?? '';
-}
-sweepUi.kind.addEventListener('change', () => {
-  sweepKindRuled = false; // the person's choice from now on
-  sweepKindChanged();
-  checkSweepFields();
-});
-for (const input of [sweepUi.values, sweepUi.steps]) input.addEventListener('input', () => void checkSweepFields());
-sweepUi.start.addEventListener('click', () => void sweep());
-sweepUi.stop.addEventListener('click', () => {
-  sweepCancelled = 'sweep';
+  },
 });
 
 const cachePanel = setupCachePanel(
@@ -1382,7 +1267,7 @@ ui.pause.addEventListener('click', () => {
 });
 ui.stop.addEventListener('click', () => {
   // Stop ends what is under way, a sweep included: before, the sweep went on with its next value and left a row cut short.
-  if (sweeping) sweepCancelled = 'run';
+  sweepPanel?.stopByRun();
   void stop();
 });
 /**
@@ -1793,7 +1678,6 @@ const ready = applyParams()
     refreshControls();
   });
 void showCacheUsage();
-showCutSweep();
 showState('idle');
 webgpuBackend()
   .then(async (device) => {
