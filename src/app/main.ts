@@ -1460,42 +1460,28 @@ async function applyParams(): Promise<void> {
   put('shuffle', fields.shuffleBuffer);
   put('readers', fields.readers);
   put('inflight', fields.requestsInFlight);
-  const echoMode = params.get('echoMode');
-  if (echoMode !== null) {
-    const r = checkEchoMode(echoMode);
-    if (r.ok) putEchoMode(r.value);
-    else paramErrors.set('echoMode', `URL parameter echoMode=${echoMode}: ${r.reason}`);
-  }
-  const evalMode = params.get('evalMode');
-  if (evalMode !== null) {
-    const r = checkEvalMode(evalMode);
-    if (r.ok) ui.evalMode.value = r.value;
-    else paramErrors.set('evalMode', `URL parameter evalMode=${evalMode}: ${r.reason}`);
-  }
-  const autoEcho = params.get('autoEcho');
-  if (autoEcho !== null) {
-    const r = checkFlag('autoEcho', autoEcho);
-    if (r.ok) echoSetByAuto((ui.echoAuto.checked = r.value));
-    else paramErrors.set('autoEcho', `URL parameter autoEcho=${autoEcho}: ${r.reason}`);
-  }
+  /** A parameter with no field of its own: its value applied when good, its error kept (said above the page) when not. */
+  const take = <T>(name: string, check: (text: string) => Checked<T>, apply?: (value: T) => void) => {
+    const text = params.get(name);
+    if (text === null) return;
+    const r = check(text);
+    if (r.ok) apply?.(r.value);
+    else paramErrors.set(name, `URL parameter ${name}=${text}: ${r.reason}`);
+  };
+  take('echoMode', checkEchoMode, putEchoMode);
+  take('evalMode', checkEvalMode, (mode) => void (ui.evalMode.value = mode));
+  take(
+    'autoEcho',
+    (text) => checkFlag('autoEcho', text),
+    (on) => echoSetByAuto((ui.echoAuto.checked = on)),
+  );
   // A bad autostart starts nothing, said in the log (not above the page: no control could clear it there), and leaves the URL.
   if (autostartParam && !autostartParam.ok) log(`URL parameter autostart=${params.get('autostart')}: ${autostartParam.reason}; nothing was started`, 'warning');
   put('echo', fields.echo);
-  const seed = params.get('seed');
-  if (seed !== null) {
-    const r = checkSeed(seed);
-    if (!r.ok) paramErrors.set('seed', `URL parameter seed=${seed}: ${r.reason}`);
-  }
-  const size = params.get('size');
-  if (size !== null) {
-    const r = checkImageSize(size);
-    if (!r.ok) paramErrors.set('size', `URL parameter size=${size}: ${r.reason}`);
-  }
-  const share = params.get('share');
-  if (share !== null) {
-    const r = checkShare(share);
-    if (!r.ok) paramErrors.set('share', `URL parameter share=${share}: ${r.reason}`);
-  }
+  // Checked here, read when a run starts (configFrom and the session).
+  take('seed', checkSeed);
+  take('size', checkImageSize);
+  take('share', checkShare);
 
   const dataset = params.get('dataset');
   const entry = dataset === null ? undefined : DATASETS.find((d) => d.id === dataset);
