@@ -544,6 +544,7 @@ export class LabSession {
       const afterMs = c.checkpointAfterMs ?? DEFAULT_CHECKPOINT_AFTER_MS;
       this.lastCheckpointAt = performance.now();
       const from = resume ? { step: resume.step, time: resume.time } : undefined;
+      this.checkpointedStep = from?.step ?? 0;
       // A saved run continued at or past its last step (a finished sweep run) trains on: Continue means more steps.
       const lastStep = c.lastStep !== undefined && c.lastStep > (from?.step ?? 0) ? c.lastStep : undefined;
       stream = takeInTurn(
@@ -552,7 +553,10 @@ export class LabSession {
         (rank, reason) => this.onWarning(`reader ${rank + 1} of ${readers} left the run, the others read on: ${reason}`),
       );
       const reading = stream;
-      counterPoll = setInterval(() => void this.readCounters(reading), COUNTERS_EVERY_MS);
+      counterPoll = setInterval(() => {
+        void this.readCounters(reading);
+        void this.checkpointStalled(trainer!);
+      }, COUNTERS_EVERY_MS);
       const outcome = await trainer.run(
         stream,
         {
@@ -798,6 +802,29 @@ export class LabSession {
     }
   }
 
+  /** The step of the last checkpoint written (or of the saved run continued): a stall saves the steps after it. */
+  private checkpointedStep = 0;
+
+  /**
+   * A stall (stalledForMs) after steps the last checkpoint does not hold saves them now: the link may not come back, and a
+   * reload meanwhile would lose them (before, they were saved only at the next step, or at Pause or Stop). A batch that comes
+   * meanwhile waits at the closed gate; then the run goes on, unless the person paused or stopped it.
+   */
+  private async checkpointStalled(trainer: Trainer): Promise<void> {
+    if (!this.config.saveCheckpoint || this.state !== 'running' || this.resumeGate || this.stopping || this.checkpointsTaking > 0) return;
+    const step = trainer.position.step;
+    if (step <= this.checkpointedStep || this.stalledForMs === 0) return;
+    this.closeGate();
+    const gate = this.resumeGate;
+    try {
+      await this.checkpointBetweenSteps(trainer, () => this.resumeGate === gate && trainer.position.step === step);
+    } catch (err) {
+      this.onWarning(`could not save a checkpoint at step ${step}: ${(err as Error).message}`); // the last one stands
+    } finally {
+      if (this.resumeGate === gate && this.state === 'running' && !this.stopping) this.openGate();
+    }
+  }
+
   /** Checkpoints of the model between steps being taken or written (not yet saved). */
   private checkpointsTaking = 0;
   /** A pause while the trainer waited for data takes its checkpoint at once (checkpointWhileWaiting): until it is taken. */
@@ -837,6 +864,7 @@ export class LabSession {
     const info = this.info;
     if (!save || !info || this.ended) return Promise.resolve();
     this.lastCheckpointAt = performance.now();
+    this.checkpointedStep = at.step;
     const c = this.config.resume ? { ...this.config, ...this.config.resume.config } : this.config;
     const own = this.config.resume?.config ?? this.config;
     const tapes = Promise.all(this.train.map((w) => w.api.tape()));

@@ -104,6 +104,21 @@ test('a link that stalls: Pause saves the run at its last step at once, and a re
   await expect(page.locator('#resume-text')).toContainText(`, step ${last.toLocaleString('en-US')} (saved`);
 });
 
+test('a link that stalls: the steps since the last checkpoint are saved once the stall shows, and a reload offers them', async ({ page, context }) => {
+  test.setTimeout(180_000);
+  await page.goto('/?model=tiny-cnn&batch=64&evalEvery=1000&cache=0');
+  await page.locator('#start').click();
+  await waitFor(page, 'the first steps', (s) => s.steps.length >= 3);
+  await context.route('**/train-*.pcr', () => undefined); // no training record is answered from now on
+  await expect(page.locator('#state')).toContainText(/no batch for \d+ s, waiting for data/, { timeout: 120_000 });
+  const last = (await snapshot(page)).steps.at(-1)!.step;
+  // Before, nothing was saved until a next step that never came (or Pause, or Stop): the reload lost every step.
+  await expect(page.locator('#resume-text')).toHaveText(`Checkpoint saved at step ${last.toLocaleString('en-US')}.`, { timeout: 10_000 });
+  await expect(page.locator('#state')).toContainText('waiting for data'); // still the run's, not paused
+  await page.reload();
+  await expect(page.locator('#resume-text')).toContainText(`, step ${last.toLocaleString('en-US')} (saved`);
+});
+
 test('before the first batch the page says it waits for it; once records come, the run trains and the words go', async ({ page, context }) => {
   test.setTimeout(120_000);
   await page.goto('/?model=tiny-cnn&batch=64&evalEvery=1000&cache=0');

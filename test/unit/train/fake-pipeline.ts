@@ -34,6 +34,8 @@ export interface FakeBehaviour {
   openError?: string;
   /** next() never answers (until cancel) after this many batches: a link that stalls. */
   hangAfter?: number;
+  /** next() answers once `ms` late after this many batches, then at nextMs again: a link that stalls and comes back. */
+  stallAt?: { batches: number; ms: number };
   /** next() rejects with this message (and error name) after this many batches. */
   failAfter?: { batches: number; message: string; name?: string };
 }
@@ -79,7 +81,7 @@ export function fakePipelines(behaviour: (name: string) => FakeBehaviour = () =>
       const limit = b.batches ?? (w.options?.split === 'test' ? 4 : Infinity);
       if (b.failAfter && served >= b.failAfter.batches) throw Object.assign(new Error(b.failAfter.message), { name: b.failAfter.name ?? 'Error' });
       if (served >= limit) return null;
-      const wait = b.hangAfter !== undefined && served >= b.hangAfter ? Infinity : (b.nextMs ?? 0);
+      const wait = b.hangAfter !== undefined && served >= b.hangAfter ? Infinity : served === b.stallAt?.batches ? b.stallAt.ms : (b.nextMs ?? 0);
       if ((await delay(wait, cancelled)) === 'cancelled' || w.terminated) return null;
       const size = w.options!.batchSize;
       const random = seededRandom(hash32(name, served));

@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { validateCheckpoint, type Checkpoint } from '../../../src/train/checkpoint.js';
 import { mlp } from '../../../src/train/models/mlp.js';
 import { TRANSITIONS, type RunState } from '../../../src/train/run-state.js';
-import { LabSession, stalledFor, testBatchSize, type SessionConfig, type SessionListener } from '../../../src/train/session.js';
+import { LabSession, STALL_MS, stalledFor, testBatchSize, type SessionConfig, type SessionListener } from '../../../src/train/session.js';
 import { freshOptimizerState } from '../../../src/train/model-file.js';
 import type { EvalMetrics, ModelState, StepMetrics } from '../../../src/train/trainer.js';
 import { fakeInfo, fakePipelines, type FakeBehaviour } from './fake-pipeline.js';
@@ -709,6 +709,31 @@ describe('checkpoints and exact resume', () => {
     await done;
     await s.checkpointsWritten();
     expect(saved.map((c) => c.step).every((step) => step === 6)).toBe(true);
+  });
+
+  it('a link that stalls after steps saves them once the stall shows, without a Pause: a reload then keeps them', async () => {
+    const { s, rec, saved } = savingSession({ hangAfter: 6 });
+    const done = s.start();
+    await until('the last batch trained', () => rec.steps.length >= 6);
+    expect(saved).toEqual([]); // checkpointEvery 1000: none yet
+    // Before, nothing was saved until the next step (never, here), a Pause or a Stop: a reload lost the 6 steps.
+    await until('the stall saved', () => saved.length === 1, STALL_MS + 3_000);
+    expect(saved[0]!.step).toBe(6);
+    expect(s.state).toBe('running'); // still waiting for data, not paused
+    await sleep(2_500);
+    expect(saved.length).toBe(1); // the stall goes on, nothing more to save
+    await s.stop();
+    await done;
+  });
+
+  it('a link that stalls and comes back: the stall is saved, and training goes on after it', async () => {
+    const { s, rec, saved } = savingSession({ stallAt: { batches: 5, ms: STALL_MS + 2_500 } });
+    const done = s.start();
+    await until('the stall saved', () => saved.length === 1, STALL_MS + 4_000);
+    expect(saved[0]!.step).toBe(5);
+    await until('steps after the stall', () => rec.steps.length >= 8, 5_000); // the gate closed for the copy opened again
+    await s.stop();
+    await done;
   });
 
   it('a run paused before its first step has nothing unsaved: leaving the page then is not asked about', async () => {
