@@ -71,6 +71,8 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
   let live: RunRecord | undefined;
   /** Whether the live run is a new one, not a saved run continued (whose record and checkpoint a 0-step stop must keep). */
   let liveIsNew = false;
+  /** Whether the live run's record is in the store (save). */
+  let liveStored = false;
   let lastSaved = 0;
   let drawPending = false;
   let plot: uPlot | undefined;
@@ -108,7 +110,13 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     draw();
   }
 
+  /**
+   * Stores the record. A new run's is stored from its first step (or evaluation, or failure): a reload before it then leaves
+   * no row of a run that trained nothing (as a Stop then removes it).
+   */
   async function save(run: RunRecord): Promise<void> {
+    if (run === live && liveIsNew && !liveStored && run.steps.length === 0 && run.evals.length === 0 && run.state !== 'failed') return;
+    if (run === live) liveStored = true;
     run.updatedAt = Date.now();
     lastSaved = performance.now();
     await store.saveRun(structuredClone(run)).catch((err: Error) => log(`the run record could not be saved: ${err.message}`));
@@ -389,6 +397,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       const existing = fromStep === undefined ? undefined : all.find((r) => r.id === record.id);
       live = existing ?? { ...record, fresh: 'trained', updatedAt: Date.now(), state: 'loading', steps: [], evals: [], marks: [] };
       liveIsNew = fromStep === undefined;
+      liveStored = false;
       if (existing && fromStep !== undefined) {
         // A continued run goes on from its checkpoint: what the old record has after it is retrained now.
         existing.steps = existing.steps.filter((p) => p[0] <= fromStep);
@@ -413,7 +422,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       freshCount = freshAfterStep(freshCount, m.examples, m.echoed);
       const fresh = live.fresh === 'trained' ? freshCount : m.pipeline.examplesRead;
       addStep(live, [m.step, m.time, m.loss, read / 2 ** 20, fresh]);
-      if (performance.now() - lastSaved > SAVE_EVERY_MS) void save(live);
+      if (!liveStored || performance.now() - lastSaved > SAVE_EVERY_MS) void save(live);
       scheduleDraw();
     },
     eval(m, guess) {

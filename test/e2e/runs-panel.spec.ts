@@ -337,3 +337,24 @@ test('runs of two datasets, one read from a typed manifest URL, are each named w
   await expect(page.locator('#runs-chart .u-legend')).toContainText('· Flights 250k');
   await expect(page.locator('#runs-chart .u-legend')).toContainText('· Fashion-MNIST mini');
 });
+
+test('a reload before a new run has trained a step leaves no row; once it has, the row stays', async ({ page, context }) => {
+  test.setTimeout(120_000);
+  await page.goto('/?model=tiny-cnn&batch=32&evalEvery=1000&cache=0');
+  await expect(page.locator('#backend')).toContainText('webgpu');
+  let hold = true;
+  await context.route('**/train-*.pcr', (route) => (hold ? undefined : route.continue())); // the first batch is long in coming
+  await page.locator('#start').click();
+  await expect(page.locator('#state')).toContainText(/waiting for the first batch, [4-9] s/, { timeout: 60_000 });
+  await page.reload();
+  // Before, the run's record was stored as it began: the reload left a row of a run that trained nothing, with no way to continue it.
+  await expect(page.locator('#backend')).toContainText('webgpu');
+  await page.waitForTimeout(1_000); // the table is read from IndexedDB
+  expect(await page.evaluate(() => window.__lab!.records().length)).toBe(0);
+  await expect(page.locator('#runs-table tbody tr')).toHaveCount(0);
+  hold = false;
+  await page.locator('#start').click();
+  await waitFor(page, 'a step', (s) => s.steps.length >= 1);
+  await page.reload();
+  await expect.poll(() => page.evaluate(() => window.__lab!.records().length), { timeout: 10_000 }).toBe(1);
+});
