@@ -252,6 +252,27 @@ test('Continue pressed in two tabs at once: one tab trains the run, the other sa
   await expect(refused.locator('#state')).not.toHaveText('running');
 });
 
+test("Continue while another tab holds the run's lock for a moment (waiting for the run to end) trains the run", async ({ page, context }) => {
+  test.setTimeout(120_000);
+  await page.goto('/?model=tiny-cnn&batch=16&evalEvery=1000&seed=6');
+  await page.locator('#start').click();
+  await waitFor(page, 'the first steps', (s) => s.steps.length >= 3);
+  await page.locator('#stop').click();
+  await expect(page.locator('#resume-go')).toBeVisible({ timeout: 30_000 });
+  const runId = (await page.evaluate(() => window.__lab!.records()))[0]!.id;
+  // A tab that offered the run while it trained elsewhere waits for its lock with a shared hold, let go at once; here the
+  // hold lasts 120 ms, so the Continue surely falls in it.
+  const other = await context.newPage();
+  await other.goto('/');
+  await other.evaluate((name) => {
+    void navigator.locks.request(name, { mode: 'shared' }, () => new Promise((r) => setTimeout(r, 120)));
+  }, `bytelab-run:${runId}`);
+  await page.locator('#resume-go').click();
+  // Before, the Continue was refused: "the saved run was continued in another tab of this lab just now".
+  await expect(page.locator('#state')).toHaveText('running', { timeout: 30_000 });
+  await expect(page.locator('#log')).not.toContainText('continued in another tab');
+});
+
 test('a run at full fidelity, continued after the slider was moved, goes on at full fidelity and the slider says so', async ({ page }) => {
   test.setTimeout(120_000);
   await page.goto('/?model=tiny-cnn&batch=16&evalEvery=1000&seed=6');
