@@ -8,30 +8,25 @@ import './style.css';
 import * as tf from '@tensorflow/tfjs';
 import { adapterDescription, webgpuBackend } from '../gpu/backend.js';
 import { kernelBufferCount } from '../gpu/tfjs-kernel.js';
-import { DEFAULT_REQUESTS_IN_FLIGHT, type DatasetInfo, type EchoMode, type PipelineStats } from '../pipeline/api.js';
+import { DEFAULT_REQUESTS_IN_FLIGHT, type DatasetInfo, type EchoMode } from '../pipeline/api.js';
 import { liveWorkerCount, startPipelineWorker } from '../pipeline/client.js';
 import { isMissingLocal, localIdOf, localManifestUrl, LOCAL_PREFIX } from '../storage/local-datasets.js';
 import type { Checkpoint } from '../train/checkpoint.js';
-import { classTotals, type ModelState, type StepMetrics } from '../train/trainer.js';
+import type { ModelState, StepMetrics } from '../train/trainer.js';
 import { MODELS, modelById, modelsFor } from '../train/models/registry.js';
 import type { RunRecord } from '../train/run-record.js';
 import { LIVE_STATES, type RunState } from '../train/run-state.js';
 import { LabSession, STALL_MS, newRunId, type SessionListener } from '../train/session.js';
-import type { EchoReading } from '../train/echo-advisor.js';
 import { attachFieldError, fidelityValueText, setupAnnouncements } from './a11y.js';
 import { setupBuildPanel } from './build-panel.js';
 import { setupCachePanel } from './cache-panel.js';
 import { holdRunLock } from './run-lock.js';
 import { setupResumePanel } from './resume-panel.js';
 import { setupRunsPanel } from './runs-panel.js';
-import { baselineLine, drawConfusion, drawMistakes, majorityClass } from './model-view.js';
 import { setupSweepPanel, type SweepPanel } from './sweep-panel.js';
 import { setupModelPanel } from './model-panel.js';
 import { freshOptimizerState } from '../train/model-file.js';
-import { describeEchoReading } from './echo-reading.js';
-import { describeTocWork, formatBytes } from './format.js';
-import { drawThrottled } from './throttle.js';
-import { LiveChart } from './charts.js';
+import { setupMetricsView } from './metrics-view.js';
 import { builtDataFolders, DATASETS, MANIFEST_READ_TIMEOUT_MS, probeDataset, probeOwnDataset, type DatasetProbe, type GroupCosts } from './datasets.js';
 import { clearSamples, drawSamples } from './samples.js';
 import type { LabSnapshot } from './test-api.js';
@@ -82,9 +77,7 @@ const ui = {
   echoAuto: $<HTMLInputElement>('echo-auto'),
   echoMode: $<HTMLSelectElement>('echo-mode'),
   shuffleBuffer: $<HTMLInputElement>('shuffle-buffer'),
-  echoReading: $('echo-reading'),
   echoUse: $<HTMLButtonElement>('echo-use'),
-  echoCounters: $('echo-counters'),
   cacheUsage: $('cache-usage'),
   cacheClear: $<HTMLButtonElement>('cache-clear'),
   cacheBusy: $('cache-busy'),
@@ -95,7 +88,6 @@ const ui = {
   fidelity: $<HTMLInputElement>('fidelity'),
   fidelityLabel: $('fidelity-label'),
   fidelityTable: $<HTMLTableElement>('fidelity-table'),
-  tocWork: $('toc-work'),
   echo: $<HTMLInputElement>('echo'),
   datasetInfo: $('dataset-info'),
   log: $<HTMLOListElement>('log'),
@@ -106,31 +98,11 @@ const ui = {
   batchHint: $('batch-hint'),
   sweepStart: $<HTMLButtonElement>('sweep-start'),
   sweepStop: $<HTMLButtonElement>('sweep-stop'),
-  m: {
-    step: $('m-step'),
-    loss: $('m-loss'),
-    acc: $('m-acc'),
-    accBase: $('m-acc-base'),
-    speed: $('m-speed'),
-    speedLabel: $('m-speed-k'),
-    bytes: $('m-bytes'),
-    cache: $('m-cache'),
-    wait: $('m-wait'),
-    epoch: $('m-epoch'),
-  },
-  confusion: $<HTMLTableElement>('confusion'),
-  testSplitHint: $('test-split-hint'),
-  mistakes: $('mistakes'),
 };
 
 setupAnnouncements({ state: ui.state, log: ui.log, gpuError: ui.gpuError, polite: $('announce'), assertive: $('alert') });
 
-const charts = {
-  loss: new LiveChart($('chart-loss'), 'training loss', 'step', '#c0392b'),
-  acc: new LiveChart($('chart-acc'), 'test accuracy', 'step', '#1f7a4d'),
-  speed: new LiveChart($('chart-speed'), 'examples / s', 'step', '#2c5aa0'),
-  bytes: new LiveChart($('chart-bytes'), 'MiB fetched', 'step', '#7d3c98'),
-};
+const metrics = setupMetricsView(() => ({ auto: ui.echoAuto.checked, factor: Number(ui.echo.value) }));
 
 // ---------------------------------------------------------------- fields
 
@@ -425,7 +397,6 @@ let info: DatasetInfo | undefined;
 /** What the open (or last) run's dataset is, as the line under the setup says it. */
 let datasetLine = '';
 /** The latest test accuracy shown (the accuracy tile also counts deferred evaluations still pending). */
-let shownAccuracy = '–';
 let fidelityTouched = false;
 
 function log(message: string, kind: 'info' | 'warning' | 'error' = 'info'): void {
@@ -559,7 +530,7 @@ function showState(state: RunState, detail?: string): void {
   refreshControls();
   if (state === 'failed') log(`training failed: ${detail}`, 'error');
   if (!LIVE_STATES.has(state)) {
-    ui.echoUse.hidden = true; // a suggestion for a run that has ended
+    metrics.hideSuggestion(); // a suggestion for a run that has ended
     void showCacheUsage();
   }
 }
@@ -580,9 +551,7 @@ function showStall(): void {
     stallShown = true;
     const why = session!.warnings.length > 0 ? ' (see the log)' : '';
     ui.state.textContent = `running: no batch for ${Math.round(ms / 1000)} s, waiting for data${why}`;
-    ui.m.wait.textContent = '100%';
-    ui.m.speed.textContent = '0';
-    ui.echoReading.textContent = `No batch for ${Math.round(ms / 1000)} s: the trainer waits for data.`;
+    metrics.stalled(ms);
   } else if (stallShown) {
     stallShown = false;
     if (session) ui.state.textContent = session.state; // the next step's figures replace the tiles'
@@ -592,24 +561,11 @@ setInterval(showStall, 1000);
 
 /** Clears everything the previous run drew: tiles, charts, dataset info, fidelity table, samples, log. */
 function resetView(): void {
-  for (const c of Object.values(charts)) c.clear();
+  metrics.reset();
   ui.lastRunNote.hidden = true;
   ui.log.replaceChildren();
-  ui.m.step.textContent = '0';
-  ui.m.loss.textContent = ui.m.acc.textContent = ui.m.speed.textContent = ui.m.wait.textContent = '–';
-  shownAccuracy = '–';
-  ui.m.acc.title = '';
-  ui.m.accBase.textContent = '';
-  ui.m.bytes.textContent = '0 B';
-  ui.m.cache.textContent = ui.m.epoch.textContent = '–';
-  ui.confusion.replaceChildren();
-  ui.mistakes.replaceChildren();
-  ui.testSplitHint.textContent = TEST_SPLIT_HINT;
-  ui.echoReading.textContent = ui.echoCounters.textContent = '';
-  ui.echoUse.hidden = true;
   ui.datasetInfo.textContent = datasetLine = '';
   ui.fidelityTable.replaceChildren();
-  ui.tocWork.hidden = true;
   ui.features.replaceChildren();
   ui.samplesCaption.textContent = '';
   clearSamples(ui.samples);
@@ -664,7 +620,7 @@ function previewDataset(): void {
   ui.datasetInfo.textContent = datasetLine && !ui.lastRunNote.hidden ? `The last run's dataset: ${datasetLine}` : datasetLine;
   const costs = shownCosts();
   ui.fidelityTable.replaceChildren();
-  ui.tocWork.hidden = true; // the last run's reading, not the selected dataset's
+  metrics.hideTocWork(); // the last run's reading, not the selected dataset's
   if (costs) {
     if (costs.kind === 'image') showGroups(costs.fidelityLevels);
     drawFidelityTable(costs);
@@ -942,76 +898,25 @@ async function start(resume?: Checkpoint, initialModel?: ModelState, lastStep?: 
 }
 
 /** The line under the test split's panel before its first evaluation, as the page has it. */
-const TEST_SPLIT_HINT = ui.testSplitHint.textContent ?? '';
-
-/** The tiles and counters of a training step. */
-function showStep(m: StepMetrics): void {
-  ui.m.step.textContent = String(m.step);
-  ui.m.loss.textContent = m.loss.toFixed(3);
-  // Whole examples where there are many (131,579, not 131578.9); one decimal where a slow model does a few a second.
-  ui.m.speed.textContent = m.examplesPerSecond.toLocaleString('en-US', { maximumFractionDigits: m.examplesPerSecond < 100 ? 1 : 0 });
-}
-
-/** The pipeline's counters: the newest of the steps' and those read between steps, and once more as the run ends. */
-function showCounters(p: PipelineStats, steps: number): void {
-  ui.m.bytes.textContent = formatBytes(p.bytesFetched);
-  // Fresh examples read over the split's size (this tab's share of it): the pipeline reads a few records ahead of training.
-  if (info) ui.m.epoch.textContent = (p.examplesRead / (info.examples / (session?.share?.count ?? 1))).toFixed(2);
-  // A continued run reads some records again to rebuild where it stood: said, not counted as fresh.
-  const reread = p.examplesReread ? ` · ${p.examplesReread.toLocaleString('en-US')} read again to continue` : '';
-  // Readers that ran dry have left the turn (the log says which and why).
-  const opened = session?.readers ?? 0;
-  const reading = p.readers < opened ? ` · ${p.readers} of ${opened} readers still reading` : '';
-  ui.echoCounters.textContent =
-    `${p.examplesRead.toLocaleString('en-US')} fresh examples read · ${p.examplesEchoed.toLocaleString('en-US')} echoed copies · ` +
-    `${steps.toLocaleString('en-US')} SGD steps · ${p.duplicatesInBatches.toLocaleString('en-US')} repeats within a batch${reread}${reading}`;
-  ui.tocWork.hidden = p.tocNonZeros === 0;
-  if (p.tocNonZeros > 0) ui.tocWork.textContent = describeTocWork(p.tocTerms, p.tocNonZeros);
-}
-
-/** Where the time goes, and the echo factor it suggests. */
-function showEcho(r: EchoReading, factor: number): void {
-  ui.echoReading.textContent = describeEchoReading(r, factor);
-  // Over the last steps, weighted by time: a single step's share flickers, since data arrives a record at a time.
-  ui.m.wait.textContent = `${(100 * r.waitShare).toFixed(0)}%`;
-  // Against the control, not the reading's factor: a reading drawn after "Use echo" was clicked must not bring it back.
-  ui.echoUse.hidden = ui.echoAuto.checked || r.suggested === Number(ui.echo.value);
-  ui.echoUse.dataset.value = String(r.suggested);
-  ui.echoUse.textContent = `Use echo ${r.suggested}`;
-}
-
 /** Events of `run` reach the screen only while it is the current session. */
 function listenerFor(current: () => LabSession): SessionListener {
   const shown = () => current() === session;
-  // The tiles and the echo reading show the latest step's figures, drawn a few times a second, not at every step.
-  let lastStep: StepMetrics | undefined;
-  let lastEcho: { r: EchoReading; factor: number } | undefined;
-  let lastCounters: { p: PipelineStats; steps: number } | undefined;
-  const showReadings = drawThrottled(() => {
-    if (!shown()) return;
-    if (lastStep) showStep(lastStep);
-    if (lastEcho) showEcho(lastEcho.r, lastEcho.factor);
-    if (lastCounters) showCounters(lastCounters.p, lastCounters.steps);
-    lastStep = lastEcho = lastCounters = undefined;
-  });
   return {
     state: (s, d) => {
       if (!shown()) return;
-      if (!LIVE_STATES.has(s)) showReadings.flush(); // the last step's figures now, before the controls open again
+      if (!LIVE_STATES.has(s)) metrics.flush(); // the last step's figures now, before the controls open again
       showState(s, d);
       runsPanel.state(s);
     },
     testSplit(t, why) {
-      if (!shown()) return;
-      // Said where the confusion matrix would be (it said one would come after each evaluation).
-      const what = why === 'unreadable' ? 'test split could not be read (see the log)' : 'dataset has no test split';
-      ui.testSplitHint.textContent = t ? TEST_SPLIT_HINT : `This run's ${what}: no accuracy, confusion matrix or mistakes.`;
+      if (shown()) metrics.testSplit(t !== undefined, why);
     },
     info(i) {
       if (!shown()) return;
       info = i;
       // The readers that run (at most one per record) and what the run trains on: a table echoes batches, whatever was asked.
       runsPanel.opened(i.kind, current().readers, i.name);
+      metrics.opened({ info: i, shares: current().share?.count ?? 1, readers: current().readers });
       if (i.kind === 'image') showGroups(i.fidelityLevels);
       const shape = i.image
         ? `${i.image.width}x${i.image.height}x${i.image.channels} images, ${i.fidelityLevels} scan groups`
@@ -1023,8 +928,6 @@ function listenerFor(current: () => LabSession): SessionListener {
         (share && share.count > 1 ? ` This tab trains on share ${share.rank + 1} of ${share.count} of the training records (URL share=).` : '');
       ui.datasetInfo.textContent = datasetLine;
       const tabular = i.kind === 'tabular';
-      ui.m.speedLabel.textContent = tabular ? 'rows/s' : 'images/s';
-      charts.speed.rename(tabular ? 'rows / s' : 'images / s');
       showKindControls(tabular);
       ui.samples.hidden = tabular;
       ui.features.hidden = !tabular;
@@ -1038,74 +941,28 @@ function listenerFor(current: () => LabSession): SessionListener {
     step(m) {
       if (!shown()) return;
       if (stallShown) showStall(); // a batch came: the stall's words go now, not at the next tick
-      lastStep = m;
       // A step's batch brings the counters as it was handed over; those read since may be newer (the session keeps the newest).
-      lastCounters = { p: current().counters ?? m.pipeline, steps: m.step };
-      showReadings();
-      charts.loss.push(m.step, m.loss);
-      charts.speed.push(m.step, m.examplesPerSecond);
-      charts.bytes.push(m.step, m.bytesFetched / 1024 ** 2);
+      metrics.step(m, current().counters ?? m.pipeline);
       runsPanel.step(m);
       if (m.step === 1) modelPanel.refresh();
       if (m.step % 5 === 1 && info?.kind === 'image') void refreshSamples(current());
     },
-    counters(p, steps) {
-      if (!shown()) return;
-      lastCounters = { p, steps };
-      showReadings();
-    },
-    totals(p, steps) {
-      if (!shown()) return;
-      showReadings.flush(); // the last step's figures first, or a late draw of them would cover these
-      showCounters(p, steps);
-    },
+    counters: (p, steps) => shown() && metrics.counters(p, steps),
+    totals: (p, steps) => shown() && metrics.totals(p, steps),
     eval(m) {
-      if (!shown()) return;
-      shownAccuracy = `${(100 * m.accuracy).toFixed(1)}%`;
-      ui.m.acc.textContent = shownAccuracy;
-      const base = info && majorityClass(info.classes, classTotals(m.confusion));
-      ui.m.accBase.textContent = base ? baselineLine(m.accuracy, base) : '';
-      charts.acc.push(m.step, m.accuracy);
-      runsPanel.eval(m, base);
-      if (info) {
-        drawConfusion(ui.confusion, info.classes, m.confusion, m.examples);
-        if (info.image) drawMistakes(ui.mistakes, info.classes, info.image, m.mistakes);
-      }
+      if (shown()) runsPanel.eval(m, metrics.eval(m));
     },
     restored(h) {
-      if (!shown()) return;
-      for (const [step, loss, speed, mib] of h.steps) {
-        charts.loss.push(step, loss);
-        charts.speed.push(step, speed);
-        charts.bytes.push(step, mib);
-      }
-      for (const [step, accuracy] of h.evals) charts.acc.push(step, accuracy);
-      const last = h.evals.at(-1);
-      if (last) {
-        shownAccuracy = ui.m.acc.textContent = `${(100 * last[1]).toFixed(1)}%`;
-        const base = info && h.classCounts && majorityClass(info.classes, h.classCounts);
-        ui.m.accBase.textContent = base ? baselineLine(last[1], base) : '';
-      }
-      const step = current().config.resume?.step ?? 0;
-      ui.m.step.textContent = String(step);
-      for (const c of Object.values(charts)) c.mark(step, 'continued');
+      if (shown()) metrics.restored(h, current().config.resume?.step ?? 0);
     },
     checkpoint: (step, error) => {
       if (!error) runsPanel.checkpointed();
       if (shown()) resumePanel.saved(step, error);
     },
-    pendingEvals(n) {
-      if (!shown()) return;
-      // Deferred evaluation: the accuracy so far (none until the run stops) and the saved steps still to evaluate.
-      ui.m.acc.textContent = n === 0 ? shownAccuracy : shownAccuracy === '–' ? `${n} pending` : `${shownAccuracy} · ${n} pending`;
-      ui.m.acc.title = n === 0 ? '' : `deferred evaluation: the weights of ${n} steps are kept and evaluated when the run stops`;
-    },
+    pendingEvals: (n) => shown() && metrics.pendingEvals(n),
     fetch() {
       if (!shown()) return;
-      const t = current().fetchTotals;
-      const total = t.bytes + t.cachedBytes;
-      ui.m.cache.textContent = total ? `${((100 * t.cachedBytes) / total).toFixed(0)}%` : '–';
-      ui.m.cache.title = `${formatBytes(t.cachedBytes)} of ${formatBytes(total)} read came from the cache; ${t.hits} of ${t.records} records without a request`;
+      metrics.cacheShare(current().fetchTotals);
       void showCacheUsage(2000);
     },
     warning: (message) => shown() && log(message, 'warning'),
@@ -1115,8 +972,7 @@ function listenerFor(current: () => LabSession): SessionListener {
         ui.echo.value = String(factor);
         markCharts(`auto echo ${factor}`, { echoFactor: factor }, stepNow());
       }
-      lastEcho = { r, factor };
-      showReadings();
+      metrics.echo(r, factor);
     },
   };
 }
@@ -1357,7 +1213,7 @@ function markCharts(label: string, change: Partial<RunRecord['settings']>, step:
   }
   if (!LIVE_STATES.has(session.state)) return;
   const at = step ?? session.config.resume?.step ?? 0; // a continued run's first new step follows its checkpoint's
-  for (const c of Object.values(charts)) c.mark(at, label);
+  metrics.mark(at, label);
   runsPanel.mark(at, label);
 }
 
@@ -1380,7 +1236,7 @@ let echoBeforeAuto: string | undefined;
 ui.echoAuto.addEventListener('change', () => {
   clearParamError('autoEcho');
   echoSetByAuto(ui.echoAuto.checked);
-  ui.echoUse.hidden = true;
+  metrics.hideSuggestion();
   if (session && !session.ended) session.setAutoEcho(ui.echoAuto.checked);
   if (ui.echoAuto.checked) {
     echoBeforeAuto = ui.echo.value;
@@ -1417,7 +1273,7 @@ ui.echoUse.addEventListener('click', () => {
   ui.echo.value = suggested;
   ui.echo.dispatchEvent(new Event('input'));
   ui.echo.dispatchEvent(new Event('change')); // taken at once: marked where it took effect
-  ui.echoUse.hidden = true;
+  metrics.hideSuggestion();
 });
 ui.dataset.addEventListener('change', () => {
   clearParamError('dataset');
@@ -1593,7 +1449,7 @@ window.__lab = {
     };
   },
   runs: () => ({ open: openSessions.size, workers: liveWorkerCount() }),
-  marks: () => charts.loss.markLabels,
+  marks: () => metrics.markLabels(),
   records: () => runsPanel.records(),
   cache: () => showCacheUsage(),
   memory: () => ({ tensors: tf.memory().numTensors, bytes: tf.memory().numBytes, kernelBuffers: kernelBufferCount() }),
