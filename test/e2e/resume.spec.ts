@@ -5,7 +5,7 @@
 // mid-run and a fractional echo factor, so the tape has something to replay.
 // The run goes past its readers' first stream snapshots (every 64 batches each),
 // so the continued run starts from one and works out only the batches after it.
-import { expect, test, type Page } from '@playwright/test';
+import { type BrowserContext, expect, test, type Page } from '@playwright/test';
 import { snapshot, waitFor } from './helpers.js';
 
 const AFTER = 8; // steps compared after the checkpoint
@@ -73,16 +73,20 @@ test('a paused run, reloaded and continued, goes on with the same batches and lo
   expect(errors).toEqual([]);
 });
 
-test('a link that stalls: the page says the trainer waits for data, and Stop saves the run at its last step', async ({ page, context }) => {
-  test.setTimeout(180_000);
+/** Trains a few steps, then holds every training record (as a stalled server holds them) until the page says so; the last step. */
+async function trainThenStall(page: Page, context: BrowserContext): Promise<number> {
   await page.goto('/?model=tiny-cnn&batch=64&evalEvery=1000&cache=0');
   await page.locator('#start').click();
   await waitFor(page, 'the first steps', (s) => s.steps.length >= 3);
-  // From now on no training record is answered (the worker's requests are held, as a stalled server holds them).
   await context.route('**/train-*.pcr', () => undefined);
   await expect(page.locator('#state')).toContainText(/no batch for \d+ s, waiting for data/, { timeout: 120_000 });
+  return (await snapshot(page)).steps.at(-1)!.step;
+}
+
+test('a link that stalls: the page says the trainer waits for data, and Stop saves the run at its last step', async ({ page, context }) => {
+  test.setTimeout(180_000);
+  const last = await trainThenStall(page, context);
   await expect(page.locator('#m-wait')).toHaveText('100%');
-  const last = (await snapshot(page)).steps.at(-1)!.step;
   await page.locator('#stop').click();
   await expect(page.locator('#state')).toHaveText('stopped');
   // Before, Stop waited 3 s for a step that never came, then saved nothing (a reload offered no run, or an older one).
@@ -91,12 +95,7 @@ test('a link that stalls: the page says the trainer waits for data, and Stop sav
 
 test('a link that stalls: Pause saves the run at its last step at once, and a reload then offers it there', async ({ page, context }) => {
   test.setTimeout(180_000);
-  await page.goto('/?model=tiny-cnn&batch=64&evalEvery=1000&cache=0');
-  await page.locator('#start').click();
-  await waitFor(page, 'the first steps', (s) => s.steps.length >= 3);
-  await context.route('**/train-*.pcr', () => undefined); // no training record is answered from now on
-  await expect(page.locator('#state')).toContainText(/no batch for \d+ s, waiting for data/, { timeout: 120_000 });
-  const last = (await snapshot(page)).steps.at(-1)!.step;
+  const last = await trainThenStall(page, context);
   await page.locator('#pause').click();
   // Before, the pause's checkpoint waited for the next batch, which never came: a reload lost every step since the last.
   await expect(page.locator('#resume-text')).toHaveText(`Checkpoint saved at step ${last.toLocaleString('en-US')}.`, { timeout: 10_000 });
@@ -106,12 +105,7 @@ test('a link that stalls: Pause saves the run at its last step at once, and a re
 
 test('a link that stalls: the steps since the last checkpoint are saved once the stall shows, and a reload offers them', async ({ page, context }) => {
   test.setTimeout(180_000);
-  await page.goto('/?model=tiny-cnn&batch=64&evalEvery=1000&cache=0');
-  await page.locator('#start').click();
-  await waitFor(page, 'the first steps', (s) => s.steps.length >= 3);
-  await context.route('**/train-*.pcr', () => undefined); // no training record is answered from now on
-  await expect(page.locator('#state')).toContainText(/no batch for \d+ s, waiting for data/, { timeout: 120_000 });
-  const last = (await snapshot(page)).steps.at(-1)!.step;
+  const last = await trainThenStall(page, context);
   // Before, nothing was saved until a next step that never came (or Pause, or Stop): the reload lost every step.
   await expect(page.locator('#resume-text')).toHaveText(`Checkpoint saved at step ${last.toLocaleString('en-US')}.`, { timeout: 10_000 });
   await expect(page.locator('#state')).toContainText('waiting for data'); // still the run's, not paused
