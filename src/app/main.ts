@@ -396,7 +396,6 @@ let gpuError: string | undefined;
 let info: DatasetInfo | undefined;
 /** What the open (or last) run's dataset is, as the line under the setup says it. */
 let datasetLine = '';
-/** The latest test accuracy shown (the accuracy tile also counts deferred evaluations still pending). */
 let fidelityTouched = false;
 
 function log(message: string, kind: 'info' | 'warning' | 'error' = 'info'): void {
@@ -897,7 +896,6 @@ async function start(resume?: Checkpoint, initialModel?: ModelState, lastStep?: 
   }
 }
 
-/** The line under the test split's panel before its first evaluation, as the page has it. */
 /** Events of `run` reach the screen only while it is the current session. */
 function listenerFor(current: () => LabSession): SessionListener {
   const shown = () => current() === session;
@@ -1446,6 +1444,7 @@ window.__lab = {
       last: lite(steps?.last()),
       lastEval: session?.evals.last(),
       warnings: session?.warnings.total ?? 0,
+      waitingForDataMs: session?.waitingForDataMs ?? 0,
     };
   },
   runs: () => ({ open: openSessions.size, workers: liveWorkerCount() }),

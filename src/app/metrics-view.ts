@@ -27,8 +27,6 @@ export interface EchoControls {
   factor: number;
 }
 
-export type MetricsView = ReturnType<typeof setupMetricsView>;
-
 export function setupMetricsView(echoControls: () => EchoControls) {
   const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
   const tile = {

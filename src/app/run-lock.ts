@@ -12,7 +12,8 @@ const RETRIES = 5;
 const RETRY_MS = 40;
 
 /**
- * Holds the run's lock until `until` settles: true once held, false if another tab holds it (that tab trains the run). Two
+ * Holds the run's lock until `until` settles: true once held, false if another tab holds it (that tab trains the run; a
+ * shared hold, a tab waiting for the run to end, is let go at once and asked past, RETRIES times). Two
  * tabs pressing Continue together both read the run as free; only one is granted its lock. A run this tab still holds (it
  * continues a run it has just stopped, whose last checkpoint is being written) waits for its own hold to end: no other tab
  * is granted the lock in between, since theirs are only taken if free.
@@ -56,9 +57,10 @@ export function holdRunLock(runId: string, until: Promise<unknown>): Promise<boo
   });
 }
 
+/** Whether a tab holds the lock to train the run, or waits for it to (a tab continuing its own run, queued behind its hold). */
 async function heldExclusively(name: string): Promise<boolean> {
-  const { held = [] } = await navigator.locks.query();
-  return held.some((l) => l.name === name && l.mode === 'exclusive');
+  const { held = [], pending = [] } = await navigator.locks.query();
+  return [...held, ...pending].some((l) => l.name === name && l.mode === 'exclusive');
 }
 
 /** Whether another tab of this lab trains the run now. */

@@ -71,7 +71,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
   let live: RunRecord | undefined;
   /** Whether the live run is a new one, not a saved run continued (whose record and checkpoint a 0-step stop must keep). */
   let liveIsNew = false;
-  /** Whether the live run's record is in the store (save). */
+  /** Whether the live run's record has been handed to the store (save): a new run's is from its first step. */
   let liveStored = false;
   let lastSaved = 0;
   let drawPending = false;
@@ -317,10 +317,10 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
   }
 
   /** Deletes a run's record and checkpoint without asking (a new run stopped before its first step leaves nothing to keep). */
-  async function forget(r: RunRecord): Promise<void> {
+  async function forget(r: RunRecord, stored = true): Promise<void> {
     all = all.filter((x) => x.id !== r.id);
     overlaid.delete(r.id);
-    await store.deleteRun(r.id).catch((err: Error) => log(`the run could not be deleted: ${err.message}`));
+    if (stored) await store.deleteRun(r.id).catch((err: Error) => log(`the run could not be deleted: ${err.message}`));
     draw();
   }
 
@@ -466,7 +466,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       if (state === 'stopped' && liveIsNew && live.steps.length === 0 && live.evals.length === 0) {
         const gone = live;
         live = undefined;
-        void forget(gone);
+        void forget(gone, liveStored); // never stored: nothing to delete, nor to tell the other tabs
         return;
       }
       void save(live);

@@ -51,7 +51,7 @@ export interface SweepPanel {
 /** Why the sweep under way ends early: Stop sweep ('sweep'), or the run's own Stop ('run'). */
 type SweepStop = false | 'sweep' | 'run';
 
-export function setupSweepPanel(start: HTMLButtonElement, stop: HTMLButtonElement, host: SweepHost): SweepPanel {
+export function setupSweepPanel(startButton: HTMLButtonElement, stopButton: HTMLButtonElement, host: SweepHost): SweepPanel {
   const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
   const kind = $<HTMLSelectElement>('sweep-kind');
   const groupOption = kind.querySelector<HTMLOptionElement>('option[value="group"]')!;
@@ -101,7 +101,7 @@ export function setupSweepPanel(start: HTMLButtonElement, stop: HTMLButtonElemen
     }
     running = true;
     cancelled = false;
-    stop.disabled = false;
+    stopButton.disabled = false;
     host.changed();
     let runs = 0;
     // Kept in this tab while the sweep goes, so a reload can say what it cut off (the sweep itself does not survive one).
@@ -133,7 +133,7 @@ export function setupSweepPanel(start: HTMLButtonElement, stop: HTMLButtonElemen
     } finally {
       sessionStorage.removeItem(SWEEP_KEY);
       running = false;
-      stop.disabled = true;
+      stopButton.disabled = true;
       // Every run of the sweep has been stopped by now; a value the person changed during the sweep is theirs.
       if (control.value() === applied) control.restore();
       host.changed();
@@ -167,8 +167,8 @@ export function setupSweepPanel(start: HTMLButtonElement, stop: HTMLButtonElemen
     check();
   });
   for (const input of Object.values(fields)) input.addEventListener('input', () => void check());
-  start.addEventListener('click', () => void sweep());
-  stop.addEventListener('click', () => {
+  startButton.addEventListener('click', () => void sweep());
+  stopButton.addEventListener('click', () => {
     cancelled = 'sweep';
   });
   showCut();
@@ -182,7 +182,7 @@ export function setupSweepPanel(start: HTMLButtonElement, stop: HTMLButtonElemen
     },
     refresh(busy, blockers) {
       check(blockers); // the scan groups a sweep may take are the dataset's
-      start.disabled = busy; // a sweep waits for the run open now (its click did nothing)
+      startButton.disabled = busy; // a sweep waits for the run open now (its click did nothing)
     },
     forTable(tabular) {
       groupOption.disabled = tabular;

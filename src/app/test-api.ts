@@ -33,6 +33,8 @@ export interface LabProgress {
   first: LabSnapshot['steps'][number] | undefined;
   lastEval: EvalMetrics | undefined;
   warnings: number;
+  /** How long the trainer has waited for its next batch (0 while it trains). */
+  waitingForDataMs: number;
 }
 
 export interface LabTestApi {

@@ -544,7 +544,7 @@ export class LabSession {
       const afterMs = c.checkpointAfterMs ?? DEFAULT_CHECKPOINT_AFTER_MS;
       this.lastCheckpointAt = performance.now();
       const from = resume ? { step: resume.step, time: resume.time } : undefined;
-      this.checkpointedStep = from?.step ?? 0;
+      this.checkpointQueuedStep = from?.step ?? 0;
       // A saved run continued at or past its last step (a finished sweep run) trains on: Continue means more steps.
       const lastStep = c.lastStep !== undefined && c.lastStep > (from?.step ?? 0) ? c.lastStep : undefined;
       stream = takeInTurn(
@@ -553,9 +553,11 @@ export class LabSession {
         (rank, reason) => this.onWarning(`reader ${rank + 1} of ${readers} left the run, the others read on: ${reason}`),
       );
       const reading = stream;
+      const training = trainer;
+      // Between steps, every second: what the readers have read since the last batch, and whether the run has stalled.
       counterPoll = setInterval(() => {
         void this.readCounters(reading);
-        void this.checkpointStalled(trainer!);
+        void this.checkpointStalled(training);
       }, COUNTERS_EVERY_MS);
       const outcome = await trainer.run(
         stream,
@@ -774,6 +776,8 @@ export class LabSession {
     this.checkpointAtGate = false;
     const gate = this.resumeGate;
     const step = trainer.position.step;
+    // Saved already at this step with these controls (a stall's checkpoint, then Pause or Stop): the same again would only cost time.
+    if (this.checkpointsTaking === 0 && this.saved?.step === step && this.saved.controls === JSON.stringify(this.controls)) return;
     try {
       // Resumed meanwhile (the gate opened, or a later pause closed a new one): a step may be under way, and the weights
       // would not be this step's. That pause (or the next checkpoint) takes its own.
@@ -802,8 +806,13 @@ export class LabSession {
     }
   }
 
-  /** The step of the last checkpoint written (or of the saved run continued): a stall saves the steps after it. */
-  private checkpointedStep = 0;
+  /**
+   * The step of the last checkpoint asked to be written, or tried by a stall (or of the saved run continued): a stall saves
+   * the steps after it, once.
+   */
+  private checkpointQueuedStep = 0;
+  /** The step and the live controls of the last checkpoint saved: one taken again as they are would be the same. */
+  private saved: { step: number; controls: string } | undefined;
 
   /**
    * A stall (stalledForMs) after steps the last checkpoint does not hold saves them now: the link may not come back, and a
@@ -813,7 +822,8 @@ export class LabSession {
   private async checkpointStalled(trainer: Trainer): Promise<void> {
     if (!this.config.saveCheckpoint || this.state !== 'running' || this.resumeGate || this.stopping || this.checkpointsTaking > 0) return;
     const step = trainer.position.step;
-    if (step <= this.checkpointedStep || this.stalledForMs === 0) return;
+    if (step <= this.checkpointQueuedStep || this.stalledForMs === 0) return;
+    this.checkpointQueuedStep = step; // one try: a failure is said once, not every second of the stall
     this.closeGate();
     const gate = this.resumeGate;
     try {
@@ -864,7 +874,7 @@ export class LabSession {
     const info = this.info;
     if (!save || !info || this.ended) return Promise.resolve();
     this.lastCheckpointAt = performance.now();
-    this.checkpointedStep = at.step;
+    this.checkpointQueuedStep = Math.max(this.checkpointQueuedStep, at.step);
     const c = this.config.resume ? { ...this.config, ...this.config.resume.config } : this.config;
     const own = this.config.resume?.config ?? this.config;
     const tapes = Promise.all(this.train.map((w) => w.api.tape()));
@@ -910,6 +920,7 @@ export class LabSession {
         history,
       };
       await save(checkpoint);
+      this.saved = { step: at.step, controls: JSON.stringify(controls) };
       if (c.evalMode === 'deferred') this.lastWritten = checkpoint; // its pending weights are rewritten once evaluated
       this.listener.checkpoint?.(at.step);
     };
@@ -930,6 +941,10 @@ export class LabSession {
     if (this.ended || !trainer) return Promise.resolve(this.finalModel);
     if (trainer.position.step === 0) return Promise.resolve(undefined);
     if (this.state === 'paused') return trainer.capture().then((read) => read());
+    // Waiting for data with the gate closed for a stall's checkpoint: no step starts until it opens, so taken now too.
+    if (this.state === 'running' && trainer.waitingSince !== undefined && this.resumeGate && !this.stopping) {
+      return trainer.capture().then((read) => read());
+    }
     if (this.state === 'running' && trainer.waitingSince !== undefined && !this.resumeGate && !this.stopping) {
       // Waiting for data (a stall may last): taken now, the gate closed while the weights are copied, so a batch that comes
       // meanwhile waits for the copy; then open again unless the person paused or stopped meanwhile.

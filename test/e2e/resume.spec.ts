@@ -73,20 +73,22 @@ test('a paused run, reloaded and continued, goes on with the same batches and lo
   expect(errors).toEqual([]);
 });
 
-/** Trains a few steps, then holds every training record (as a stalled server holds them) until the page says so; the last step. */
-async function trainThenStall(page: Page, context: BrowserContext): Promise<number> {
+/**
+ * Trains a few steps, then holds every training record (as a stalled server holds them) until the trainer has waited
+ * `waitedMs` for its next batch; the last step. A stall shows (and saves its checkpoint) after 3 s and more.
+ */
+async function trainThenStall(page: Page, context: BrowserContext, waitedMs: number): Promise<number> {
   await page.goto('/?model=tiny-cnn&batch=64&evalEvery=1000&cache=0');
   await page.locator('#start').click();
   await waitFor(page, 'the first steps', (s) => s.steps.length >= 3);
   await context.route('**/train-*.pcr', () => undefined);
-  await expect(page.locator('#state')).toContainText(/no batch for \d+ s, waiting for data/, { timeout: 120_000 });
+  await expect.poll(() => page.evaluate(() => window.__lab!.progress().waitingForDataMs), { timeout: 120_000, intervals: [100] }).toBeGreaterThan(waitedMs);
   return (await snapshot(page)).steps.at(-1)!.step;
 }
 
-test('a link that stalls: the page says the trainer waits for data, and Stop saves the run at its last step', async ({ page, context }) => {
+test('a link that stalls: Stop while the trainer waits for data saves the run at its last step', async ({ page, context }) => {
   test.setTimeout(180_000);
-  const last = await trainThenStall(page, context);
-  await expect(page.locator('#m-wait')).toHaveText('100%');
+  const last = await trainThenStall(page, context, 1_000); // Stop before a stall would save the run itself
   await page.locator('#stop').click();
   await expect(page.locator('#state')).toHaveText('stopped');
   // Before, Stop waited 3 s for a step that never came, then saved nothing (a reload offered no run, or an older one).
@@ -95,7 +97,7 @@ test('a link that stalls: the page says the trainer waits for data, and Stop sav
 
 test('a link that stalls: Pause saves the run at its last step at once, and a reload then offers it there', async ({ page, context }) => {
   test.setTimeout(180_000);
-  const last = await trainThenStall(page, context);
+  const last = await trainThenStall(page, context, 1_000); // Pause before a stall would save the run itself
   await page.locator('#pause').click();
   // Before, the pause's checkpoint waited for the next batch, which never came: a reload lost every step since the last.
   await expect(page.locator('#resume-text')).toHaveText(`Checkpoint saved at step ${last.toLocaleString('en-US')}.`, { timeout: 10_000 });
@@ -103,9 +105,14 @@ test('a link that stalls: Pause saves the run at its last step at once, and a re
   await expect(page.locator('#resume-text')).toContainText(`, step ${last.toLocaleString('en-US')} (saved`);
 });
 
-test('a link that stalls: the steps since the last checkpoint are saved once the stall shows, and a reload offers them', async ({ page, context }) => {
+test('a link that stalls: the page says so, the steps since the last checkpoint are saved once it does, and a reload offers them', async ({
+  page,
+  context,
+}) => {
   test.setTimeout(180_000);
-  const last = await trainThenStall(page, context);
+  const last = await trainThenStall(page, context, 1_000);
+  await expect(page.locator('#state')).toContainText(/no batch for \d+ s, waiting for data/, { timeout: 60_000 });
+  await expect(page.locator('#m-wait')).toHaveText('100%');
   // Before, nothing was saved until a next step that never came (or Pause, or Stop): the reload lost every step.
   await expect(page.locator('#resume-text')).toHaveText(`Checkpoint saved at step ${last.toLocaleString('en-US')}.`, { timeout: 10_000 });
   await expect(page.locator('#state')).toContainText('waiting for data'); // still the run's, not paused

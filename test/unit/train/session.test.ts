@@ -722,6 +722,18 @@ describe('checkpoints and exact resume', () => {
     expect(s.state).toBe('running'); // still waiting for data, not paused
     await sleep(2_500);
     expect(saved.length).toBe(1); // the stall goes on, nothing more to save
+    // Pause then saves nothing new (the same step, the same controls), and has nothing unsaved.
+    s.pause();
+    await sleep(200);
+    expect(saved.length).toBe(1);
+    expect(s.pauseUnsaved).toBe(false);
+    // A control changed since is kept: the next pause saves the step again, with it.
+    s.resume();
+    s.setEchoFactor(3);
+    s.pause();
+    await until('the pause saved the new echo factor', () => saved.length === 2, 2_000);
+    expect(saved[1]!.step).toBe(6);
+    expect(saved[1]!.controls.echoFactor).toBe(3);
     await s.stop();
     await done;
   });
