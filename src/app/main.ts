@@ -1107,10 +1107,10 @@ async function stop(): Promise<void> {
 // ---------------------------------------------------------------- controls
 
 ui.start.addEventListener('click', () => void start());
-// Leaving the page just after Pause, before the pause's checkpoint is saved, would lose the steps since the last one, though
+// Leaving the page just after Pause or Stop, before its checkpoint is saved, would lose the steps since the last one, though
 // the person asked to keep the run: the browser asks first. (A running run is not held: it is saved every 50 steps or 30 s.)
 window.addEventListener('beforeunload', (e) => {
-  if (session?.pauseUnsaved) e.preventDefault();
+  if (session?.unsaved) e.preventDefault();
 });
 void resumePanel.refresh();
 ui.pause.addEventListener('click', () => {

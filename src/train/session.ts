@@ -300,6 +300,9 @@ export class LabSession {
     const pending = this.trainer?.pendingEvaluations ?? 0;
     this.machine.to('stopping', pending ? 'then evaluating the saved steps (deferred evaluation)' : undefined);
     await checkpoint;
+    // Written while the run is still 'stopping' (the page holds a reload meanwhile: unsaved), and while the workers, which
+    // answer for the checkpoint's tapes, are still up.
+    await settlesWithin(this.saving, STOP_CHECKPOINT_WAIT_MS);
     if (!this.machine.isFinal) {
       this.abort.abort();
       this.openGate();
@@ -840,9 +843,13 @@ export class LabSession {
   /** A pause while the trainer waited for data takes its checkpoint at once (checkpointWhileWaiting): until it is taken. */
   private takingAtPause: Promise<void> | undefined;
 
-  /** Paused, and the checkpoint of where it paused is not saved yet: a reload now would lose the steps since the last. */
-  get pauseUnsaved(): boolean {
+  /**
+   * Paused or stopping, and the checkpoint of where it paused or stopped is not saved yet: a reload now would lose the steps
+   * since the last one, though the person asked to keep them.
+   */
+  get unsaved(): boolean {
     if (!this.config.saveCheckpoint || (this.trainer?.position.step ?? 0) === 0) return false; // nothing trained to lose
+    if (this.state === 'stopping') return true;
     return this.pausing || (this.state === 'paused' && (this.checkpointAtGate || this.checkpointsTaking > 0));
   }
 

@@ -86,6 +86,30 @@ async function trainThenStall(page: Page, context: BrowserContext, waitedMs: num
   return (await snapshot(page)).steps.at(-1)!.step;
 }
 
+test('Stop then a reload at once: the browser asks first while the stop is saved, and the run is offered at the step it stopped', async ({ page }) => {
+  test.setTimeout(120_000);
+  await page.goto('/?model=tiny-cnn&batch=16&evalEvery=1000&seed=5');
+  await page.locator('#start').click();
+  await waitFor(page, 'a few steps', (s) => s.steps.length >= 8);
+  const asked: string[] = [];
+  page.on('dialog', (d) => {
+    asked.push(d.type());
+    void d.dismiss(); // stay: the person answers "do not leave yet"
+  });
+  await page.locator('#stop').click();
+  // Held by the browser's question while the stop's checkpoint is saved (if it is not saved already).
+  await page.reload({ timeout: 5_000 }).catch(() => undefined);
+  if (asked.length) {
+    await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
+    await page.reload();
+  }
+  // Before, a reload at once lost the stop's checkpoint: a run of fewer than 50 steps was not offered at all.
+  await expect.poll(() => page.evaluate(() => window.__lab!.records().length)).toBe(1); // read from IndexedDB
+  const last = (await page.evaluate(() => window.__lab!.records()[0]!.steps.at(-1)![0]!)) as number;
+  await expect(page.locator('#resume-text')).toContainText(`, step ${last.toLocaleString('en-US')} (saved`, { timeout: 10_000 });
+  expect(asked.every((t) => t === 'beforeunload')).toBe(true);
+});
+
 test('a link that stalls: Stop while the trainer waits for data saves the run at its last step', async ({ page, context }) => {
   test.setTimeout(180_000);
   const last = await trainThenStall(page, context, 1_000); // Stop before a stall would save the run itself

@@ -697,11 +697,11 @@ describe('checkpoints and exact resume', () => {
     await until('the last batch trained', () => rec.steps.length >= 6);
     await sleep(50);
     s.pause();
-    expect(s.pauseUnsaved).toBe(true); // a reload now would lose the 6 steps: the page asks before leaving
+    expect(s.unsaved).toBe(true); // a reload now would lose the 6 steps: the page asks before leaving
     // Before, the pause's checkpoint waited for a gate the trainer reaches only with its next batch, which never came.
     await until('the pause saved', () => saved.length === 1, 2_000);
     expect(saved[0]!.step).toBe(6);
-    await until('nothing left unsaved', () => !s.pauseUnsaved, 2_000);
+    await until('nothing left unsaved', () => !s.unsaved, 2_000);
     // Resumed and stopped: the stop saves the same step once more (nothing trained since), the run ends at once.
     s.resume();
     s.pause();
@@ -726,7 +726,7 @@ describe('checkpoints and exact resume', () => {
     s.pause();
     await sleep(200);
     expect(saved.length).toBe(1);
-    expect(s.pauseUnsaved).toBe(false);
+    expect(s.unsaved).toBe(false);
     // A control changed since is kept: the next pause saves the step again, with it.
     s.resume();
     s.setEchoFactor(3);
@@ -748,6 +748,18 @@ describe('checkpoints and exact resume', () => {
     await done;
   });
 
+  it('a Stop is unsaved until its checkpoint is written, and ends with it written', async () => {
+    const { s, rec, saved } = savingSession({ nextMs: 20 });
+    const done = s.start();
+    await until('5 steps', () => rec.steps.length >= 5);
+    const stopping = s.stop();
+    expect(s.unsaved).toBe(true); // a reload now would lose the steps since the start: the page asks first
+    await stopping;
+    await done;
+    expect(s.unsaved).toBe(false);
+    expect(saved.at(-1)?.step).toBe(rec.steps.at(-1)!.step); // written by the time the run is stopped, not after
+  });
+
   it('a run paused before its first step has nothing unsaved: leaving the page then is not asked about', async () => {
     const { s } = session((name) => (name === 'pipeline-train' ? { hangAfter: 0 } : {}), { saveCheckpoint: async () => undefined });
     const done = s.start();
@@ -755,7 +767,7 @@ describe('checkpoints and exact resume', () => {
     await sleep(50);
     s.pause();
     await sleep(50);
-    expect(s.pauseUnsaved).toBe(false); // before, true for the whole pause: every reload asked "Leave site?"
+    expect(s.unsaved).toBe(false); // before, true for the whole pause: every reload asked "Leave site?"
     await s.stop();
     await done;
   });
