@@ -394,7 +394,11 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
 
   return {
     async begin(record, fromStep, freshAtCheckpoint) {
-      const existing = fromStep === undefined ? undefined : all.find((r) => r.id === record.id);
+      // A continued run's record as last saved, by this tab or another: the list read here may be a few seconds old (a run
+      // stopped in another tab and continued here at once lost the steps that tab saved last).
+      const stored = fromStep === undefined ? undefined : await store.run(record.id).catch(() => undefined);
+      if (stored) all = all.map((r) => (r.id === stored.id ? stored : r));
+      const existing = fromStep === undefined ? undefined : (stored ?? all.find((r) => r.id === record.id));
       live = existing ?? { ...record, fresh: 'trained', updatedAt: Date.now(), state: 'loading', steps: [], evals: [], marks: [] };
       liveIsNew = fromStep === undefined;
       liveStored = false;

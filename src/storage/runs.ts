@@ -88,6 +88,11 @@ export class RunStore {
     this.tell('runs');
   }
 
+  /** One run's record, as last saved by any tab. */
+  async run(id: string): Promise<RunRecord | undefined> {
+    return (await this.open()).get('runs', id);
+  }
+
   /** Every recorded run, oldest first. */
   async runs(): Promise<RunRecord[]> {
     return (await this.open()).getAllFromIndex('runs', 'startedAt');

@@ -298,6 +298,31 @@ test("Continue while another tab holds the run's lock for a moment (waiting for 
   await expect(page.locator('#log')).not.toContainText('continued in another tab');
 });
 
+test('a run stopped in one tab and continued at once in another keeps every step in its record', async ({ page, context }) => {
+  test.setTimeout(180_000);
+  await page.goto('/?model=tiny-cnn&batch=16&evalEvery=1000&seed=9');
+  await page.locator('#start').click();
+  await waitFor(page, 'a checkpoint and steps after it', (s) => s.steps.length >= 60);
+  const other = await context.newPage();
+  await other.goto('/');
+  await expect(other.locator('#resume-text')).toContainText('It is training in another tab of this lab');
+  await page.locator('#stop').click();
+  await expect(other.locator('#resume-go')).toBeVisible({ timeout: 30_000 });
+  await other.locator('#resume-go').click(); // at once: this tab read the run's record seconds before the stop
+  await waitFor(other, 'steps after the stop', (s) => s.steps.length >= 3, 60_000);
+  await other.locator('#stop').click();
+  await expect(other.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
+  // Before, the record went on from the steps the other tab had read (50), without those trained up to the stop.
+  const steps = (await other.evaluate(() =>
+    window
+      .__lab!.records()
+      .at(-1)!
+      .steps.map((p) => p[0]!),
+  )) as number[];
+  expect(steps).toEqual(Array.from({ length: steps.length }, (_, i) => i + 1));
+  expect(steps.length).toBeGreaterThan(60);
+});
+
 test('a run at full fidelity, continued after the slider was moved, goes on at full fidelity and the slider says so', async ({ page }) => {
   test.setTimeout(120_000);
   await page.goto('/?model=tiny-cnn&batch=16&evalEvery=1000&seed=6');
