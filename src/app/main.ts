@@ -1047,10 +1047,12 @@ sweepPanel = setupSweepPanel(ui.sweepStart, ui.sweepStop, {
   startBlockers,
   runOpen,
   maxGroup: () => Number(ui.fidelity.max),
+  refuses: (kind) => (kind === 'echo' && ui.echoAuto.checked ? 'auto echo sets the echo factor itself: untick "auto" to sweep it' : undefined),
   paramsApplied: () => (paramsApplied ? Promise.resolve() : ready),
   takeControl(kind) {
     const before = { fidelity: ui.fidelity.value, touched: fidelityTouched, echo: ui.echo.value };
     const control = kind === 'group' ? ui.fidelity : ui.echo;
+    sweptAside = { kind, value: control.value, touched: fidelityTouched };
     return {
       set(value) {
         control.value = String(value);
@@ -1068,6 +1070,9 @@ sweepPanel = setupSweepPanel(ui.sweepStart, ui.sweepStop, {
           fidelityTouched = before.touched;
           updateFidelityLabel();
         }
+      },
+      release() {
+        sweptAside = undefined;
       },
     };
   },
@@ -1469,6 +1474,8 @@ window.__lab = {
  */
 /** The scan group the address bar holds: the URL's, then the last one chosen on an image dataset. */
 let urlGroup = params.get('group');
+/** The swept control's value before a sweep: the address keeps it while the sweep sets the control (a reload gives it back). */
+let sweptAside: { kind: 'group' | 'echo'; value: string; touched: boolean } | undefined;
 
 function writeUrl(): void {
   if (paramErrors.size) return; // the URL being fixed is shown above the page; it changes once it is fixed
@@ -1486,13 +1493,14 @@ function writeUrl(): void {
   put('batch', fields.batchSize, ui.batchSize.defaultValue, (fixedBatch?.chosen ?? ui.batchSize.value).trim());
   put('lr', fields.learningRate, ui.learningRate.defaultValue);
   put('evalEvery', fields.evalEvery, ui.evalEvery.defaultValue);
-  put('echo', fields.echo, ui.echo.defaultValue);
+  put('echo', fields.echo, ui.echo.defaultValue, sweptAside?.kind === 'echo' ? sweptAside.value : undefined);
   put('shuffle', fields.shuffleBuffer, ui.shuffleBuffer.defaultValue);
   put('cache', fields.cacheLimit, ui.cacheLimit.defaultValue);
   put('readers', fields.readers, String(DEFAULT_READERS));
   put('inflight', fields.requestsInFlight, String(DEFAULT_REQUESTS_IN_FLIGHT));
   // A TOC table has no groups: the group last chosen (or the URL's) is kept for the image datasets it may be switched to.
-  if (selectedKind() !== 'tabular') urlGroup = fidelityTouched ? ui.fidelity.value : null; // untouched: the dataset's full fidelity
+  const group = sweptAside?.kind === 'group' ? sweptAside : { value: ui.fidelity.value, touched: fidelityTouched };
+  if (selectedKind() !== 'tabular') urlGroup = group.touched ? group.value : null; // untouched: the dataset's full fidelity
   if (urlGroup !== null) next.set('group', urlGroup);
   const echoMode = echoModeAside ?? ui.echoMode.value; // a table's "batches" is not the person's choice
   if (echoMode !== 'examples') next.set('echoMode', echoMode);

@@ -12,11 +12,12 @@ const SWEEP_KEY = 'bytelab-sweep';
 /** Each kind's values as the page first offers them: the other kind's are swapped for them, values the person typed are kept. */
 const SWEEP_DEFAULTS: Record<string, string> = { group: '6,3,2', echo: '1,2,4' };
 
-/** The swept control, taken for one sweep: set to each value, read back, and put back as it was when taken. */
+/** The swept control, taken for one sweep: set to each value, read back, put back as it was when taken, and let go. */
 export interface SweptControl {
   set(value: number): void;
   value(): string;
   restore(): void;
+  release(): void;
 }
 
 /** What the panel needs from the page. */
@@ -27,6 +28,8 @@ export interface SweepHost {
   runOpen(): boolean;
   /** The chosen dataset's highest scan group. */
   maxGroup(): number;
+  /** Why a sweep of `kind` would compare nothing now (auto echo sets the echo factor itself), if it would. */
+  refuses(kind: SweepPlan['kind']): string | undefined;
   /** Resolves once the address's parameters are in the controls (the runs start from them). */
   paramsApplied(): Promise<void>;
   takeControl(kind: SweepPlan['kind']): SweptControl;
@@ -82,7 +85,7 @@ export function setupSweepPanel(startButton: HTMLButtonElement, stopButton: HTML
       fields[key].setAttribute('aria-invalid', String(!r.ok));
     }
     const whole = plan(fields.values.value, fields.steps.value);
-    if (whole.ok && blockers.length === 0 && refusal !== undefined) {
+    if (whole.ok && blockers.length === 0 && !host.refuses(whole.value.kind) && refusal !== undefined) {
       if (status.textContent === refusal) status.textContent = '';
       refusal = undefined;
     }
@@ -95,8 +98,9 @@ export function setupSweepPanel(startButton: HTMLButtonElement, stopButton: HTML
     // Its runs start as Start does: refused here, not after the first run could not start.
     const blockers = host.startBlockers();
     const plan = check(blockers);
-    if (!plan.ok || blockers.length) {
-      status.textContent = refusal = `not started: ${plan.ok ? `Start is off (${blockers.join('; ')})` : plan.reason}`;
+    const why = !plan.ok ? plan.reason : blockers.length ? `Start is off (${blockers.join('; ')})` : host.refuses(plan.value.kind);
+    if (!plan.ok || why) {
+      status.textContent = refusal = `not started: ${why}`;
       return;
     }
     running = true;
@@ -136,6 +140,7 @@ export function setupSweepPanel(startButton: HTMLButtonElement, stopButton: HTML
       stopButton.disabled = true;
       // Every run of the sweep has been stopped by now; a value the person changed during the sweep is theirs.
       if (control.value() === applied) control.restore();
+      control.release();
       host.changed();
     }
   }
@@ -192,6 +197,7 @@ export function setupSweepPanel(startButton: HTMLButtonElement, stopButton: HTML
       if (to) {
         kind.value = to;
         kindChanged();
+        check(); // the values as the new kind's: "9" is an echo factor, not a scan group
       }
     },
   };

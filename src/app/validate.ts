@@ -154,11 +154,10 @@ const URL_PARAMS = [
 /** A sweep: what varies, its values (comma-separated, at most 8, each checked as its own field is), and the steps each run trains. */
 export function checkSweep(kind: string, values: string, steps: string, groups: number): Checked<{ kind: 'group' | 'echo'; values: number[]; steps: number }> {
   if (kind !== 'group' && kind !== 'echo') return bad(`a sweep varies the scan group or the echo factor, not "${kind}"`);
-  const parts = values
-    .split(',')
-    .map((v) => v.trim())
-    .filter(Boolean);
+  const parts = values.trim() ? values.split(',').map((v) => v.trim()) : [];
   if (parts.length < 1 || parts.length > 8) return bad(`a sweep takes 1 to 8 values, comma-separated, not "${values.trim()}"`);
+  // "1,,2" or "6,": a value left out, not a value to skip silently.
+  if (parts.includes('')) return bad(`a sweep's values are numbers between commas; "${values.trim()}" has an empty one`);
   const out: number[] = [];
   for (const part of parts) {
     const r = kind === 'group' ? checkScanGroup(part, groups) : checkEchoFactor(part);

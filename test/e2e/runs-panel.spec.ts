@@ -196,15 +196,18 @@ test('Run sweep and Stop sweep pressed from the keyboard hand focus to each othe
   await expect(page.locator('#sweep-start')).toBeFocused();
 });
 
-test('a reload during a sweep says what it cut off', async ({ page }) => {
+test("a reload during a sweep says what it cut off, and gives the person's scan group back", async ({ page }) => {
   await page.goto('/?model=tiny-cnn&batch=32&evalEvery=1000');
   await expect(page.locator('#backend')).toContainText('webgpu');
+  await page.locator('#fidelity').fill('4');
   await page.locator('#sweep-values').fill('6, 1');
   await page.locator('#sweep-steps').fill('400');
   await page.locator('#sweep-start').click();
   await waitFor(page, 'the first run training', (s) => s.steps.length >= 2);
   await page.reload();
   await expect(page.locator('#sweep-status')).toContainText('the sweep of group 6, 1 was cut off by a reload during run 1 of 2');
+  // Before, the address held the swept value (group=6) and the reload read it back.
+  await expect(page.locator('#fidelity')).toHaveValue('4');
   // Said once: the next load has nothing to say.
   await page.reload();
   await expect(page.locator('#backend')).toContainText('webgpu');

@@ -34,6 +34,25 @@ test('after a TOC run, an image dataset gets its fidelity slider, echo mode and 
   await page.locator('#sweep-kind').selectOption('echo');
   await page.locator('#dataset').selectOption(FASHION);
   await expect(page.locator('#sweep-kind')).toHaveValue('echo');
+  // Values the table's kind change makes valid, or not, are checked as that kind's (before, the last kind's error stayed).
+  await page.locator('#sweep-kind').selectOption('group');
+  await page.locator('#sweep-values').fill('9');
+  await expect(page.locator('#sweep-values')).toHaveAttribute('aria-invalid', 'true');
+  await page.locator('#dataset').selectOption(FLIGHTS);
+  await expect(page.locator('#sweep-kind')).toHaveValue('echo');
+  await expect(page.locator('#sweep-values')).toHaveAttribute('aria-invalid', 'false');
+  await page.locator('#sweep-values').fill('12');
+  await page.locator('#dataset').selectOption(FASHION);
+  await expect(page.locator('#sweep-kind')).toHaveValue('group');
+  await expect(page.locator('#sweep-values')).toHaveAttribute('aria-invalid', 'true');
+  await expect(page.locator('#sweep-values-error')).toContainText('scan group');
+  // Auto echo sets the echo factor itself: an echo sweep would compare nothing, and says so instead of running.
+  await page.locator('#sweep-kind').selectOption('echo');
+  await page.locator('#sweep-values').fill('1,2');
+  await page.locator('#echo-auto').check();
+  await page.locator('#sweep-start').click();
+  await expect(page.locator('#sweep-status')).toHaveText('not started: auto echo sets the echo factor itself: untick "auto" to sweep it');
+  await expect(page.locator('#state')).toHaveText('stopped');
 });
 
 test("a table's disabled echo mode shows what it does (whole batches); the mode chosen for images comes back, in the address too", async ({ page }) => {

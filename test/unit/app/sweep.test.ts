@@ -46,6 +46,8 @@ describe('sweeps', () => {
     expect(checkSweep('group', '7', '50', 6)).toMatchObject({ ok: false, reason: expect.stringContaining('scan group') });
     expect(checkSweep('echo', '1,2,x', '50', 6)).toMatchObject({ ok: false, reason: expect.stringContaining('"x"') });
     expect(checkSweep('echo', '', '50', 6)).toMatchObject({ ok: false, reason: expect.stringContaining('1 to 8 values') });
+    for (const loose of ['1,,2', '6,', ',3'])
+      expect(checkSweep('group', loose, '50', 6)).toMatchObject({ ok: false, reason: expect.stringContaining('empty one') });
     expect(checkSweep('echo', '2', '0', 6)).toMatchObject({ ok: false, reason: expect.stringContaining('steps per run') });
     expect(checkSweep('lr', '2', '5', 6)).toMatchObject({ ok: false });
   });
