@@ -1238,6 +1238,7 @@ function echoSetByAuto(auto: boolean): void {
 let echoBeforeAuto: string | undefined;
 ui.echoAuto.addEventListener('change', () => {
   clearParamError('autoEcho');
+  sweepPanel?.recheck(); // an echo sweep whose factor auto echo would now set compares nothing
   echoSetByAuto(ui.echoAuto.checked);
   metrics.hideSuggestion();
   if (session && !session.ended) session.setAutoEcho(ui.echoAuto.checked);

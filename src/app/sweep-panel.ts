@@ -45,14 +45,16 @@ export interface SweepPanel {
   readonly running: boolean;
   /** The run's own Stop was pressed: the sweep ends with it (before, it went on with its next value). */
   stopByRun(): void;
+  /** A control the sweep relies on changed (auto echo ticked during an echo sweep): the sweep ends, saying why. */
+  recheck(): void;
   /** The controls changed: checks the fields again (`blockers`: Start's) and turns Run sweep off while `busy`. */
   refresh(busy: boolean, blockers: string[]): void;
   /** A table is chosen (no scan groups to sweep) or an image dataset is. */
   forTable(tabular: boolean): void;
 }
 
-/** Why the sweep under way ends early: Stop sweep ('sweep'), or the run's own Stop ('run'). */
-type SweepStop = false | 'sweep' | 'run';
+/** Why the sweep under way ends early: Stop sweep ('sweep'), the run's own Stop ('run'), or what host.refuses says now. */
+type SweepStop = false | 'sweep' | 'run' | { refused: string };
 
 export function setupSweepPanel(startButton: HTMLButtonElement, stopButton: HTMLButtonElement, host: SweepHost): SweepPanel {
   const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -65,6 +67,8 @@ export function setupSweepPanel(startButton: HTMLButtonElement, stopButton: HTML
 
   let running = false;
   let cancelled: SweepStop = false;
+  /** The kind of the sweep under way. */
+  let sweptKind: SweepPlan['kind'] | undefined;
   /** Why the status line last refused a sweep, while it says so: gone once the fields are right again. */
   let refusal: string | undefined;
   /** The kind was moved from group to echo because a table was chosen (forTable). */
@@ -105,6 +109,7 @@ export function setupSweepPanel(startButton: HTMLButtonElement, stopButton: HTML
     }
     running = true;
     cancelled = false;
+    sweptKind = plan.value.kind;
     stopButton.disabled = false;
     host.changed();
     let runs = 0;
@@ -128,15 +133,22 @@ export function setupSweepPanel(startButton: HTMLButtonElement, stopButton: HTML
         },
         () => cancelled !== false,
       );
+      const stop = cancelled as SweepStop;
+      const during = `during run ${runs} of ${plan.value.values.length}`;
       status.textContent =
         outcome === 'done'
           ? `sweep done: ${plan.value.values.length} runs, compared in the table above`
-          : outcome === 'cancelled'
-            ? `sweep stopped${(cancelled as SweepStop) === 'run' ? ` by the run's Stop, during run ${runs} of ${plan.value.values.length}` : ''}`
-            : 'sweep stopped: a run could not start (see the fields above)';
+          : outcome === 'refused'
+            ? 'sweep stopped: a run could not start (see the fields above)'
+            : stop === 'run'
+              ? `sweep stopped by the run's Stop, ${during}`
+              : typeof stop === 'object'
+                ? `sweep stopped ${during}: ${stop.refused}`
+                : 'sweep stopped';
     } finally {
       sessionStorage.removeItem(SWEEP_KEY);
       running = false;
+      sweptKind = undefined;
       stopButton.disabled = true;
       // Every run of the sweep has been stopped by now; a value the person changed during the sweep is theirs.
       if (control.value() === applied) control.restore();
@@ -184,6 +196,10 @@ export function setupSweepPanel(startButton: HTMLButtonElement, stopButton: HTML
     },
     stopByRun() {
       if (running) cancelled = 'run';
+    },
+    recheck() {
+      const why = sweptKind && host.refuses(sweptKind);
+      if (running && why && cancelled === false) cancelled = { refused: why };
     },
     refresh(busy, blockers) {
       check(blockers); // the scan groups a sweep may take are the dataset's

@@ -69,6 +69,10 @@ test('auto echo ticked over a typed factor, then unticked: the typed factor come
   // Auto moves the factor to R (well under 16 for this MLP on any machine the tests run on).
   await expect(page.locator('#echo')).not.toHaveValue('16', { timeout: 60_000 });
   const auto = await page.locator('#echo').inputValue();
+  // A step past auto's mark: a change at the same step replaces it (only the last took effect there), and the mark is looked for below.
+  await expect.poll(() => page.evaluate(() => window.__lab!.marks().find((m) => m.includes('auto echo')))).toBeTruthy();
+  const autoAt = Number((await page.evaluate(() => window.__lab!.marks().find((m) => m.includes('auto echo'))))!.split(':')[0]);
+  await waitFor(page, 'a step past auto echo', (s) => (s.steps.at(-1)?.step ?? 0) > autoAt);
   await page.locator('#echo-auto').uncheck();
   // Before, auto's last factor stayed on and the person's was lost.
   await expect(page.locator('#echo')).toHaveValue('16');

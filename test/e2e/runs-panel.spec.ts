@@ -214,6 +214,23 @@ test("a reload during a sweep says what it cut off, and gives the person's scan 
   await expect(page.locator('#sweep-status')).toHaveText('');
 });
 
+test('auto echo ticked during an echo sweep ends the sweep, saying why (its runs would compare nothing)', async ({ page }) => {
+  await page.goto('/?model=tiny-cnn&batch=32&evalEvery=1000');
+  await expect(page.locator('#backend')).toContainText('webgpu');
+  await page.locator('#sweep-kind').selectOption('echo');
+  await page.locator('#sweep-values').fill('1, 2');
+  await page.locator('#sweep-steps').fill('400');
+  await page.locator('#sweep-start').click();
+  await waitFor(page, 'the first run training', (s) => s.steps.length >= 2);
+  await page.locator('#echo-auto').check();
+  // Before, the sweep went on, and auto set every run's echo factor to its own from step 10.
+  await expect(page.locator('#sweep-status')).toHaveText('sweep stopped during run 1 of 2: auto echo sets the echo factor itself: untick "auto" to sweep it', {
+    timeout: 20_000,
+  });
+  await expect(page.locator('#state')).toHaveText('stopped');
+  await expect(page.locator('#runs-table tbody tr')).toHaveCount(1);
+});
+
 test('an echo sweep on a one-record table counts fresh examples trained, and the table says what ran', async ({ page }) => {
   test.setTimeout(180_000);
   // Birdstrikes' training split is one TOC record: the reader parses it whole before the first batch, and there is one reader.
