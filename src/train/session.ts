@@ -771,23 +771,26 @@ export class LabSession {
 
   /**
    * The checkpoint of a run whose trainer waits for data, taken now, as at the gate (the model is between steps): a batch
-   * that comes meanwhile waits at the closed gate.
+   * that comes meanwhile waits at the closed gate. `reopen` (a stall's, not a pause's or a stop's): the gate opens again
+   * after, unless the person paused or stopped meanwhile.
    */
-  private async checkpointWhileWaiting(trainer: Trainer): Promise<void> {
+  private async checkpointWhileWaiting(trainer: Trainer, reopen = false): Promise<void> {
     if (!this.config.saveCheckpoint || trainer.position.step === 0) return;
     this.closeGate();
     this.checkpointAtGate = false;
     const gate = this.resumeGate;
     const step = trainer.position.step;
-    // Saved already at this step with these controls (a stall's checkpoint, then Pause or Stop): the same again would only cost time.
-    if (this.checkpointsTaking === 0 && this.saved?.step === step && this.saved.controls === JSON.stringify(this.controls)) return;
     try {
+      // Saved already at this step with these controls (a stall's checkpoint, then Pause or Stop): the same again would only cost time.
+      if (this.checkpointsTaking === 0 && this.saved?.step === step && this.saved.controls === JSON.stringify(this.controls)) return;
       // Resumed meanwhile (the gate opened, or a later pause closed a new one): a step may be under way, and the weights
       // would not be this step's. That pause (or the next checkpoint) takes its own.
       await this.checkpointBetweenSteps(trainer, () => this.resumeGate === gate && trainer.position.step === step);
     } catch (err) {
       // A device lost or out of memory: the run goes on without this checkpoint (the last one stands).
-      this.onWarning(`could not save a checkpoint at step ${trainer.position.step}: ${(err as Error).message}`);
+      this.onWarning(`could not save a checkpoint at step ${step}: ${(err as Error).message}`);
+    } finally {
+      if (reopen && this.resumeGate === gate && this.state === 'running' && !this.stopping) this.openGate();
     }
   }
 
@@ -827,15 +830,7 @@ export class LabSession {
     const step = trainer.position.step;
     if (step <= this.checkpointQueuedStep || this.stalledForMs === 0) return;
     this.checkpointQueuedStep = step; // one try: a failure is said once, not every second of the stall
-    this.closeGate();
-    const gate = this.resumeGate;
-    try {
-      await this.checkpointBetweenSteps(trainer, () => this.resumeGate === gate && trainer.position.step === step);
-    } catch (err) {
-      this.onWarning(`could not save a checkpoint at step ${step}: ${(err as Error).message}`); // the last one stands
-    } finally {
-      if (this.resumeGate === gate && this.state === 'running' && !this.stopping) this.openGate();
-    }
+    await this.checkpointWhileWaiting(trainer, true);
   }
 
   /** Checkpoints of the model between steps being taken or written (not yet saved). */
@@ -948,11 +943,9 @@ export class LabSession {
     if (this.ended || !trainer) return Promise.resolve(this.finalModel);
     if (trainer.position.step === 0) return Promise.resolve(undefined);
     if (this.state === 'paused') return trainer.capture().then((read) => read());
-    // Waiting for data with the gate closed for a stall's checkpoint: no step starts until it opens, so taken now too.
-    if (this.state === 'running' && trainer.waitingSince !== undefined && this.resumeGate && !this.stopping) {
-      return trainer.capture().then((read) => read());
-    }
-    if (this.state === 'running' && trainer.waitingSince !== undefined && !this.resumeGate && !this.stopping) {
+    if (this.state === 'running' && trainer.waitingSince !== undefined && !this.stopping) {
+      // The gate closed for a stall's checkpoint: no step starts until it opens, so taken now too.
+      if (this.resumeGate) return trainer.capture().then((read) => read());
       // Waiting for data (a stall may last): taken now, the gate closed while the weights are copied, so a batch that comes
       // meanwhile waits for the copy; then open again unless the person paused or stopped meanwhile.
       this.closeGate();
