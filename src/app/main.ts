@@ -1050,9 +1050,8 @@ sweepPanel = setupSweepPanel(ui.sweepStart, ui.sweepStop, {
   refuses: (kind) => (kind === 'echo' && ui.echoAuto.checked ? 'auto echo sets the echo factor itself: untick "auto" to sweep it' : undefined),
   paramsApplied: () => (paramsApplied ? Promise.resolve() : ready),
   takeControl(kind) {
-    const before = { fidelity: ui.fidelity.value, touched: fidelityTouched, echo: ui.echo.value };
     const control = kind === 'group' ? ui.fidelity : ui.echo;
-    sweptAside = { kind, value: control.value, touched: fidelityTouched };
+    const before = (sweptAside = { kind, value: control.value, touched: fidelityTouched });
     return {
       set(value) {
         control.value = String(value);
@@ -1064,9 +1063,8 @@ sweepPanel = setupSweepPanel(ui.sweepStart, ui.sweepStop, {
       },
       value: () => control.value,
       restore() {
-        if (kind === 'echo') ui.echo.value = before.echo;
-        else {
-          ui.fidelity.value = before.fidelity;
+        control.value = before.value;
+        if (kind === 'group') {
           fidelityTouched = before.touched;
           updateFidelityLabel();
         }
