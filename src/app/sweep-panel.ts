@@ -73,6 +73,11 @@ export function setupSweepPanel(startButton: HTMLButtonElement, stopButton: HTML
   let refusal: string | undefined;
   /** The kind was moved from group to echo because a table was chosen (forTable). */
   let kindRuled = false;
+  /**
+   * Scan groups the person typed before a table moved the kind to echo: set aside, not read as echo factors ("5,4" is a
+   * valid echo sweep, and ran as one without a word), and given back with an image dataset.
+   */
+  let asideGroups: { values: string; said: string } | undefined;
 
   /**
    * Checks the values and the steps each on its own (a known-good other half: 1 is a scan group and an echo factor). A
@@ -180,6 +185,7 @@ export function setupSweepPanel(startButton: HTMLButtonElement, stopButton: HTML
 
   kind.addEventListener('change', () => {
     kindRuled = false; // the person's choice from now on
+    asideGroups = undefined;
     kindChanged();
     check();
   });
@@ -210,11 +216,23 @@ export function setupSweepPanel(startButton: HTMLButtonElement, stopButton: HTML
       // A table has no scan groups to sweep: echo until an image dataset is chosen again, unless the person picks echo meanwhile.
       const to = tabular && kind.value === 'group' ? 'echo' : !tabular && kindRuled ? 'group' : undefined;
       kindRuled = tabular && (kindRuled || to !== undefined);
-      if (to) {
-        kind.value = to;
-        kindChanged();
-        check(); // the values as the new kind's: "9" is an echo factor, not a scan group
+      if (!to) return;
+      const typed = fields.values.value.trim();
+      kind.value = to;
+      if (to === 'echo' && !Object.values(SWEEP_DEFAULTS).includes(typed)) {
+        const said = `a table has no scan groups: the sweep's values are echo factors; your scan groups ${typed} come back with an image dataset`;
+        asideGroups = { values: fields.values.value, said };
+        fields.values.value = SWEEP_DEFAULTS.echo;
+        status.textContent = said;
+      } else {
+        // Given back unless the person typed echo factors on the table meanwhile (theirs then, checked as scan groups).
+        const back = asideGroups && fields.values.value.trim() === SWEEP_DEFAULTS.echo ? asideGroups.values : undefined;
+        if (asideGroups && status.textContent === asideGroups.said) status.textContent = '';
+        asideGroups = undefined;
+        if (back === undefined) kindChanged();
+        else fields.values.value = back;
       }
+      check(); // the values as the new kind's: "12" is an echo factor, not a scan group
     },
   };
 }

@@ -34,6 +34,16 @@ test('after a TOC run, an image dataset gets its fidelity slider, echo mode and 
   await page.locator('#sweep-kind').selectOption('echo');
   await page.locator('#dataset').selectOption(FASHION);
   await expect(page.locator('#sweep-kind')).toHaveValue('echo');
+  // Scan groups typed, then a table chosen: set aside and said, not run as echo factors (5,4 is a valid echo sweep); back with images.
+  await page.locator('#sweep-kind').selectOption('group');
+  await page.locator('#sweep-values').fill('5,4');
+  await page.locator('#dataset').selectOption(FLIGHTS);
+  await expect(page.locator('#sweep-values')).toHaveValue('1,2,4');
+  await expect(page.locator('#sweep-status')).toContainText('your scan groups 5,4 come back with an image dataset');
+  await page.locator('#dataset').selectOption(FASHION);
+  await expect(page.locator('#sweep-kind')).toHaveValue('group');
+  await expect(page.locator('#sweep-values')).toHaveValue('5,4');
+  await expect(page.locator('#sweep-status')).toHaveText('');
   // Values the table's kind change makes valid, or not, are checked as that kind's (before, the last kind's error stayed).
   await page.locator('#sweep-kind').selectOption('group');
   await page.locator('#sweep-values').fill('9');
