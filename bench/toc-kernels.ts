@@ -461,6 +461,43 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
         ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
       ),
     );
+    const timed = e.runs.filter((x) => x.products);
+    const csrProducts = csr.products?.forward.map((f, i) => f + csr.products!.gradient[i]!);
+    if (timed.length > 0 && csrProducts) {
+      lines.push(
+        `### The first layer's products inside the epochs, GPU side`,
+        '',
+        ...table(
+          md,
+          // biome-ignore format: one header row reads best on one line
+          ['first layer', 'A·M (forward), GPU ms / epoch', 'Aᵀ·M (gradient), GPU ms / epoch', 'both', 'both vs CSR per epoch (min / median / max)',
+            'both, share of the epoch wall time (min / median / max)'],
+          timed.map((x) => {
+            const both = x.products!.forward.map((f, i) => f + x.products!.gradient[i]!).slice(1);
+            const wall = x.epochMs.slice(1);
+            return [
+              layerLabel(x.name),
+              ms(median(x.products!.forward.slice(1))),
+              ms(median(x.products!.gradient.slice(1))),
+              ms(median(both)),
+              spread(both, csrProducts.slice(1)),
+              shareSpread(
+                wall,
+                wall.map((w, i) => w - both[i]!),
+              ),
+            ];
+          }),
+          ['l', 'r', 'r', 'r', 'r', 'r'],
+        ),
+      );
+      para(
+        "The same epochs as above: an empty compute pass with a timestamp write before and after each product, in tocMatMul's own",
+        'command encoder, summed over the epoch (medians of epochs 2..N; ratios epoch by epoch). The bias, the ReLU and its mask, the',
+        'column sums, the loss, the output layer and Adam are the same kernels for TOC and CSR and are not in these spans. Unlike the',
+        "epoch's wall time, the spans do not hold the waits for the CPU between submissions, which on this shared machine swing an epoch",
+        'by half; the share column is how much of the epoch these products are, so how much a faster product can take off it.',
+      );
+    }
     const terms = e.models.reduce((n, m) => n + m.terms, 0);
     const nnz = e.models.reduce((n, m) => n + m.nnz, 0);
     para(

@@ -25,7 +25,7 @@ import { tocGpuLayout, type TocGpuLayout } from '../../src/toc/gpu-layout.js';
 import { TocRunsGpuBatch } from '../../src/gpu/toc/runs.js';
 import { thinDense } from '../../src/gpu/dense.js';
 import { softmaxCrossEntropy } from '../../src/gpu/softmax-ce.js';
-import { tocMatMul } from '../../src/gpu/toc/tfjs-op.js';
+import { tocMatMul, type GpuSparseMatrix } from '../../src/gpu/toc/tfjs-op.js';
 import { flushTfjs, profileStep, settle, tfjsBackend, type StepProfile } from './step-profile.js';
 import {
   chooseEncoding,
@@ -165,6 +165,11 @@ export interface TrainingRun {
   weightError: number;
   /** One more step under tf.profile after the epochs: tfjs's kernels by name, GPU ms summed (our kernels are not in it). */
   profile: StepProfile;
+  /**
+   * GPU-side ms of each epoch's first-layer products inside training (ProductTimer): A·M of the forward and Aᵀ·M of the
+   * gradient, summed over the epoch's batches. For the tocMatMul runs only, with timestamp-query.
+   */
+  products?: { forward: number[]; gradient: number[] };
 }
 
 export interface EndToEnd {
@@ -344,6 +349,81 @@ class SpanTimer {
     const [start, end] = new BigUint64Array(this.readback.getMappedRange().slice(0));
     this.readback.unmap();
     return end! > start! ? Number(end! - start!) / 1e6 : NaN;
+  }
+}
+
+/**
+ * GPU-side time of a first layer's products inside training: an empty timestamp pass before and after each product in
+ * tocMatMul's own command encoder (A·M in the forward, Aᵀ·M in the gradient), summed per epoch. The rest of the step is
+ * the same for TOC and CSR; these spans are the part that differs, and they do not carry the wall clock's waits for the
+ * CPU (another process on the machine, tfjs's scheduling) that make an epoch's wall time swing by half.
+ */
+class ProductTimer {
+  /** Query pairs per epoch: 2 products per batch, 40 batches at most in the per-epoch runs. */
+  private static readonly PAIRS = 256;
+  private readonly querySet: GPUQuerySet;
+  private readonly resolved: GPUBuffer;
+  private readonly readback: GPUBuffer;
+  /** Which product each recorded pair timed, in order; the pairs past the epoch's end (the profiled step) are dropped. */
+  private kinds: Array<'forward' | 'gradient'> = [];
+  readonly forward: number[] = [];
+  readonly gradient: number[] = [];
+
+  constructor(private readonly device: GPUDevice) {
+    const bytes = ProductTimer.PAIRS * 16;
+    this.querySet = device.createQuerySet({ label: 'bench.products', type: 'timestamp', count: 2 * ProductTimer.PAIRS });
+    this.resolved = device.createBuffer({ label: 'bench.products.resolved', size: bytes, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+    this.readback = device.createBuffer({ label: 'bench.products.readback', size: bytes, usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.MAP_READ });
+  }
+
+  /** `a` with each product between two timestamp passes. */
+  wrap(a: GpuSparseMatrix): GpuSparseMatrix {
+    return {
+      rows: a.rows,
+      cols: a.cols,
+      times: (encoder, m, k, out, ms, rs) => this.span(encoder, 'forward', () => a.times(encoder, m, k, out, ms, rs)),
+      transposeTimes: (encoder, m, k, out, ms, rs) => this.span(encoder, 'gradient', () => a.transposeTimes(encoder, m, k, out, ms, rs)),
+    };
+  }
+
+  private span(encoder: GPUCommandEncoder, kind: 'forward' | 'gradient', record: () => void): void {
+    const i = this.kinds.length;
+    if (i >= ProductTimer.PAIRS) {
+      record(); // more products than an epoch of the per-epoch runs has: not timed
+      return;
+    }
+    encoder.beginComputePass({ label: 'bench.products', timestampWrites: { querySet: this.querySet, beginningOfPassWriteIndex: 2 * i } }).end();
+    record();
+    encoder.beginComputePass({ label: 'bench.products', timestampWrites: { querySet: this.querySet, endOfPassWriteIndex: 2 * i + 1 } }).end();
+    this.kinds.push(kind);
+  }
+
+  /** Reads the epoch's spans (after its steps were submitted) and sums them by product. */
+  async endEpoch(): Promise<void> {
+    const pairs = this.kinds.length;
+    const sums = { forward: 0, gradient: 0 };
+    if (pairs > 0) {
+      const encoder = this.device.createCommandEncoder({ label: 'bench.products' });
+      encoder.resolveQuerySet(this.querySet, 0, 2 * pairs, this.resolved, 0);
+      encoder.copyBufferToBuffer(this.resolved, 0, this.readback, 0, 16 * pairs);
+      this.device.queue.submit([encoder.finish()]);
+      await this.readback.mapAsync(GPUMapMode.READ, 0, 16 * pairs);
+      const stamps = new BigUint64Array(this.readback.getMappedRange(0, 16 * pairs).slice(0));
+      this.readback.unmap();
+      for (let i = 0; i < pairs; i++) {
+        const [start, end] = [stamps[2 * i]!, stamps[2 * i + 1]!];
+        sums[this.kinds[i]!] += end > start ? Number(end - start) / 1e6 : Number.NaN;
+      }
+    }
+    this.forward.push(sums.forward);
+    this.gradient.push(sums.gradient);
+    this.kinds = [];
+  }
+
+  destroy(): void {
+    this.querySet.destroy();
+    this.resolved.destroy();
+    this.readback.destroy();
   }
 }
 
@@ -783,6 +863,7 @@ function trainer(
   units: number,
   gpuBytes: number,
   classes: number,
+  timer?: ProductTimer,
 ): Trainer {
   const vars = tf.tidy(() => {
     const v = [tf.variable(tf.tensor2d(start.w, [cols, units])), tf.variable(tf.zeros([units]))];
@@ -823,13 +904,16 @@ function trainer(
       sum.dispose();
       epochMs.push(performance.now() - t0);
       losses.push(total / labels.ids.length);
+      await timer?.endEpoch(); // after the wall clock stops: its read-back is not the epoch's
     },
     async finish() {
       const weights = (await w.data()) as Float32Array;
       const profile = await profileStep(device, () => step(0));
       tf.dispose(vars);
       optimizer.dispose();
-      return { name, epochMs, losses, gpuBytes, weights, profile };
+      timer?.destroy();
+      const products = timer && { forward: timer.forward, gradient: timer.gradient };
+      return { name, epochMs, losses, gpuBytes, weights, profile, products };
     },
   };
 }
@@ -912,10 +996,17 @@ async function endToEnd(
   const runsBytes = sum(runs.map((t) => t.uploadBytes));
   const fusedDense = (x: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor1D, activation: 'linear' | 'relu') =>
     tf.fused.matMul({ a: x, b: w, bias: b, activation }) as tf.Tensor2D;
+  // The products' GPU time inside the epochs, where timestamp-query allows (TOC runs and CSR, the same passes around each).
+  const timed = (batches: GpuSparseMatrix[]) => {
+    const timer = device.features.has('timestamp-query') ? new ProductTimer(device) : undefined;
+    return { timer, batches: timer ? batches.map((a) => timer.wrap(a)) : batches };
+  };
+  const [runsTimed, csrTimed] = [timed(runs), timed(csr)];
+  const csrBytes = sum(csr.map((c) => c.uploadBytes));
   const trainers = [
-    trainer(device, 'runs', (i, w, b, act) => tocMatMul(runs[i]!, w, b, act), labels, start, cols, units, runsBytes, classes),
+    trainer(device, 'runs', (i, w, b, act) => tocMatMul(runsTimed.batches[i]!, w, b, act), labels, start, cols, units, runsBytes, classes, runsTimed.timer),
     trainer(device, 'runsTfjsRest', (i, w, b, act) => tocMatMul(runs[i]!, w, b, act), labels, start, cols, units, runsBytes, classes),
-    trainer(device, 'csr', (i, w, b, act) => tocMatMul(csr[i]!, w, b, act), labels, start, cols, units, sum(csr.map((c) => c.uploadBytes)), classes),
+    trainer(device, 'csr', (i, w, b, act) => tocMatMul(csrTimed.batches[i]!, w, b, act), labels, start, cols, units, csrBytes, classes, csrTimed.timer),
     trainer(device, 'dense', (i, w, b, act) => fusedDense(dense[i]!, w, b, act), labels, start, cols, units, batches * E2E_ROWS * cols * 4, classes),
     // The floor skips the first layer with its ReLU (relu(0) is 0).
     trainer(device, 'skip', (_, w, b) => skipLayer(w, b), labels, start, cols, units, 0, classes),
