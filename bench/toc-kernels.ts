@@ -519,7 +519,9 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
       '',
       ...table(
         md,
-        ['first layer', 'step, wall ms', 'tfjs kernels, GPU ms', 'costliest tfjs kernels: calls, GPU ms (input shapes of the costliest call)'],
+        // biome-ignore format: one header row reads best on one line
+        ['first layer', 'step, wall ms', 'tfjs kernels, GPU ms', 'costliest tfjs kernels: calls, GPU ms (input shapes of the costliest call)',
+          'our passes, GPU ms', 'our passes by label: calls, GPU ms'],
         e.runs.map((x) => [
           layerLabel(x.name),
           ms(x.profile.wallMs),
@@ -528,14 +530,19 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
             .slice(0, 5)
             .map((k) => `${k.name} ×${k.calls} ${ms(k.ms)} (${k.shapes})`)
             .join('; '),
+          x.profile.ourKernelMs === undefined ? '—' : ms(x.profile.ourKernelMs),
+          (x.profile.ours ?? []).map((p) => `${p.label} ×${p.calls} ${ms(p.ms)}`).join('; ') || '—',
         ]),
-        ['l', 'r', 'r', 'l'],
+        ['l', 'r', 'r', 'l', 'r', 'l'],
       ),
     );
     para(
       'One more step of each run after its epochs (batch 1), under tf.profile: GPU times of tfjs kernels from timestamp queries, summed by',
-      'kernel name. Our kernels (tocMatMul, its bias, the CSR products) are submitted outside tfjs and are not in these sums; a step under',
-      'the profiler also runs slower than in the epochs (one query pair per kernel), so read the shares, not the totals.',
+      'kernel name. Our kernels are submitted outside tfjs, so tf.profile does not see them: each of their compute passes gets a timestamp',
+      'pair of its own in that step (by label: TocRuns.times / .transposeTimes and Csr.* are the products, a runs product with its fill in',
+      'one pass; Bias.* the bias, ReLU, ReLU gradient and column sums; SoftmaxCe the loss; Dense.* the output layer; Adam the optimiser;',
+      'a copy of M into X outside a pass is in neither sum). A step under the profiler runs slower than in the epochs (a query pair per',
+      'kernel or pass), so read the shares, not the totals.',
     );
   }
   return lines.join('\n');

@@ -1,6 +1,7 @@
 // Timing helpers shared by the in-browser benches that train with tfjs on its
 // WebGPU device: submit tfjs's pending work and wait for an idle queue before a
-// clock starts, and profile one training step by tfjs kernel.
+// clock starts, and profile one training step: tfjs's kernels through tf.profile,
+// our own kernels' compute passes by label through timestamp queries.
 import * as tf from '@tensorflow/tfjs';
 
 /** The public methods of tfjs-backend-webgpu's WebGPUBackend that submit its pending commands. */
@@ -34,18 +35,93 @@ export interface StepProfile {
   tfjsKernelMs: number;
   /** tfjs kernels by name, most time first: calls and summed GPU ms, with the input shapes of the costliest call. */
   kernels: Array<{ name: string; calls: number; ms: number; shapes: string }>;
+  /** Sum of our kernels' pass times in the step (passes tf.profile does not time), when the device has timestamp-query. */
+  ourKernelMs?: number;
+  /** Our compute passes by label, most time first: calls and summed GPU ms. */
+  ours?: Array<{ label: string; calls: number; ms: number }>;
 }
 
-/** One step under tf.profile: where the step's time goes among tfjs's kernels (timestamp-query GPU times; ours are not in it). */
+/**
+ * Times every compute pass begun while it is installed that has no timestamp writes of its own: ours (tfjs's passes
+ * under tf.profile carry their own). GPUCommandEncoder.beginComputePass is wrapped for the profiled step only.
+ */
+class PassTimer {
+  private static readonly PAIRS = 1024;
+  private readonly querySet: GPUQuerySet;
+  private readonly labels: string[] = [];
+
+  constructor(private readonly device: GPUDevice) {
+    this.querySet = device.createQuerySet({ label: 'bench.passes', type: 'timestamp', count: 2 * PassTimer.PAIRS });
+  }
+
+  /** Wraps beginComputePass; the returned function puts it back. */
+  install(): () => void {
+    const proto = GPUCommandEncoder.prototype;
+    const original = proto.beginComputePass;
+    const { labels, querySet } = this;
+    proto.beginComputePass = function (this: GPUCommandEncoder, descriptor?: GPUComputePassDescriptor) {
+      if (descriptor?.timestampWrites || labels.length >= PassTimer.PAIRS) return original.call(this, descriptor);
+      const i = labels.length;
+      labels.push(descriptor?.label || '(no label)');
+      const timestampWrites = { querySet, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 };
+      return original.call(this, { ...descriptor, timestampWrites });
+    };
+    return () => {
+      proto.beginComputePass = original;
+    };
+  }
+
+  /** GPU ms by label (after the passes were submitted); frees the queries. */
+  async read(): Promise<Array<{ label: string; calls: number; ms: number }>> {
+    const n = this.labels.length;
+    const byLabel = new Map<string, { label: string; calls: number; ms: number }>();
+    if (n > 0) {
+      const bytes = 16 * n;
+      const resolved = this.device.createBuffer({ label: 'bench.passes', size: bytes, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+      const readback = this.device.createBuffer({ label: 'bench.passes', size: bytes, usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.MAP_READ });
+      const encoder = this.device.createCommandEncoder({ label: 'bench.passes' });
+      encoder.resolveQuerySet(this.querySet, 0, 2 * n, resolved, 0);
+      encoder.copyBufferToBuffer(resolved, 0, readback, 0, bytes);
+      this.device.queue.submit([encoder.finish()]);
+      await readback.mapAsync(GPUMapMode.READ);
+      const stamps = new BigUint64Array(readback.getMappedRange().slice(0));
+      readback.unmap();
+      resolved.destroy();
+      readback.destroy();
+      for (let i = 0; i < n; i++) {
+        const [start, end] = [stamps[2 * i]!, stamps[2 * i + 1]!];
+        const entry = byLabel.get(this.labels[i]!) ?? { label: this.labels[i]!, calls: 0, ms: 0 };
+        entry.calls++;
+        entry.ms += end > start ? Number(end - start) / 1e6 : 0;
+        byLabel.set(entry.label, entry);
+      }
+    }
+    this.querySet.destroy();
+    return [...byLabel.values()].sort((a, b) => b.ms - a.ms);
+  }
+}
+
+/**
+ * One step under tf.profile: where the step's time goes among tfjs's kernels and, with timestamp-query, among our
+ * compute passes (by label; a copy between buffers outside a pass is in neither).
+ */
 export async function profileStep(device: GPUDevice, step: () => tf.Scalar): Promise<StepProfile> {
   await settle(device);
+  const passes = device.features.has('timestamp-query') ? new PassTimer(device) : undefined;
+  const uninstall = passes?.install();
   const t0 = performance.now();
-  const info = await tf.profile(async () => {
-    const loss = step();
-    await loss.data();
-    return loss;
-  });
+  let info: Awaited<ReturnType<typeof tf.profile>>;
+  try {
+    info = await tf.profile(async () => {
+      const loss = step();
+      await loss.data();
+      return loss;
+    });
+  } finally {
+    uninstall?.();
+  }
   const wallMs = performance.now() - t0;
+  const ours = await passes?.read();
   tf.dispose(info.result as tf.Tensor);
   const byName = new Map<string, { name: string; calls: number; ms: number; costliest: number; shapes: string }>();
   let tfjsKernelMs = 0;
@@ -59,5 +135,6 @@ export async function profileStep(device: GPUDevice, step: () => tf.Scalar): Pro
     byName.set(k.name, entry);
   }
   const kernels = [...byName.values()].filter((k) => k.ms > 0).sort((a, b) => b.ms - a.ms);
-  return { wallMs, tfjsKernelMs, kernels: kernels.map(({ name, calls, ms, shapes }) => ({ name, calls, ms, shapes })) };
+  const ourKernelMs = ours?.reduce((sum, p) => sum + p.ms, 0);
+  return { wallMs, tfjsKernelMs, kernels: kernels.map(({ name, calls, ms, shapes }) => ({ name, calls, ms, shapes })), ourKernelMs, ours };
 }
