@@ -4,13 +4,13 @@
 // run: start, pause while it waits for data, stop while it loads or evaluates,
 // move controls before the pipeline is open, start again after a stop.
 import * as tf from '@tensorflow/tfjs';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { validateCheckpoint, type Checkpoint } from '../../../src/train/checkpoint.js';
 import { mlp } from '../../../src/train/models/mlp.js';
 import { TRANSITIONS, type RunState } from '../../../src/train/run-state.js';
 import { LabSession, STALL_MS, stalledFor, testBatchSize, type SessionConfig, type SessionListener } from '../../../src/train/session.js';
 import { freshOptimizerState } from '../../../src/train/model-file.js';
-import type { EvalMetrics, ModelState, StepMetrics } from '../../../src/train/trainer.js';
+import { Trainer, type EvalMetrics, type ModelState, type StepMetrics } from '../../../src/train/trainer.js';
 import { fakeInfo, fakePipelines, type FakeBehaviour } from './fake-pipeline.js';
 
 beforeAll(async () => {
@@ -798,6 +798,33 @@ describe('checkpoints and exact resume', () => {
     expect(Date.now() - t0).toBeLessThan(1000); // it waited for the next step's gate, 1.9 s here (a stalled link: never)
     expect(model!.weights.length).toBeGreaterThan(0);
     await until('another step', () => rec.steps.length >= 3); // the gate closed for the copy opened again
+    await s.stop();
+    await done;
+  });
+
+  it("the model asked for while a stall's checkpoint is being taken comes at once, and that checkpoint is still saved", async () => {
+    const { s, rec, saved } = savingSession({ hangAfter: 6 });
+    const done = s.start();
+    await until('the last batch trained', () => rec.steps.length >= 6);
+    // The checkpoint first waits for the read-back of the last losses: held here for 1.5 s (a slow GPU), so the model
+    // is asked for while the stall's checkpoint holds the gate.
+    let holding = false;
+    const held = vi.spyOn(Trainer.prototype, 'reportsDone').mockImplementation(() => {
+      holding = true;
+      return sleep(1_500).then(() => undefined);
+    });
+    try {
+      await until("the stall's checkpoint began", () => holding, STALL_MS + 3_000);
+      const t0 = Date.now();
+      const model = await s.captureModel();
+      expect(Date.now() - t0).toBeLessThan(1_000);
+      expect(model!.weights.length).toBeGreaterThan(0);
+      // Had the model's copy opened the gate, the checkpoint would see the run resumed and save nothing.
+      await until('the stall saved', () => saved.length === 1, 3_000);
+      expect(saved[0]!.step).toBe(6);
+    } finally {
+      held.mockRestore();
+    }
     await s.stop();
     await done;
   });
