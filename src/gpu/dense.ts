@@ -2,7 +2,8 @@
 // few columns, the TOC MLP's output layer. tfjs's tiled matmul programs leave most
 // of each tile idle at 2..10 units, and on SwiftShader that layer's products cost
 // more than the sparse first layer (docs/toc-kernels-log.md, "Session 13"); here each output is
-// one invocation's dot product, and b's gradient the column sums of bias.wgsl.
+// one invocation's dot product (X and dX read and written as vec4 when the inner size is a
+// multiple of 4, session 32), and b's gradient the column sums of bias.wgsl.
 import * as tf from '@tensorflow/tfjs';
 import denseWgsl from '../../shaders/dense.wgsl?raw';
 import { recordColumnSums } from './bias.js';
@@ -13,6 +14,10 @@ const program = (entryPoint: string, label: string): KernelProgram => ({ label, 
 const FORWARD = program('forward', 'Dense.forward');
 const INPUT_GRADIENT = program('input_gradient', 'Dense.inputGradient');
 const WEIGHT_GRADIENT = program('weight_gradient', 'Dense.weightGradient');
+// X and dX as vec4 when the inner size is a multiple of 4 (bindings 5 and 6 instead of 1 and 4 for them).
+const FORWARD4 = program('forward4', 'Dense.forward4');
+const INPUT_GRADIENT4 = program('input_gradient4', 'Dense.inputGradient4');
+const WEIGHT_GRADIENT4 = program('weight_gradient4', 'Dense.weightGradient4');
 
 function record(
   encoder: GPUCommandEncoder,
@@ -35,17 +40,25 @@ export function thinDense(x: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor1D): tf.Te
   if (w.shape[0] !== inner || b.shape[0] !== units)
     throw new Error(`thinDense: X is [${x.shape}], W [${w.shape}], b [${b.shape}]: expected W [${inner}, units] and b [units]`);
   const shape: [number, number, number] = [rows, inner, units];
+  const quad = inner % 4 === 0;
   const op = tf.customGrad((xIn, wIn, bIn, save) => {
     const [xt, wt, bt] = [xIn, wIn, bIn] as tf.Tensor[];
     (save as tf.GradSaveFunc)([xt!, wt!]);
     const [value] = runKernel([xt!, wt!, bt!], [[rows, units]], 'Dense.z', (encoder, device, [xb, wb, bb], [z]) =>
-      record(encoder, device, FORWARD, shape, { 1: xb!, 2: wb!, 3: bb!, 4: z! }, [rows, units]),
+      quad
+        ? record(encoder, device, FORWARD4, shape, { 5: xb!, 2: wb!, 3: bb!, 4: z! }, [rows, units])
+        : record(encoder, device, FORWARD, shape, { 1: xb!, 2: wb!, 3: bb!, 4: z! }, [rows, units]),
     );
     // dX, dW and db in one submission, from one copy of dZ.
     const gradFunc = (dz: tf.Tensor, [xs, ws]: tf.Tensor[]) =>
       runKernel([dz, xs!, ws!], [[rows, inner], [inner, units], [units]], 'Dense.gradients', (encoder, device, [g, xb, wb], [dx, dw, db]) => {
-        record(encoder, device, INPUT_GRADIENT, shape, { 1: g!, 2: wb!, 4: dx! }, [rows, inner]);
-        record(encoder, device, WEIGHT_GRADIENT, shape, { 1: xb!, 2: g!, 4: dw! }, [inner, units]);
+        if (quad) {
+          record(encoder, device, INPUT_GRADIENT4, shape, { 1: g!, 2: wb!, 6: dx! }, [rows, inner / 4]);
+          record(encoder, device, WEIGHT_GRADIENT4, shape, { 5: xb!, 2: g!, 4: dw! }, [inner / 4, units]);
+        } else {
+          record(encoder, device, INPUT_GRADIENT, shape, { 1: g!, 2: wb!, 4: dx! }, [rows, inner]);
+          record(encoder, device, WEIGHT_GRADIENT, shape, { 1: xb!, 2: g!, 4: dw! }, [inner, units]);
+        }
         recordColumnSums(device, encoder, g!, db!, rows, units);
       });
     return { value, gradFunc };

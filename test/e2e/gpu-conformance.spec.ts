@@ -17,9 +17,9 @@ test("TOC and CSR kernels, the TOC op and its gradient, the lab's loss, dense la
   // 10 matrices x (6 products x 4 implementations + 2 layout notes); 9 of them small enough for the tfjs op
   // (8 results each: A*W and dL/dW; with a bias A*W+b, dL/dW and dL/db; and relu(A*W+b), dL/dW and dL/db through it;
   // on the tree form with k = 7, on the runs form with k = 7 and k = 8).
-  // And the lab's loss against tfjs's on 5 shapes (the mean and dL/dlogits), the thin dense layer on 3 (Z, dX, dW, db),
+  // And the lab's loss against tfjs's on 5 shapes (the mean and dL/dlogits), the thin dense layer on 4 (Z, dX, dW, db),
   // and Adam on 4 (value and both moments).
-  expect(results.length).toBe(10 * (6 * 4 + 2) + 9 * 3 * 8 + 5 * 2 + 3 * 4 + 4 * 3);
+  expect(results.length).toBe(10 * (6 * 4 + 2) + 9 * 3 * 8 + 5 * 2 + 4 * 4 + 4 * 3);
   const layouts = results.filter((r) => r.op.startsWith('layout')).map((r) => r.op);
   // The runs kernels' paths: cached codes, 16-bit and 32-bit indexes, two-word column items, unit values (no value loads),
   // plain sides (session 11) with values beside the items and without (unit values).

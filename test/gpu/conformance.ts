@@ -240,7 +240,8 @@ async function thinDenseCases(random: () => number): Promise<CaseResult[]> {
   for (const [rows, inner, units] of [
     [250, 64, 2],
     [2000, 64, 6],
-    [37, 5, 3],
+    [37, 5, 3], // an inner size that is not a multiple of 4: the scalar entry points
+    [50, 20, 10], // the quad entry points (vec4 X and dX) at other sizes than the lab's 64
   ] as const) {
     const values = (n: number) => Float32Array.from({ length: n }, () => random() * 2 - 1);
     const x = tf.tensor2d(values(rows * inner), [rows, inner]);
