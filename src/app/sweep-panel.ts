@@ -74,10 +74,12 @@ export function setupSweepPanel(startButton: HTMLButtonElement, stopButton: HTML
   /** The kind was moved from group to echo because a table was chosen (forTable). */
   let kindRuled = false;
   /**
-   * Scan groups the person typed before a table moved the kind to echo: set aside, not read as echo factors ("5,4" is a
-   * valid echo sweep, and ran as one without a word), and given back with an image dataset.
+   * Values the person typed for the kind a dataset change moved away from (forTable): set aside, not read as the other
+   * kind's ("5,4" is a valid echo sweep, and ran as one without a word), and given back when that kind comes back.
    */
-  let asideGroups: { values: string; said: string } | undefined;
+  const aside: Partial<Record<SweepPlan['kind'], string>> = {};
+  /** What the status line says about values set aside, while it says it. */
+  let asideSaid: string | undefined;
 
   /**
    * Checks the values and the steps each on its own (a known-good other half: 1 is a scan group and an echo factor). A
@@ -149,7 +151,7 @@ export function setupSweepPanel(startButton: HTMLButtonElement, stopButton: HTML
               ? `sweep stopped by the run's Stop, ${during}`
               : typeof stop === 'object'
                 ? `sweep stopped ${during}: ${stop.refused}`
-                : 'sweep stopped';
+                : `sweep stopped ${during}`;
     } finally {
       sessionStorage.removeItem(SWEEP_KEY);
       running = false;
@@ -185,7 +187,7 @@ export function setupSweepPanel(startButton: HTMLButtonElement, stopButton: HTML
 
   kind.addEventListener('change', () => {
     kindRuled = false; // the person's choice from now on
-    asideGroups = undefined;
+    for (const k of Object.keys(aside) as SweepPlan['kind'][]) delete aside[k];
     kindChanged();
     check();
   });
@@ -217,21 +219,20 @@ export function setupSweepPanel(startButton: HTMLButtonElement, stopButton: HTML
       const to = tabular && kind.value === 'group' ? 'echo' : !tabular && kindRuled ? 'group' : undefined;
       kindRuled = tabular && (kindRuled || to !== undefined);
       if (!to) return;
+      // The values typed for the kind left wait aside; the new kind's come back as they were set aside, or as offered.
+      const from = kind.value as SweepPlan['kind'];
       const typed = fields.values.value.trim();
+      if (typed !== (SWEEP_DEFAULTS[from] ?? '')) aside[from] = typed;
       kind.value = to;
-      if (to === 'echo' && !Object.values(SWEEP_DEFAULTS).includes(typed)) {
-        const said = `a table has no scan groups: the sweep's values are echo factors; your scan groups ${typed} come back with an image dataset`;
-        asideGroups = { values: fields.values.value, said };
-        fields.values.value = SWEEP_DEFAULTS.echo;
-        status.textContent = said;
-      } else {
-        // Given back unless the person typed echo factors on the table meanwhile (theirs then, checked as scan groups).
-        const back = asideGroups && fields.values.value.trim() === SWEEP_DEFAULTS.echo ? asideGroups.values : undefined;
-        if (asideGroups && status.textContent === asideGroups.said) status.textContent = '';
-        asideGroups = undefined;
-        if (back === undefined) kindChanged();
-        else fields.values.value = back;
-      }
+      fields.values.value = aside[to] ?? SWEEP_DEFAULTS[to] ?? '';
+      delete aside[to];
+      const said = aside.group
+        ? `a table has no scan groups: the sweep's values are echo factors; your scan groups ${aside.group} come back with an image dataset`
+        : aside.echo
+          ? `your echo factors ${aside.echo} come back with a table`
+          : '';
+      if (status.textContent === asideSaid || said) status.textContent = said;
+      asideSaid = said || undefined;
       check(); // the values as the new kind's: "12" is an echo factor, not a scan group
     },
   };

@@ -40,10 +40,17 @@ test('after a TOC run, an image dataset gets its fidelity slider, echo mode and 
   await page.locator('#dataset').selectOption(FLIGHTS);
   await expect(page.locator('#sweep-values')).toHaveValue('1,2,4');
   await expect(page.locator('#sweep-status')).toContainText('your scan groups 5,4 come back with an image dataset');
+  // Echo factors typed on the table wait aside in turn (before, "1,2" stayed and ran as scan groups, 5,4 lost).
+  await page.locator('#sweep-values').fill('1,2');
   await page.locator('#dataset').selectOption(FASHION);
   await expect(page.locator('#sweep-kind')).toHaveValue('group');
   await expect(page.locator('#sweep-values')).toHaveValue('5,4');
-  await expect(page.locator('#sweep-status')).toHaveText('');
+  await expect(page.locator('#sweep-status')).toHaveText('your echo factors 1,2 come back with a table');
+  await page.locator('#dataset').selectOption(FLIGHTS);
+  await expect(page.locator('#sweep-values')).toHaveValue('1,2');
+  await expect(page.locator('#sweep-status')).toContainText('your scan groups 5,4 come back');
+  await page.locator('#dataset').selectOption(FASHION);
+  await expect(page.locator('#sweep-values')).toHaveValue('5,4');
   // Values the table's kind change makes valid, or not, are checked as that kind's (before, the last kind's error stayed).
   await page.locator('#sweep-kind').selectOption('group');
   await page.locator('#sweep-values').fill('9');
@@ -54,6 +61,7 @@ test('after a TOC run, an image dataset gets its fidelity slider, echo mode and 
   await page.locator('#sweep-values').fill('12');
   await page.locator('#dataset').selectOption(FASHION);
   await expect(page.locator('#sweep-kind')).toHaveValue('group');
+  await expect(page.locator('#sweep-values')).toHaveValue('9'); // the scan group typed before the table, checked as one
   await expect(page.locator('#sweep-values')).toHaveAttribute('aria-invalid', 'true');
   await expect(page.locator('#sweep-values-error')).toContainText('scan group');
   // Auto echo sets the echo factor itself: an echo sweep would compare nothing, and says so instead of running.
