@@ -48,6 +48,7 @@ import {
   checkScanGroup,
   checkSeed,
   repeatedParams,
+  unknownParamMessage,
   unknownParams,
   type Checked,
 } from './validate.js';
@@ -1298,7 +1299,9 @@ ui.manifestUrl.addEventListener('change', () => {
 
 /** Puts each URL parameter into its control; one that is bad or names nothing is shown, never replaced by a default. */
 async function applyParams(): Promise<void> {
-  for (const k of unknownParams(params)) log(`unknown URL parameter "${k}" ignored (see the README for those the lab reads)`, 'warning');
+  // Shown above the page, not only logged (a guessed name, fidelity= for group=, ran at the default unnoticed), but no block on
+  // Start: nothing of the run depends on it. Kept under a key no parameter has, so no control's change clears it.
+  for (const k of unknownParams(params)) paramErrors.set(`?${k}`, unknownParamMessage(k));
   // Said, not an error: the first is read and the address bar keeps it alone (an error would hold the URL and, for a name, Start).
   for (const [k, values] of repeatedParams(params)) {
     log(`URL parameter ${k} is given ${values.length} times (${values.join(', ')}): the first is read, the others are not`, 'warning');
@@ -1477,7 +1480,8 @@ let urlGroup = params.get('group');
 let sweptAside: { kind: 'group' | 'echo'; value: string; touched: boolean } | undefined;
 
 function writeUrl(): void {
-  if (paramErrors.size) return; // the URL being fixed is shown above the page; it changes once it is fixed
+  // The URL being fixed is shown above the page; it changes once it is fixed (a name it does not read is dropped at once).
+  if ([...paramErrors.keys()].some((k) => !k.startsWith('?'))) return;
   const next = new URLSearchParams();
   const dataset = DATASETS.find((d) => d.manifest === ui.dataset.value);
   const typed = checkManifestUrl(ui.manifestUrl.value, location.href);
@@ -1535,6 +1539,7 @@ webgpuBackend()
     ui.backend.classList.add('ok');
     await ready;
     if (autostartParam?.ok && autostartParam.value) {
+      // A parameter the lab does not read refuses it too: fidelity=2 meant for group= would train at the default unnoticed.
       if (paramErrors.size) log('autostart refused: the URL has errors (see above)', 'error');
       else void start();
     }

@@ -173,6 +173,28 @@ export function unknownParams(params: URLSearchParams): string[] {
   return [...new Set(params.keys())].filter((k) => !(URL_PARAMS as readonly string[]).includes(k));
 }
 
+/** Names a person may guess for a parameter, from the page's words for its control. */
+const PARAM_GUESSES: Record<string, (typeof URL_PARAMS)[number]> = {
+  fidelity: 'group',
+  scan: 'group',
+  scangroup: 'group',
+  learningrate: 'lr',
+  rate: 'lr',
+  batchsize: 'batch',
+  echofactor: 'echo',
+  data: 'dataset',
+  url: 'manifest',
+  shufflebuffer: 'shuffle',
+};
+
+/** What the page says of a parameter it does not read: ignored, and the one meant where it can tell (a case slip, the control's name). */
+export function unknownParamMessage(name: string): string {
+  const key = name.toLowerCase().replace(/[-_\s]/g, '');
+  const meant = URL_PARAMS.find((p) => p.toLowerCase() === key) ?? PARAM_GUESSES[key];
+  const hint = meant ? `; did you mean ${meant}=?` : ' (the README lists those it reads)';
+  return `URL parameter "${name}" is not one the lab reads: ignored${hint}`;
+}
+
 /** Parameters the URL gives more than once, with their values: the page reads the first. */
 export function repeatedParams(params: URLSearchParams): [name: string, values: string[]][] {
   return [...new Set(params.keys())].map((k) => [k, params.getAll(k)] as [string, string[]]).filter(([, values]) => values.length > 1);

@@ -330,6 +330,18 @@ test('a share of the records past the split keeps Start off, saying why (it star
   await expect(page.locator('#start')).toBeEnabled();
 });
 
+test('a parameter the lab does not read is shown as ignored, with the one meant, and refuses autostart; Start stays on', async ({ page }) => {
+  // Before, only a log line said so: fidelity=2 (the slider's box is "Fidelity") trained at scan group 6 unnoticed.
+  await page.goto('/?model=tiny-cnn&fidelity=2&autostart=1');
+  await expect(page.locator('#param-error')).toHaveText('URL parameter "fidelity" is not one the lab reads: ignored; did you mean group=?');
+  await expect(page.locator('#log')).toContainText('autostart refused: the URL has errors (see above)');
+  await expect(page.locator('#start')).toBeEnabled(); // nothing of a run depends on it
+  await expect(page.locator('#state')).toHaveText('idle');
+  await expect.poll(() => new URL(page.url()).searchParams.has('fidelity')).toBe(false); // the address drops it, and follows the controls
+  await page.locator('#model').selectOption('mlp');
+  await expect.poll(() => new URL(page.url()).searchParams.get('model')).toBe('mlp');
+});
+
 test('a parameter given twice is said in the log (the first is read), and autoEcho=false is off', async ({ page }) => {
   await page.goto('/?batch=48&batch=64&seed=1&seed=2&autoEcho=false');
   await expect(page.locator('#log')).toContainText('URL parameter batch is given 2 times (48, 64): the first is read, the others are not');

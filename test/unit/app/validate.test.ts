@@ -13,6 +13,7 @@ import {
   checkSeed,
   checkEvalMode,
   repeatedParams,
+  unknownParamMessage,
   unknownParams,
   checkFlag,
 } from '../../../src/app/validate.js';
@@ -98,6 +99,11 @@ describe('field checks', () => {
 
   it('names URL parameters the lab does not read', () => {
     expect(unknownParams(new URLSearchParams('model=mlp&bach=3&autostart'))).toEqual(['bach']);
+    // The page names the parameter meant where it can tell: the control's own word, or a slip of case.
+    expect(unknownParamMessage('fidelity')).toBe('URL parameter "fidelity" is not one the lab reads: ignored; did you mean group=?');
+    expect(unknownParamMessage('evalevery')).toContain('did you mean evalEvery=?');
+    expect(unknownParamMessage('batch_size')).toContain('did you mean batch=?');
+    expect(unknownParamMessage('bach')).toBe('URL parameter "bach" is not one the lab reads: ignored (the README lists those it reads)');
   });
 
   it('names URL parameters given more than once, with their values', () => {
