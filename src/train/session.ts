@@ -576,6 +576,7 @@ export class LabSession {
             const pipeline = this.withCarried(raw.pipeline);
             const m = { ...raw, bytesFetched: pipeline.bytesFetched, pipeline };
             this.steps.push(m);
+            this.stepsReported++;
             if (this.freshTrained !== undefined) this.freshTrained += m.examples - Math.min(m.echoed, m.examples);
             this.noteCounters(pipeline);
             this.listener.step(m);
@@ -759,11 +760,29 @@ export class LabSession {
     const reached = new Promise<void>((resolve) => (this.atGate = resolve));
     this.closeGate();
     this.checkpointAtGate = true;
-    let timer: ReturnType<typeof setTimeout> | undefined;
     // Then the steps up to it are reported, so the charts end where the saved run will go on.
-    const reported = reached.then(() => this.trainer?.reportsDone());
-    await Promise.race([reported, new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_CHECKPOINT_WAIT_MS)))]);
-    clearTimeout(timer);
+    await this.whileReporting(reached.then(() => this.trainer && this.reportsSettled(this.trainer)));
+  }
+
+  /** Steps reported to the listener so far (the ring of steps keeps only the last ones). */
+  private stepsReported = 0;
+
+  /**
+   * Waits for `p` as long as step reports keep coming: at most STOP_CHECKPOINT_WAIT_MS without one (then false). A slow
+   * device reads its losses back seconds after the steps (the CNN on SwiftShader: 2 steps and 3 s behind at a Stop);
+   * before, a fixed 3 s left them out, and the checkpoint held steps the page never showed. A wedged one sends none.
+   */
+  private async whileReporting(p: Promise<unknown>): Promise<boolean> {
+    for (;;) {
+      const before = this.stepsReported;
+      if (await settlesWithin(p, STOP_CHECKPOINT_WAIT_MS)) return true;
+      if (this.stepsReported === before) return false;
+    }
+  }
+
+  /** Until every step trained so far has been reported (whileReporting's bound). */
+  private reportsSettled(trainer: Trainer): Promise<boolean> {
+    return this.whileReporting(trainer.reportsDone());
   }
 
   /** When the last checkpoint was taken (performance.now()), or training began or resumed: the next is due checkpointAfterMs on. */
@@ -803,7 +822,7 @@ export class LabSession {
     this.checkpointsTaking++;
     let written: Promise<void> | undefined;
     try {
-      await settlesWithin(trainer.reportsDone(), STOP_CHECKPOINT_WAIT_MS);
+      await this.reportsSettled(trainer);
       if (!still()) return;
       const read = await trainer.capture();
       written = this.writeCheckpoint(read(), trainer.position);

@@ -110,6 +110,19 @@ test('Stop then a reload at once: the browser asks first while the stop is saved
   expect(asked.every((t) => t === 'beforeunload')).toBe(true);
 });
 
+test('Stop of a model whose losses come back seconds late (the CNN on SwiftShader) saves it at the step the page shows', async ({ page }) => {
+  test.setTimeout(180_000);
+  await page.goto('/?model=cnn&evalEvery=1000');
+  await page.locator('#start').click();
+  await waitFor(page, '4 steps', (s) => s.steps.length >= 4, 120_000);
+  await page.locator('#stop').click();
+  await expect(page.locator('#state')).toHaveText('stopped', { timeout: 30_000 });
+  const shown = Number(await page.locator('#m-step').textContent());
+  // Before, the stop waited 3 s for the last losses and saved the model without them: step 9 offered, 7 shown (2 of 2).
+  await expect(page.locator('#resume-text')).toContainText(`, step ${shown} (saved`, { timeout: 10_000 });
+  await expect.poll(() => page.evaluate(() => window.__lab!.records()[0]?.steps.at(-1)?.[0])).toBe(shown);
+});
+
 test('a link that stalls: Stop while the trainer waits for data saves the run at its last step', async ({ page, context }) => {
   test.setTimeout(180_000);
   const last = await trainThenStall(page, context, 1_000); // Stop before a stall would save the run itself
