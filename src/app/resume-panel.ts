@@ -93,6 +93,8 @@ export function setupResumePanel(
       } catch (err) {
         unreadable = (err as Error).message;
       }
+      // Its row's name in the runs table, which sets it apart from runs of the same dataset and model (their scan group, echo).
+      const record = latest && (await store.run(latest.runId).catch(() => undefined));
       const elsewhere = latest !== undefined && (await trainedElsewhere(latest.runId));
       const datasetGone = latest !== undefined && (await isMissingLocal(latest.config.manifestUrl));
       if (mine !== generation || isLive()) return;
@@ -105,10 +107,11 @@ export function setupResumePanel(
       const model = MODELS.find((m) => m.id === latest.config.modelId)?.label ?? latest.config.modelId;
       const when = new Date(latest.savedAt).toLocaleString();
       const share = latest.config.share ? `, share ${latest.config.share.rank + 1} of ${latest.config.share.count}` : '';
+      const named = record ? ` "${record.name}"` : '';
       const what = `${latest.config.datasetName}${share}, ${model}, step ${latest.step.toLocaleString('en-US')} (saved ${when})`;
       if (elsewhere) {
         // Not offered: a second copy would overwrite the first's record and checkpoint. Offered once that tab lets it go.
-        show(`Saved run: ${what}. It is training in another tab of this lab; it can be continued here once that tab stops it or closes.`, false);
+        show(`Saved run${named}: ${what}. It is training in another tab of this lab; it can be continued here once that tab stops it or closes.`, false);
         // One wait per run, however often the line is read meanwhile.
         if (!awaitingFree.has(latest.runId)) {
           awaitingFree.add(latest.runId);
@@ -122,8 +125,8 @@ export function setupResumePanel(
       const older = count > 1 ? ` ${count - 1} older saved run${count > 2 ? 's' : ''} behind it: Discard shows the next.` : '';
       // Its dataset was built in this browser and deleted since: there is nothing to read it from (Continue failed).
       if (datasetGone)
-        return show(`Saved run: ${what}. Its dataset was built in this browser and has been deleted: it cannot be continued.${older}`, 'discard');
-      show(`Saved run: ${what}.${older}`, true);
+        return show(`Saved run${named}: ${what}. Its dataset was built in this browser and has been deleted: it cannot be continued.${older}`, 'discard');
+      show(`Saved run${named}: ${what}.${older}`, true);
     },
     saved(step, error) {
       generation++;

@@ -222,6 +222,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
         if (show.checked) overlaid.add(r.id);
         else overlaid.delete(r.id);
         drawChart();
+        drawStatus(); // "3 overlaid" stayed until the table was next drawn
       });
       row.insertCell().append(show);
       const name = row.insertCell();
@@ -278,7 +279,14 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       [...(row?.querySelectorAll<HTMLElement>('[aria-label]') ?? [])].find((c) => c.getAttribute('aria-label') === refocus[1])?.focus({ preventScroll: true });
     }
     const which = guessedRuns === 1 ? 'one run' : `${guessedRuns} runs`;
-    const guessNote = guessedRuns ? ` For ${which} the target is no higher than always guessing one class scores: raise it to compare them.` : '';
+    guessNote = guessedRuns ? ` For ${which} the target is no higher than always guessing one class scores: raise it to compare them.` : '';
+    drawStatus();
+  }
+
+  /** What the table's last drawing found of the target (drawStatus repeats it when only the overlay changes). */
+  let guessNote = '';
+
+  function drawStatus(): void {
     el.status.textContent = all.length
       ? `${all.length} run${all.length === 1 ? '' : 's'} recorded in this browser; ${overlaid.size} overlaid.${guessNote}`
       : 'No runs recorded yet.';

@@ -74,7 +74,7 @@ test('a dropped folder becomes a dataset in this browser, trains, survives a rel
   expect(Object.keys(zip).filter((f) => f.endsWith('.pcr')).length).toBeGreaterThan(0);
 
   // Deleted, the stopped run on it is no longer offered to continue (Continue failed on the missing dataset), only to discard.
-  await expect(page.locator('#resume-text')).toContainText('Saved run: shapes');
+  await expect(page.locator('#resume-text')).toContainText(/Saved run "[^"]+": shapes/);
   page.once('dialog', (d) => void d.accept());
   await page.locator('#build-delete').click();
   const gone = async () => {

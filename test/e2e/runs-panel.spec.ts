@@ -61,6 +61,15 @@ test('two runs at different scan groups are recorded, overlaid, and get a time-t
   await expect(page.locator('#runs-chart .u-legend .u-series')).toHaveCount(2);
   await page.locator('#runs-x').selectOption('mib');
   await expect(page.locator('#runs-chart')).toHaveAttribute('aria-label', /2 runs against MiB read/);
+  // Unticking a run says so at once (the line kept "2 overlaid" until the table was next drawn).
+  await rows.nth(1).locator('input[type=checkbox]').uncheck();
+  await expect(page.locator('#runs-status')).toHaveText('2 runs recorded in this browser; 1 overlaid.');
+  await rows.nth(1).locator('input[type=checkbox]').check();
+  await expect(page.locator('#runs-status')).toHaveText('2 runs recorded in this browser; 2 overlaid.');
+  // The saved run offered is named as its row is: two runs of one dataset and model differ by their scan group.
+  const newest = (await rows.nth(0).locator('input[type=checkbox]').getAttribute('aria-label'))!.replace(/^overlay /, '');
+  expect(newest).toContain('group 2');
+  await expect(page.locator('#resume-text')).toContainText(`Saved run "${newest}": Fashion-MNIST`);
   const records = await page.evaluate(() => window.__lab!.records());
   expect(records.map((r) => r.settings.fidelity)).toEqual([6, 2]);
   // Group 2 read fewer bytes per fresh example than group 6 (from the cache the first run filled, or off the wire).
