@@ -1026,7 +1026,13 @@ const modelPanel = setupModelPanel(
         '(deleted, or built in another browser)'
       );
     if (runOpen()) return busy; // Start pressed while the built datasets were read
+    const typed = ui.manifestUrl.value.trim();
+    const before = typed || ui.dataset.value ? { url: chosenManifestUrl(), name: typed || listedName() || ui.dataset.value } : undefined;
     showDatasetAndModel(meta.dataset.manifestUrl, meta.modelId);
+    // Its own dataset, said (it was switched without a word), and the controls its kind rules follow it: a table's echo
+    // mode ("batches") went into an image model's run.
+    const replaced = before && before.url !== chosenManifestUrl() ? before.name : undefined;
+    previewDataset();
     // The model trains at the image size it was made for (a size= run's), whatever the address says now.
     if (modelById(meta.modelId).input === 'image') {
       const [height, width] = meta.dataset.inputShape;
@@ -1036,9 +1042,10 @@ const modelPanel = setupModelPanel(
     }
     const blockers = startBlockers();
     if (blockers.length) return `not started: ${blockers.join('; ')}`; // the fields say what to fix
-    const before = session;
+    const last = session;
     await start(undefined, freshOptimizerState(weights));
-    return session !== before ? undefined : 'not started: the log says why';
+    if (session === last) return 'not started: the log says why';
+    return replaced ? { replaced } : {};
   },
 );
 

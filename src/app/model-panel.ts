@@ -122,8 +122,11 @@ const when = (d: Date) => `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.g
 export function setupModelPanel(
   el: ModelPanelElements,
   current: () => LabSession | undefined,
-  /** Starts a run from a loaded model (its dataset and model id say which); else says why it cannot (a run under way, a field to fix). */
-  startFrom: (meta: ModelFileMeta, weights: ModelState['weights']) => Promise<string | undefined>,
+  /**
+   * Starts a run from a loaded model (its dataset and model id say which), saying which dataset its own replaced in the
+   * controls; else says why it cannot (a run under way, a field to fix).
+   */
+  startFrom: (meta: ModelFileMeta, weights: ModelState['weights']) => Promise<string | { replaced?: string }>,
 ): ModelPanel {
   const say = (message: string) => (el.status.textContent = message);
   /** The run a loaded model started, and the file: the line says "loaded" until that run fails. */
@@ -192,13 +195,14 @@ export function setupModelPanel(
       } catch {
         throw new Error(`${where}: its dataset address "${meta.dataset.manifestUrl}" is not a URL`);
       }
-      const refused = await startFrom({ ...meta, dataset: { ...meta.dataset, manifestUrl: dataset.url } }, weights);
-      if (refused) {
-        say(refused);
+      const started = await startFrom({ ...meta, dataset: { ...meta.dataset, manifestUrl: dataset.url } }, weights);
+      if (typeof started === 'string') {
+        say(started);
         return;
       }
       loaded = { run: current(), where };
-      say(`loaded ${where}: evaluating, then training on${dataset.note ? `; ${dataset.note}` : ''}`);
+      const notes = [started.replaced && `its dataset, ${meta.dataset.name}, is chosen in place of ${started.replaced}`, dataset.note].filter(Boolean);
+      say(`loaded ${where}: evaluating, then training on${notes.map((n) => `; ${n}`).join('')}`);
     } catch (err) {
       say((err as Error).message);
     }

@@ -157,7 +157,10 @@ test('model files keep their dataset relative to the page, load an old file and 
   // From the browser's store: the dataset's relative address is this page's Flights.
   await page.selectOption('#dataset', 'datasets/birdstrikes-toc/manifest.json');
   await page.locator('#model-load').click();
-  await expect(status).toContainText(/^loaded logreg-Flights-250k-step\d+: evaluating, then training on$/);
+  // Its own dataset replaces the one chosen, and the line says so (before: without a word).
+  await expect(status).toContainText(
+    /^loaded logreg-Flights-250k-step\d+: evaluating, then training on; its dataset, Flights 250k, is chosen in place of Bird strikes/,
+  );
   await waitFor(page, 'the saved model evaluated', (s) => s.evals.length >= 1 && s.evals[0]!.step === 0);
   await expect(page.locator('#dataset')).toHaveValue('datasets/flights-250k-toc/manifest.json');
   await expect(page.locator('#manifest-url')).toHaveValue('');
@@ -173,7 +176,8 @@ test('model files keep their dataset relative to the page, load an old file and 
     { name: 'old.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(old)) },
     { ...bin, name: bin.name.replace('.weights.bin', '.weights (1).bin') },
   ]);
-  await expect(status).toContainText('loaded old.json: evaluating, then training on; its dataset address http://localhost:38995/');
+  await expect(status).toContainText(/^loaded old\.json: evaluating, then training on; its dataset, Flights 250k, is chosen in place of Bird strikes/);
+  await expect(status).toContainText('; its dataset address http://localhost:38995/');
   await waitFor(page, 'the old file evaluated', (s) => s.evals.length >= 1 && s.evals[0]!.step === 0);
   await expect(page.locator('#dataset')).toHaveValue('datasets/flights-250k-toc/manifest.json');
   await expect(page.locator('#manifest-url')).toHaveValue('');
@@ -199,11 +203,16 @@ test('a model trained at another image size trains at that size when loaded; one
   await expect.poll(() => downloads.length).toBe(2);
 
   // Loaded where the address names no size: before, the run opened at the dataset's 28 x 28 and failed on the 16 x 16 weights.
-  await page.goto('/?model=tiny-cnn&evalEvery=5');
+  // And on a table: its image dataset is chosen, said, and the image controls come back (a table's echo mode, whole
+  // batches, went into the image model's run).
+  await page.goto('/?dataset=flights-250k&evalEvery=5');
+  await expect(page.locator('#echo-mode')).toHaveValue('batches');
   await page.locator('#model-files').setInputFiles(downloads);
   await waitFor(page, 'the model evaluated and training on', (s) => s.evals.length >= 1 && s.steps.length >= 2);
   expect(new URL(page.url()).searchParams.get('size')).toBe('16');
-  await expect(page.locator('#model-status')).toContainText('evaluating, then training on');
+  await expect(page.locator('#model-status')).toContainText(/evaluating, then training on; its dataset, Fashion-MNIST mini.*, is chosen in place of Flights/);
+  await expect(page.locator('#echo-mode')).not.toHaveValue('batches');
+  expect((await page.evaluate(() => window.__lab!.records()))[0]!.settings.echoMode).not.toBe('batches');
   await page.locator('#stop').click();
   await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
 
