@@ -1,5 +1,10 @@
 // Numbers as the page shows them.
 
+/** "1 step", "2 steps", "1,024 echoed copies": a count with its noun, one or many. */
+export function count(n: number, one: string, many = `${one}s`): string {
+  return `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
+}
+
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 ** 2) return `${(n / 1024).toFixed(1)} KiB`;

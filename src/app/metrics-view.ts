@@ -8,7 +8,7 @@ import type { LabSession } from '../train/session.js';
 import { classTotals, type EvalMetrics, type StepMetrics } from '../train/trainer.js';
 import { LiveChart } from './charts.js';
 import { describeEchoReading } from './echo-reading.js';
-import { describeTocWork, formatBytes } from './format.js';
+import { count, describeTocWork, formatBytes } from './format.js';
 import { baselineLine, drawConfusion, drawMistakes, majorityClass } from './model-view.js';
 import { drawThrottled } from './throttle.js';
 
@@ -77,13 +77,13 @@ export function setupMetricsView(echoControls: () => EchoControls) {
     // Fresh examples read over the split's size (this tab's share of it): the pipeline reads a few records ahead of training.
     if (run) tile.epoch.textContent = (p.examplesRead / (run.info.examples / run.shares)).toFixed(2);
     // A continued run reads some records again to rebuild where it stood: said, not counted as fresh.
-    const reread = p.examplesReread ? ` · ${p.examplesReread.toLocaleString('en-US')} read again to continue` : '';
+    const reread = p.examplesReread ? ` · ${count(p.examplesReread, 'example')} read again to continue` : '';
     // Readers that ran dry have left the turn (the log says which and why).
     const opened = run?.readers ?? 0;
     const reading = p.readers < opened ? ` · ${p.readers} of ${opened} readers still reading` : '';
     echoCounters.textContent =
-      `${p.examplesRead.toLocaleString('en-US')} fresh examples read · ${p.examplesEchoed.toLocaleString('en-US')} echoed copies · ` +
-      `${steps.toLocaleString('en-US')} SGD steps · ${p.duplicatesInBatches.toLocaleString('en-US')} repeats within a batch${reread}${reading}`;
+      `${count(p.examplesRead, 'fresh example')} read · ${count(p.examplesEchoed, 'echoed copy', 'echoed copies')} · ` +
+      `${count(steps, 'SGD step')} · ${count(p.duplicatesInBatches, 'repeat')} within a batch${reread}${reading}`;
     tocWork.hidden = p.tocNonZeros === 0;
     if (p.tocNonZeros > 0) tocWork.textContent = describeTocWork(p.tocTerms, p.tocNonZeros);
   }

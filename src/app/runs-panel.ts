@@ -9,7 +9,7 @@ import { accuracyRange } from './axis.js';
 import type { RunStore } from '../storage/runs.js';
 import type { EvalMetrics, StepMetrics } from '../train/trainer.js';
 import { addMark, addStep, curve, freshAfterStep, runCsv, summarize, validateRunRecord, X_AXES, type RunRecord, type XAxis } from '../train/run-record.js';
-import { formatBytes } from './format.js';
+import { count, formatBytes } from './format.js';
 import { trainedElsewhere } from './run-lock.js';
 
 /** Series colours, told apart also by the dash pattern (see DASHES). */
@@ -242,7 +242,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       const group = tabular ? '' : `group ${Number.isFinite(k.fidelity) ? k.fidelity : 'all'}, `;
       row.insertCell().textContent =
         `${group}echo ${k.echoFactor} (${tabular ? 'batches' : k.echoMode}), batch ${k.batchSize}, ` +
-        `lr ${k.learningRate}, seed ${k.seed}${r.marks.length ? `, ${r.marks.length} change${r.marks.length === 1 ? '' : 's'}` : ''}`;
+        `lr ${k.learningRate}, seed ${k.seed}${r.marks.length ? `, ${count(r.marks.length, 'change')}` : ''}`;
       row.insertCell().textContent = s.steps.toLocaleString('en-US');
       row.insertCell().textContent = s.bestAccuracy === undefined ? '–' : `${(100 * s.bestAccuracy).toFixed(1)}%`;
       row.insertCell().textContent = s.finalLoss === undefined ? '–' : s.finalLoss.toFixed(3);
@@ -288,7 +288,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
 
   function drawStatus(): void {
     el.status.textContent = all.length
-      ? `${all.length} run${all.length === 1 ? '' : 's'} recorded in this browser; ${overlaid.size} overlaid.${guessNote}`
+      ? `${count(all.length, 'run')} recorded in this browser; ${overlaid.size} overlaid.${guessNote}`
       : 'No runs recorded yet.';
   }
 
@@ -377,7 +377,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       for (const r of overlay) overlaid.add(r.id);
       const which = overlay.length === 0 ? 'none' : `the last ${overlay.length} in the file`;
       const some = overlay.length < runs.length ? `; ${which} are overlaid, with the ${shownBefore} shown before (tick "show" for others)` : '';
-      log(`imported ${runs.length} run${runs.length === 1 ? '' : 's'} from ${file.name}${some}`);
+      log(`imported ${count(runs.length, 'run')} from ${file.name}${some}`);
       draw();
     } catch (err) {
       log(`${file.name} was not imported: ${(err as Error).message}`);

@@ -23,7 +23,7 @@ test('the page shows upstream and trainer time and R; auto echo moves the factor
   expect(echo).toBeLessThanOrEqual(16);
   expect(Math.abs(echo - Math.min(16, Math.max(1, r)))).toBeLessThanOrEqual(1.5); // R moves between the move and the reading
   await expect(page.locator('#echo-counters')).toHaveText(
-    /^[\d,]+ fresh examples read · [\d,]+ echoed copies · [\d,]+ SGD steps · [\d,]+ repeats within a batch$/,
+    /^[\d,]+ fresh examples? read · [\d,]+ echoed cop(y|ies) · [\d,]+ SGD steps? · [\d,]+ repeats? within a batch$/,
   );
 
   // Whole batches from now on: no example repeats within a batch any more.

@@ -1,9 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { describeTocWork, formatBytes } from '../../../src/app/format.js';
+import { count, describeTocWork, formatBytes } from '../../../src/app/format.js';
 
 describe('the page’s numbers', () => {
   it('bytes in B, KiB, MiB', () => {
     expect([formatBytes(512), formatBytes(1536), formatBytes(3 * 1024 ** 2)]).toEqual(['512 B', '1.5 KiB', '3.00 MiB']);
+  });
+
+  it('a count with its noun, one or many (the counters read "1 repeats within a batch")', () => {
+    expect([count(1, 'repeat'), count(0, 'repeat'), count(2048, 'SGD step'), count(1, 'echoed copy', 'echoed copies')]).toEqual([
+      '1 repeat',
+      '0 repeats',
+      '2,048 SGD steps',
+      '1 echoed copy',
+    ]);
   });
 
   it('TOC work: the share of CSR’s multiply-adds, and why', () => {
