@@ -525,6 +525,9 @@ function refreshControls(): void {
 function showState(state: RunState, detail?: string): void {
   modelPanel.refresh(state, detail);
   stallShown = false;
+  // Paused: the step under way ends, its loss (and those read back late before it) comes in, and the checkpoint is taken;
+  // said until then, as the step count still moves (before: "paused" while it rose by two).
+  if (state === 'paused' && !detail && session?.unsaved) detail = PAUSE_SAVING;
   ui.state.textContent = detail ? `${state}: ${detail}` : state;
   ui.state.dataset.state = state;
   refreshControls();
@@ -536,6 +539,7 @@ function showState(state: RunState, detail?: string): void {
 }
 
 let stallShown = false;
+const PAUSE_SAVING = 'saving the run at its last step';
 
 /**
  * Ticks every second: while the trainer waits for data longer than it has been waiting (LabSession.stalledForMs: a server
@@ -557,7 +561,11 @@ function showStall(): void {
     if (session) ui.state.textContent = session.state; // the next step's figures replace the tiles'
   }
 }
-setInterval(showStall, 1000);
+setInterval(() => {
+  showStall();
+  // A pause's checkpoint that needed no write (the run saved as it is already) sends no word: the line catches up here.
+  if (session?.state === 'paused' && !session.unsaved && ui.state.textContent === `paused: ${PAUSE_SAVING}`) showState('paused');
+}, 1000);
 
 /** Clears everything the previous run drew: tiles, charts, dataset info, fidelity table, samples, log. */
 function resetView(): void {
@@ -957,6 +965,7 @@ function listenerFor(current: () => LabSession): SessionListener {
     checkpoint: (step, error) => {
       if (!error) runsPanel.checkpointed();
       if (shown()) resumePanel.saved(step, error);
+      if (shown() && session?.state === 'paused') showState('paused'); // "finishing …, then saving" is over
     },
     pendingEvals: (n) => shown() && metrics.pendingEvals(n),
     fetch() {

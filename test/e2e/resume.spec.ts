@@ -123,6 +123,22 @@ test('Stop of a model whose losses come back seconds late (the CNN on SwiftShade
   await expect.poll(() => page.evaluate(() => window.__lab!.records()[0]?.steps.at(-1)?.[0])).toBe(shown);
 });
 
+test("Pause of a model whose losses come back late says it is saving until the step count has stopped, then 'paused'", async ({ page }) => {
+  test.setTimeout(180_000);
+  await page.goto('/?model=cnn&evalEvery=1000');
+  await page.locator('#start').click();
+  await waitFor(page, '4 steps', (s) => s.steps.length >= 4, 120_000);
+  await page.locator('#pause').click();
+  // Before, "paused" at once while the count went on by one or two (the step under way, the losses read back late).
+  await expect(page.locator('#state')).toHaveText('paused: saving the run at its last step');
+  await expect(page.locator('#state')).toHaveText('paused', { timeout: 30_000 });
+  const shown = await page.locator('#m-step').textContent();
+  await page.waitForTimeout(2_000);
+  await expect(page.locator('#m-step')).toHaveText(shown!);
+  await page.locator('#stop').click();
+  await expect(page.locator('#state')).toHaveText('stopped', { timeout: 30_000 });
+});
+
 test('a link that stalls: Stop while the trainer waits for data saves the run at its last step', async ({ page, context }) => {
   test.setTimeout(180_000);
   const last = await trainThenStall(page, context, 1_000); // Stop before a stall would save the run itself
