@@ -4,6 +4,7 @@
 import { isMissingLocal } from '../storage/local-datasets.js';
 import { RunStore } from '../storage/runs.js';
 import type { Checkpoint } from '../train/checkpoint.js';
+import { UNFINISHED_STATES } from '../train/run-record.js';
 import { trainedElsewhere, whenFreed } from './run-lock.js';
 import { MODELS } from '../train/models/registry.js';
 
@@ -80,6 +81,17 @@ export function setupResumePanel(
     if (hadFocus && !box.hidden) (discard.hidden ? text : discard).focus({ preventScroll: true });
   });
 
+  /**
+   * What the line says of the last run recorded, if a page closed while it ran, before its first checkpoint: it has none to
+   * continue from (before, the line offered an older run without a word, and the person took it for this one).
+   */
+  async function cutOffNote(latest: Checkpoint | undefined): Promise<string> {
+    const runs = await store.runs().catch(() => []);
+    const last = runs.reduce<(typeof runs)[number] | undefined>((a, r) => (!a || r.updatedAt > a.updatedAt ? r : a), undefined);
+    if (!last || !UNFINISHED_STATES.has(last.state) || last.id === latest?.runId || (await trainedElsewhere(last.id))) return '';
+    return `The last run, "${last.name}", was cut off before its first checkpoint, so it cannot be continued. `;
+  }
+
   const panel: ResumePanel = {
     store,
     async refresh() {
@@ -97,10 +109,12 @@ export function setupResumePanel(
       const record = latest && (await store.run(latest.runId).catch(() => undefined));
       const elsewhere = latest !== undefined && (await trainedElsewhere(latest.runId));
       const datasetGone = latest !== undefined && (await isMissingLocal(latest.config.manifestUrl));
+      const cut = unreadable ? '' : await cutOffNote(latest);
       if (mine !== generation || isLive()) return;
       shown = latest;
       if (unreadable) return show(`${unreadable}.`, true);
       if (!latest) {
+        if (cut) return show(cut.trim(), false);
         box.hidden = true;
         return;
       }
@@ -111,7 +125,7 @@ export function setupResumePanel(
       const what = `${latest.config.datasetName}${share}, ${model}, step ${latest.step.toLocaleString('en-US')} (saved ${when})`;
       if (elsewhere) {
         // Not offered: a second copy would overwrite the first's record and checkpoint. Offered once that tab lets it go.
-        show(`Saved run${named}: ${what}. It is training in another tab of this lab; it can be continued here once that tab stops it or closes.`, false);
+        show(`${cut}Saved run${named}: ${what}. It is training in another tab of this lab; it can be continued here once that tab stops it or closes.`, false);
         // One wait per run, however often the line is read meanwhile.
         if (!awaitingFree.has(latest.runId)) {
           awaitingFree.add(latest.runId);
@@ -125,8 +139,8 @@ export function setupResumePanel(
       const older = count > 1 ? ` ${count - 1} older saved run${count > 2 ? 's' : ''} behind it: Discard shows the next.` : '';
       // Its dataset was built in this browser and deleted since: there is nothing to read it from (Continue failed).
       if (datasetGone)
-        return show(`Saved run${named}: ${what}. Its dataset was built in this browser and has been deleted: it cannot be continued.${older}`, 'discard');
-      show(`Saved run${named}: ${what}.${older}`, true);
+        return show(`${cut}Saved run${named}: ${what}. Its dataset was built in this browser and has been deleted: it cannot be continued.${older}`, 'discard');
+      show(`${cut}Saved run${named}: ${what}.${older}`, true);
     },
     saved(step, error) {
       generation++;

@@ -8,7 +8,19 @@ import { attachFieldError } from './a11y.js';
 import { accuracyRange } from './axis.js';
 import type { RunStore } from '../storage/runs.js';
 import type { EvalMetrics, StepMetrics } from '../train/trainer.js';
-import { addMark, addStep, curve, freshAfterStep, runCsv, summarize, validateRunRecord, X_AXES, type RunRecord, type XAxis } from '../train/run-record.js';
+import {
+  addMark,
+  addStep,
+  curve,
+  freshAfterStep,
+  runCsv,
+  summarize,
+  UNFINISHED_STATES,
+  validateRunRecord,
+  X_AXES,
+  type RunRecord,
+  type XAxis,
+} from '../train/run-record.js';
 import { count, formatBytes } from './format.js';
 import { trainedElsewhere } from './run-lock.js';
 
@@ -23,8 +35,6 @@ const X_LABELS: Record<XAxis, string> = {
   mib: 'MiB read (fetched or from the cache)',
   fresh: 'fresh examples trained',
 };
-/** States a record is left in by a page that closed mid-run. */
-const UNFINISHED = new Set(['loading', 'running', 'paused', 'evaluating', 'stopping']);
 /** A record in one of those states, not saved for this long, is not being trained by any tab (or is paused in one). */
 const STALE_AFTER_MS = 30_000;
 /** A live run's record is written at most this often (and when its state changes). */
@@ -233,7 +243,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       name.append(on);
       // A record left in a live state by a page that closed (a crash, a reload) is not running now; one another tab runs is
       // saved every few seconds while it trains.
-      const stale = r.id !== live?.id && UNFINISHED.has(r.state) && Date.now() - r.updatedAt > STALE_AFTER_MS;
+      const stale = r.id !== live?.id && UNFINISHED_STATES.has(r.state) && Date.now() - r.updatedAt > STALE_AFTER_MS;
       const state = stale ? `${r.state} when last saved, at ${new Date(r.updatedAt).toLocaleTimeString()} (its page may have closed)` : r.state;
       name.title = `${r.dataset}, ${r.model}; started ${new Date(r.startedAt).toLocaleString()}; ${state}`;
       const k = r.settings;

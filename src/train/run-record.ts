@@ -155,3 +155,6 @@ export function validateRunRecord(value: unknown, where: string): RunRecord {
   if (r.settings.fidelity === null) r.settings.fidelity = Infinity;
   return r;
 }
+
+/** States a record is left in by a page that closed mid-run (a live run's record says its state as it goes). */
+export const UNFINISHED_STATES: ReadonlySet<string> = new Set(['loading', 'running', 'paused', 'evaluating', 'stopping']);

@@ -123,6 +123,22 @@ test('Stop of a model whose losses come back seconds late (the CNN on SwiftShade
   await expect.poll(() => page.evaluate(() => window.__lab!.records()[0]?.steps.at(-1)?.[0])).toBe(shown);
 });
 
+test('a run cut off by a reload before its first checkpoint is said to be so, not passed over for an older saved run', async ({ page }) => {
+  await page.goto('/?model=tiny-cnn&batch=16&evalEvery=1000');
+  await page.locator('#start').click();
+  await waitFor(page, 'a few steps', (s) => s.steps.length >= 3);
+  await page.locator('#stop').click();
+  await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
+  const first = (await page.evaluate(() => window.__lab!.records()))[0]!.name;
+  await page.locator('#start').click();
+  await waitFor(page, 'the second run training', (s) => s.steps.length >= 2);
+  await page.reload();
+  // Before, the line offered the first run as "Saved run: …, step 5" and nothing said the second could not be continued.
+  await expect(page.locator('#resume-text')).toContainText(/^The last run, "[^"]+", was cut off before its first checkpoint, so it cannot be continued\. /);
+  await expect(page.locator('#resume-text')).toContainText(`Saved run "${first}": `);
+  await expect(page.locator('#resume-go')).toBeVisible();
+});
+
 test("Pause of a model whose losses come back late says it is saving until the step count has stopped, then 'paused'", async ({ page }) => {
   test.setTimeout(180_000);
   await page.goto('/?model=cnn&evalEvery=1000');
