@@ -39,6 +39,29 @@ const X_LABELS: Record<XAxis, string> = {
 const STALE_AFTER_MS = 30_000;
 /** A live run's record is written at most this often (and when its state changes). */
 const SAVE_EVERY_MS = 3_000;
+/** localStorage key of the panel's view (RunsView). */
+const VIEW_KEY = 'bytelab-runs-view';
+
+interface RunsView {
+  metric: string;
+  x: string;
+  target: string;
+  overlaid: string[];
+  /** When it was saved: runs started later are new to it, and overlaid. */
+  at: number;
+}
+
+/** The view saved by the last visit, if it reads as one. */
+function savedView(): RunsView | undefined {
+  try {
+    const v = JSON.parse(localStorage.getItem(VIEW_KEY) ?? 'null') as Partial<RunsView> | null;
+    const ok = v && typeof v.metric === 'string' && typeof v.x === 'string' && typeof v.target === 'string' && typeof v.at === 'number';
+    return ok && Array.isArray(v.overlaid) && v.overlaid.every((id) => typeof id === 'string') ? (v as RunsView) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Another tab's writes are read at most this often (together, after the first of them). */
 const NEWS_EVERY_MS = 1000;
 
@@ -87,6 +110,8 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
   let drawPending = false;
   let plot: uPlot | undefined;
   const targetError = attachFieldError(el.target);
+  /** The view the last visit left (read before this page's first drawing saves its own). */
+  const startView = savedView();
   /** The live run's fresh examples trained so far (a continued run's from its checkpoint's count). */
   let freshCount = 0;
 
@@ -113,7 +138,12 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     }
     if (live && !all.some((r) => r.id === live!.id)) all.push(live);
     all = all.map((r) => (r.id === live?.id ? live : r));
-    if (first) for (const r of all.slice(-4)) overlaid.add(r.id);
+    if (first) {
+      // As the person left them: the runs overlaid then, and those recorded since (in another tab); else the newest 4.
+      const view = startView;
+      const chosen = view ? all.filter((r) => view.overlaid.includes(r.id) || r.startedAt > view.at) : all.slice(-4);
+      for (const r of chosen) overlaid.add(r.id);
+    }
     // Runs deleted in another tab leave the overlay too (the status line counts what is overlaid).
     const ids = new Set(all.map((r) => r.id));
     if (read) for (const id of overlaid) if (!ids.has(id)) overlaid.delete(id); // not on a failed read: the choice is kept
@@ -297,9 +327,20 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
   let guessNote = '';
 
   function drawStatus(): void {
+    saveView();
     el.status.textContent = all.length
       ? `${count(all.length, 'run')} recorded in this browser; ${overlaid.size} overlaid.${guessNote}`
       : 'No runs recorded yet.';
+  }
+
+  /** The panel's view kept for the next visit: the chart's choices, the target, and the runs overlaid (by id) as of `at`. */
+  function saveView(): void {
+    const view: RunsView = { metric: el.metric.value, x: el.x.value, target: el.target.value, overlaid: [...overlaid], at: Date.now() };
+    try {
+      localStorage.setItem(VIEW_KEY, JSON.stringify(view));
+    } catch {
+      // storage off or full: the view is the default again next time
+    }
   }
 
   function button(text: string, label: string, onClick: () => void, disabled = false): HTMLButtonElement {
@@ -358,8 +399,21 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     deleted?.();
   }
 
-  el.metric.addEventListener('change', drawChart);
-  el.x.addEventListener('change', drawChart);
+  // The chart's choices as the person left them (before, a reload put back test accuracy, steps and 70%).
+  if (startView) {
+    const view = startView;
+    if ([...el.metric.options].some((o) => o.value === view.metric)) el.metric.value = view.metric;
+    if ([...el.x.options].some((o) => o.value === view.x)) el.x.value = view.x;
+    el.target.value = view.target;
+  }
+  el.metric.addEventListener('change', () => {
+    drawChart();
+    saveView();
+  });
+  el.x.addEventListener('change', () => {
+    drawChart();
+    saveView();
+  });
   el.target.addEventListener('input', drawTable);
   el.exportJson.addEventListener('click', () => {
     const chosen = all.filter((r) => overlaid.has(r.id));

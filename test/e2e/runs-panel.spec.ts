@@ -99,6 +99,12 @@ test('two runs at different scan groups are recorded, overlaid, and get a time-t
   await expect(rows).toHaveCount(2);
   await rows.nth(0).locator('input[type=checkbox]').uncheck();
   await expect(page.locator('#runs-chart .u-legend .u-series')).toHaveCount(1);
+  // The view as the person left it comes back with a reload: the run unticked, MiB read, the 15% target (before: all reset).
+  await page.reload();
+  await expect(page.locator('#runs-status')).toHaveText('2 runs recorded in this browser; 1 overlaid.');
+  await expect(rows.nth(0).locator('input[type=checkbox]')).not.toBeChecked();
+  await expect(page.locator('#runs-x')).toHaveValue('mib');
+  await expect(page.locator('#runs-target')).toHaveValue('15');
   // Export the shown runs, and a file that is not a runs file is refused with the reason.
   const [download] = await Promise.all([page.waitForEvent('download'), page.locator('#runs-export').click()]);
   const exported = JSON.parse(readFileSync((await download.path())!, 'utf8'));
