@@ -176,6 +176,10 @@ export class LiveChart {
     ctx.strokeStyle = ctx.fillStyle = '#8a8f98';
     ctx.setLineDash([4, 3]);
     ctx.font = `${Math.round(10 * devicePixelRatio)}px sans-serif`;
+    // uPlot leaves its axes' alignment on the context (right-aligned): a label then ended at its start, over its own line and
+    // the labels before it, which the placement below had counted as free.
+    ctx.textAlign = 'left';
+    ctx.textBaseline = 'alphabetic';
     // Labels that would overlap go a row lower; past the last row, a mark keeps its line and loses its label.
     const rowEnds: number[] = [];
     const pad = 3 * devicePixelRatio;

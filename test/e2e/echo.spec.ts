@@ -82,3 +82,26 @@ test('auto echo ticked over a typed factor, then unticked: the typed factor come
   expect(marks).toContainEqual(expect.stringMatching(new RegExp(`: auto echo ${auto.replace('.', '\\.')}$`)));
   await page.evaluate(() => window.__lab!.stop());
 });
+
+test("a change's label on the charts starts right of its line (it was drawn ending there, over the line and the labels before)", async ({ page }) => {
+  // The labels are canvas text: each fillText is noted with the alignment it was drawn with.
+  await page.addInitScript(() => {
+    const drawn: { text: string; align: string }[] = [];
+    (window as unknown as { __fills: typeof drawn }).__fills = drawn;
+    const fillText = CanvasRenderingContext2D.prototype.fillText;
+    CanvasRenderingContext2D.prototype.fillText = function (this: CanvasRenderingContext2D, text: string, x: number, y: number, max?: number) {
+      drawn.push({ text, align: this.textAlign });
+      return max === undefined ? fillText.call(this, text, x, y) : fillText.call(this, text, x, y, max);
+    };
+  });
+  await page.goto('/?model=tiny-cnn&batch=16&evalEvery=1000');
+  await page.locator('#start').click();
+  await waitFor(page, '3 steps', (s) => s.steps.length >= 3);
+  await page.locator('#echo').fill('2');
+  await page.locator('#echo').press('Enter');
+  await waitFor(page, '8 steps', (s) => s.steps.length >= 8);
+  const labels = await page.evaluate(() => (window as unknown as { __fills: { text: string; align: string }[] }).__fills.filter((f) => f.text === 'echo 2'));
+  expect(labels.length).toBeGreaterThan(0);
+  expect(labels.every((l) => l.align === 'left')).toBe(true);
+  await page.locator('#stop').click();
+});
