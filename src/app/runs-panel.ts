@@ -280,9 +280,12 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       // A table has one fidelity level and echoes whole batches, whatever the controls said (records from before `kind`: as recorded).
       const tabular = r.kind === 'tabular';
       const group = tabular ? '' : `group ${Number.isFinite(k.fidelity) ? k.fidelity : 'all'}, `;
+      // A continuation is marked on the charts but changes no setting: counted apart (it read "1 change").
+      const changes = r.marks.filter(([, label]) => label !== 'continued').length;
+      const continued = r.marks.length - changes;
       row.insertCell().textContent =
-        `${group}echo ${k.echoFactor} (${tabular ? 'batches' : k.echoMode}), batch ${k.batchSize}, ` +
-        `lr ${k.learningRate}, seed ${k.seed}${r.marks.length ? `, ${count(r.marks.length, 'change')}` : ''}`;
+        `${group}echo ${k.echoFactor} (${tabular ? 'batches' : k.echoMode}), batch ${k.batchSize}, lr ${k.learningRate}, seed ${k.seed}` +
+        `${changes ? `, ${count(changes, 'change')}` : ''}${continued ? `, continued ${continued === 1 ? 'once' : `${continued} times`}` : ''}`;
       row.insertCell().textContent = s.steps.toLocaleString('en-US');
       row.insertCell().textContent = s.bestAccuracy === undefined ? '–' : `${(100 * s.bestAccuracy).toFixed(1)}%`;
       row.insertCell().textContent = s.finalLoss === undefined ? '–' : s.finalLoss.toFixed(3);

@@ -64,6 +64,8 @@ test('a paused run, reloaded and continued, goes on with the same batches and lo
   continued.forEach((m, i) => expect(m.loss).toBeCloseTo(carriedOn[i]!.loss, 5));
   // The charts show the history up to the checkpoint, marked where the run was continued.
   expect(await page.evaluate(() => window.__lab!.marks())).toContainEqual(expect.stringContaining('continued'));
+  // Its row says so, not as a change of its settings (it read "1 change").
+  await expect(page.locator('#runs-table tbody tr').first()).toContainText('continued once');
   // Stop saves where it stopped: the run offered next goes on from the last step trained.
   await page.locator('#stop').click();
   await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
