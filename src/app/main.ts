@@ -965,7 +965,8 @@ function listenerFor(current: () => LabSession): SessionListener {
     checkpoint: (step, error) => {
       if (!error) runsPanel.checkpointed();
       if (shown()) resumePanel.saved(step, error);
-      if (shown() && session?.state === 'paused') showState('paused'); // "finishing …, then saving" is over
+      // "saving the run at its last step" is over once the write's bookkeeping is done (after this event): then said.
+      if (shown() && session?.state === 'paused') setTimeout(() => session?.state === 'paused' && showState('paused'));
     },
     pendingEvals: (n) => shown() && metrics.pendingEvals(n),
     fetch() {
@@ -1035,8 +1036,9 @@ const modelPanel = setupModelPanel(
         '(deleted, or built in another browser)'
       );
     if (runOpen()) return busy; // Start pressed while the built datasets were read
-    const typed = ui.manifestUrl.value.trim();
-    const before = typed || ui.dataset.value ? { url: chosenManifestUrl(), name: typed || listedName() || ui.dataset.value } : undefined;
+    const typed = checkManifestUrl(ui.manifestUrl.value, location.href);
+    const named = typed.ok && typed.value ? ui.manifestUrl.value.trim() : !ui.manifestUrl.value.trim() && ui.dataset.value && listedName();
+    const before = named ? { url: chosenManifestUrl(), name: named } : undefined;
     showDatasetAndModel(meta.dataset.manifestUrl, meta.modelId);
     // Its own dataset, said (it was switched without a word), and the controls its kind rules follow it: a table's echo
     // mode ("batches") went into an image model's run.
@@ -1526,7 +1528,8 @@ function writeUrl(): void {
   if (ui.evalMode.value !== 'live') next.set('evalMode', ui.evalMode.value);
   if (ui.echoAuto.checked) next.set('autoEcho', '');
   for (const k of ['seed', 'size', 'share']) if (params.has(k)) next.set(k, params.get(k)!.trim()); // as read: " 32" is 32
-  if (autostartParam?.ok) next.set('autostart', params.get('autostart')!);
+  // Not once a name the lab does not read has been dropped: a reload would then start the run that was refused.
+  if (autostartParam?.ok && ![...paramErrors.keys()].some((k) => k.startsWith('?'))) next.set('autostart', params.get('autostart')!);
   const query = next.toString().replace(/=(&|$)/g, '$1'); // flags without "="
   if (query !== location.search.slice(1)) history.replaceState(null, '', `${location.pathname}${query ? `?${query}` : ''}`);
 }

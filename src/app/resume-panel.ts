@@ -71,6 +71,9 @@ export function setupResumePanel(
     // A checkpoint this lab cannot read (another format) is offered for discarding only: then every saved run goes.
     try {
       await (id ? store.removeCheckpoint(id) : store.clearCheckpoints());
+      // A run cut off mid-run keeps its unfinished state in its record: it is not one cut off before its first checkpoint.
+      const record = id ? await store.run(id) : undefined;
+      if (record && UNFINISHED_STATES.has(record.state)) await store.saveRun({ ...record, state: 'discarded' });
     } catch (err) {
       show(`The saved run could not be discarded: ${(err as Error).message}`, false);
       return;
@@ -86,8 +89,7 @@ export function setupResumePanel(
    * continue from (before, the line offered an older run without a word, and the person took it for this one).
    */
   async function cutOffNote(latest: Checkpoint | undefined): Promise<string> {
-    const runs = await store.runs().catch(() => []);
-    const last = runs.reduce<(typeof runs)[number] | undefined>((a, r) => (!a || r.updatedAt > a.updatedAt ? r : a), undefined);
+    const last = await store.newestRun().catch(() => undefined);
     if (!last || !UNFINISHED_STATES.has(last.state) || last.id === latest?.runId || (await trainedElsewhere(last.id))) return '';
     return `The last run, "${last.name}", was cut off before its first checkpoint, so it cannot be continued. `;
   }

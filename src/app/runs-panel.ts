@@ -112,6 +112,9 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
   const targetError = attachFieldError(el.target);
   /** The view the last visit left (read before this page's first drawing saves its own). */
   const startView = savedView();
+  /** The runs have been read once: the view is this page's to save from then on. */
+  let viewRead = false;
+  let lastViewSaved: string | undefined;
   /** The live run's fresh examples trained so far (a continued run's from its checkpoint's count). */
   let freshCount = 0;
 
@@ -147,6 +150,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     // Runs deleted in another tab leave the overlay too (the status line counts what is overlaid).
     const ids = new Set(all.map((r) => r.id));
     if (read) for (const id of overlaid) if (!ids.has(id)) overlaid.delete(id); // not on a failed read: the choice is kept
+    if (read) viewRead = true;
     draw();
   }
 
@@ -338,9 +342,13 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
 
   /** The panel's view kept for the next visit: the chart's choices, the target, and the runs overlaid (by id) as of `at`. */
   function saveView(): void {
-    const view: RunsView = { metric: el.metric.value, x: el.x.value, target: el.target.value, overlaid: [...overlaid], at: Date.now() };
+    if (!viewRead) return; // the runs not read yet (or unreadable): the view left by the last visit stands
+    const view: Omit<RunsView, 'at'> = { metric: el.metric.value, x: el.x.value, target: el.target.value, overlaid: [...overlaid] };
+    const text = JSON.stringify(view);
+    if (text === lastViewSaved) return; // drawn at every step of a live run: written when it changes
+    lastViewSaved = text;
     try {
-      localStorage.setItem(VIEW_KEY, JSON.stringify(view));
+      localStorage.setItem(VIEW_KEY, JSON.stringify({ ...view, at: Date.now() }));
     } catch {
       // storage off or full: the view is the default again next time
     }

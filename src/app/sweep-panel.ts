@@ -3,6 +3,7 @@
 // is the person's again afterwards, as they left it.
 import type { LabSession } from '../train/session.js';
 import { attachFieldError } from './a11y.js';
+import { count } from './format.js';
 import { runSweep, type SweepPlan } from './sweep.js';
 import { checkSweep } from './validate.js';
 
@@ -144,7 +145,7 @@ export function setupSweepPanel(startButton: HTMLButtonElement, stopButton: HTML
       const during = `during run ${runs} of ${plan.value.values.length}`;
       status.textContent =
         outcome === 'done'
-          ? `sweep done: ${plan.value.values.length} runs, compared in the table above`
+          ? `sweep done: ${count(plan.value.values.length, 'run')}, compared in the table above`
           : outcome === 'refused'
             ? 'sweep stopped: a run could not start (see the fields above)'
             : stop === 'run'
@@ -188,6 +189,8 @@ export function setupSweepPanel(startButton: HTMLButtonElement, stopButton: HTML
   kind.addEventListener('change', () => {
     kindRuled = false; // the person's choice from now on
     for (const k of Object.keys(aside) as SweepPlan['kind'][]) delete aside[k];
+    if (asideSaid !== undefined && status.textContent === asideSaid) status.textContent = ''; // its promise is dropped with them
+    asideSaid = undefined;
     kindChanged();
     check();
   });

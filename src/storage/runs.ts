@@ -93,6 +93,12 @@ export class RunStore {
     return (await this.open()).get('runs', id);
   }
 
+  /** The run started last, if any (its record alone: the others, with their curves, are not read). */
+  async newestRun(): Promise<RunRecord | undefined> {
+    const cursor = await (await this.open()).transaction('runs').store.index('startedAt').openCursor(null, 'prev');
+    return cursor?.value;
+  }
+
   /** Every recorded run, oldest first. */
   async runs(): Promise<RunRecord[]> {
     return (await this.open()).getAllFromIndex('runs', 'startedAt');

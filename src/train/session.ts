@@ -144,7 +144,10 @@ export const STALL_MS = 3000;
 /** How often a running session reads the readers' counters between steps (SessionListener.counters). */
 const COUNTERS_EVERY_MS = 1000;
 
-/** How long stop() waits for the trainer to finish its step (or evaluation) and take a checkpoint there. */
+/**
+ * How long a stop's or a pause's checkpoint waits with nothing reported: for the trainer to reach its gate, and for the
+ * next of the last steps' losses (whileReporting: it waits on while they keep coming). Also the bound on writing it.
+ */
 const STOP_CHECKPOINT_WAIT_MS = 3000;
 /** How long stop() waits for the run to wind down before it tears the workers down regardless. */
 const STOP_GRACE_MS = 5_000;
@@ -278,8 +281,9 @@ export class LabSession {
 
   /**
    * Stops the run and resolves once it has ended: within STOP_GRACE_MS whatever it
-   * was doing, plus up to STOP_CHECKPOINT_WAIT_MS for a checkpoint at the step it
-   * stopped on, so Continue later goes on from there. Every call waits for the same stop.
+   * was doing, after a checkpoint at the step it stopped on (waited for while the
+   * last steps' losses keep coming, see whileReporting), so Continue later goes on
+   * from there. Every call waits for the same stop.
    */
   stop(): Promise<void> {
     this.stopping ??= this.stopOnce();
@@ -739,7 +743,8 @@ export class LabSession {
   /**
    * A run that trains (or evaluates) when Stop is pressed takes a checkpoint at
    * the trainer's next wait between steps (a paused run has one already), waiting
-   * for it at most STOP_CHECKPOINT_WAIT_MS.
+   * for it while steps are still being reported (STOP_CHECKPOINT_WAIT_MS without one
+   * ends the wait: an evaluation under way that long is not waited for).
    */
   private async checkpointBeforeStop(): Promise<void> {
     // Paused while the trainer waited for data: the pause's checkpoint is being taken.

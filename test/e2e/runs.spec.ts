@@ -338,6 +338,8 @@ test('a parameter the lab does not read is shown as ignored, with the one meant,
   await expect(page.locator('#start')).toBeEnabled(); // nothing of a run depends on it
   await expect(page.locator('#state')).toHaveText('idle');
   await expect.poll(() => new URL(page.url()).searchParams.has('fidelity')).toBe(false); // the address drops it, and follows the controls
+  // And autostart with it: a reload of the address would start the run the name refused (at the default group).
+  expect(new URL(page.url()).searchParams.has('autostart')).toBe(false);
   await page.locator('#model').selectOption('mlp');
   await expect.poll(() => new URL(page.url()).searchParams.get('model')).toBe('mlp');
 });
