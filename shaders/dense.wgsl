@@ -132,4 +132,3 @@ fn weight_gradient4(@builtin(global_invocation_id) id: vec3<u32>) {
   out[w + 2u * u] = sum.z;
   out[w + 3u * u] = sum.w;
 }
-

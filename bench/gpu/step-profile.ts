@@ -71,6 +71,10 @@ class PassTimer {
     };
   }
 
+  destroy(): void {
+    this.querySet.destroy();
+  }
+
   /** GPU ms by label (after the passes were submitted); frees the queries. */
   async read(): Promise<Array<{ label: string; calls: number; ms: number }>> {
     const n = this.labels.length;
@@ -96,7 +100,7 @@ class PassTimer {
         byLabel.set(entry.label, entry);
       }
     }
-    this.querySet.destroy();
+    this.destroy();
     return [...byLabel.values()].sort((a, b) => b.ms - a.ms);
   }
 }
@@ -117,6 +121,9 @@ export async function profileStep(device: GPUDevice, step: () => tf.Scalar): Pro
       await loss.data();
       return loss;
     });
+  } catch (err) {
+    passes?.destroy();
+    throw err;
   } finally {
     uninstall?.();
   }
