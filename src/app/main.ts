@@ -867,7 +867,7 @@ async function start(resume?: Checkpoint, initialModel?: ModelState, lastStep?: 
     await runsPanel.begin(
       {
         id: run.runId,
-        name: runName(config.model.id, config, startedAt),
+        name: runName(config.model.id, config, startedAt, initialModel !== undefined),
         startedAt,
         dataset: resume?.config.datasetName ?? (ui.manifestUrl.value.trim() ? undefined : listedName()) ?? config.manifestUrl,
         model: config.model.label,
@@ -1213,7 +1213,8 @@ ui.learningRate.addEventListener('input', () => {
   learningRateTyped.applied(`lr ${r.value}`, { learningRate: r.value });
 });
 /** A change taken as where the live run starts: its record's settings and its name in the runs table say so. */
-const amendStart = (change: Partial<RunRecord['settings']>) => runsPanel.amend(change, (r) => runName(session!.config.model.id, r.settings, r.startedAt));
+const amendStart = (change: Partial<RunRecord['settings']>) =>
+  runsPanel.amend(change, (r) => runName(session!.config.model.id, r.settings, r.startedAt, session!.config.initialModel !== undefined));
 
 /** The last step the open run reported; undefined before its first. */
 const stepNow = (): number | undefined => (session && !session.ended ? session.steps.last()?.step : undefined);
@@ -1237,12 +1238,12 @@ function markCharts(label: string, change: Partial<RunRecord['settings']>, step:
   runsPanel.mark(at, label);
 }
 
-/** A run's name in the runs table: what sets it apart from the others. */
-function runName(modelId: string, s: Pick<RunRecord['settings'], 'fidelity' | 'echoFactor'>, startedAt: number): string {
+/** A run's name in the runs table: what sets it apart from the others (`loaded`: it started from a loaded model's weights). */
+function runName(modelId: string, s: Pick<RunRecord['settings'], 'fidelity' | 'echoFactor'>, startedAt: number, loaded = false): string {
   // A TOC table is lossless: one fidelity, no scan group to name.
   const tabular = MODELS.find((m) => m.id === modelId)?.input === 'tabular';
   const group = tabular ? '' : Number.isFinite(s.fidelity) ? `group ${s.fidelity} · ` : 'full fidelity · ';
-  return `${modelId} · ${group}echo ${s.echoFactor} · ${new Date(startedAt).toLocaleTimeString()}`;
+  return `${modelId}${loaded ? ' (loaded)' : ''} · ${group}echo ${s.echoFactor} · ${new Date(startedAt).toLocaleTimeString()}`;
 }
 
 /** Auto echo writes the echo field: it is read-only then, looks it, and says why. */

@@ -212,7 +212,9 @@ test('a model trained at another image size trains at that size when loaded; one
   expect(new URL(page.url()).searchParams.get('size')).toBe('16');
   await expect(page.locator('#model-status')).toContainText(/evaluating, then training on; its dataset, Fashion-MNIST mini.*, is chosen in place of Flights/);
   await expect(page.locator('#echo-mode')).not.toHaveValue('batches');
-  expect((await page.evaluate(() => window.__lab!.records()))[0]!.settings.echoMode).not.toBe('batches');
+  // Its row says it started from a loaded model (before, nothing set it apart from a run from scratch).
+  const loadedRun = (await page.evaluate(() => window.__lab!.records())).find((r) => r.name.startsWith('tiny-cnn (loaded) · '));
+  expect(loadedRun?.settings.echoMode).toBe('examples');
   await page.locator('#stop').click();
   await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
 
