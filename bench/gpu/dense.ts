@@ -10,6 +10,7 @@
 import denseWgsl from '../../shaders/dense.wgsl?raw';
 import { adapterDescription, webgpuBackend } from '../../src/gpu/backend.js';
 import { dispatch, readBuffer, shapeParams, storageBuffer, type KernelProgram } from '../../src/gpu/pipelines.js';
+import { SpanTimer } from './step-profile.js';
 
 export type OpName = 'forward' | 'input gradient' | 'weight gradient';
 export type Variant = 'scalar' | 'quad';
@@ -186,37 +187,6 @@ function operations(device: GPUDevice, [rows, inner, units]: Shape, seed: number
     },
   ];
   return { ops, destroy: () => made.forEach((b) => b.destroy()) };
-}
-
-/** GPU-side span of a trial: an empty timestamp pass before the trial's compute pass and one after it, in its encoder (as SpanTimer in kernels.ts). */
-class SpanTimer {
-  private readonly querySet: GPUQuerySet;
-  private readonly resolved: GPUBuffer;
-  private readonly readback: GPUBuffer;
-
-  constructor(device: GPUDevice) {
-    this.querySet = device.createQuerySet({ label: 'bench.timestamps', type: 'timestamp', count: 2 });
-    this.resolved = device.createBuffer({ label: 'bench.timestamps.resolved', size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
-    this.readback = device.createBuffer({ label: 'bench.timestamps.readback', size: 16, usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.MAP_READ });
-  }
-
-  /** Records the start (0) or end (1) mark; the end mark also resolves both into the readback buffer. */
-  mark(encoder: GPUCommandEncoder, which: 0 | 1): void {
-    const timestampWrites = which === 0 ? { querySet: this.querySet, beginningOfPassWriteIndex: 0 } : { querySet: this.querySet, endOfPassWriteIndex: 1 };
-    encoder.beginComputePass({ label: 'bench.timestamp', timestampWrites }).end();
-    if (which === 1) {
-      encoder.resolveQuerySet(this.querySet, 0, 2, this.resolved, 0);
-      encoder.copyBufferToBuffer(this.resolved, 0, this.readback, 0, 16);
-    }
-  }
-
-  /** ms between the two marks of the last trial (after the queue drained). */
-  async spanMs(): Promise<number> {
-    await this.readback.mapAsync(GPUMapMode.READ);
-    const [start, end] = new BigUint64Array(this.readback.getMappedRange().slice(0));
-    this.readback.unmap();
-    return end! > start! ? Number(end! - start!) / 1e6 : NaN;
-  }
 }
 
 /** One trial: R dispatches of `k` in one compute pass (between the timer's marks), submitted, then the queue drained. Wall ms per dispatch. */

@@ -26,7 +26,7 @@ import { TocRunsGpuBatch } from '../../src/gpu/toc/runs.js';
 import { thinDense } from '../../src/gpu/dense.js';
 import { softmaxCrossEntropy } from '../../src/gpu/softmax-ce.js';
 import { tocMatMul, type GpuSparseMatrix } from '../../src/gpu/toc/tfjs-op.js';
-import { flushTfjs, profileStep, settle, tfjsBackend, type StepProfile } from './step-profile.js';
+import { flushTfjs, profileStep, settle, SpanTimer, tfjsBackend, type StepProfile } from './step-profile.js';
 import {
   chooseEncoding,
   compareEncodings,
@@ -308,49 +308,6 @@ function cpuMedian(runs: number, f: () => unknown): number {
 }
 
 // ------------------------------------------------------------------ the shared queue
-
-/**
- * GPU-side span of a trial with timestamp-query: an empty compute pass writes a
- * timestamp before the operations and another after them. For our kernels both
- * passes sit in the trial's own command encoder; tfjs records into an encoder of
- * its own, so there the marks are separate submissions around its work and the
- * span also holds any time the GPU waited for tfjs to submit.
- */
-class SpanTimer {
-  private readonly querySet: GPUQuerySet;
-  private readonly resolved: GPUBuffer;
-  private readonly readback: GPUBuffer;
-
-  constructor(private readonly device: GPUDevice) {
-    this.querySet = device.createQuerySet({ label: 'bench.timestamps', type: 'timestamp', count: 2 });
-    this.resolved = device.createBuffer({ label: 'bench.timestamps.resolved', size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
-    this.readback = device.createBuffer({ label: 'bench.timestamps.readback', size: 16, usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.MAP_READ });
-  }
-
-  /** Records the start (0) or end (1) mark into `encoder`; the end mark also resolves both. */
-  mark(encoder: GPUCommandEncoder, which: 0 | 1): void {
-    const timestampWrites = which === 0 ? { querySet: this.querySet, beginningOfPassWriteIndex: 0 } : { querySet: this.querySet, endOfPassWriteIndex: 1 };
-    encoder.beginComputePass({ label: 'bench.timestamp', timestampWrites }).end();
-    if (which === 1) {
-      encoder.resolveQuerySet(this.querySet, 0, 2, this.resolved, 0);
-      encoder.copyBufferToBuffer(this.resolved, 0, this.readback, 0, 16);
-    }
-  }
-
-  submitMark(which: 0 | 1): void {
-    const encoder = this.device.createCommandEncoder({ label: 'bench.timestamp' });
-    this.mark(encoder, which);
-    this.device.queue.submit([encoder.finish()]);
-  }
-
-  /** ms between the two marks of the last trial (after the queue drained). */
-  async spanMs(): Promise<number> {
-    await this.readback.mapAsync(GPUMapMode.READ);
-    const [start, end] = new BigUint64Array(this.readback.getMappedRange().slice(0));
-    this.readback.unmap();
-    return end! > start! ? Number(end! - start!) / 1e6 : NaN;
-  }
-}
 
 /**
  * GPU-side time of a first layer's products inside training: an empty timestamp pass before and after each product in

@@ -1,7 +1,8 @@
 // Timing helpers shared by the in-browser benches that train with tfjs on its
 // WebGPU device: submit tfjs's pending work and wait for an idle queue before a
 // clock starts, and profile one training step: tfjs's kernels through tf.profile,
-// our own kernels' compute passes by label through timestamp queries.
+// our own kernels' compute passes by label through timestamp queries; and the
+// GPU-side span of a timed trial (SpanTimer).
 import * as tf from '@tensorflow/tfjs';
 
 /** The public methods of tfjs-backend-webgpu's WebGPUBackend that submit its pending commands. */
@@ -144,4 +145,47 @@ export async function profileStep(device: GPUDevice, step: () => tf.Scalar): Pro
   const kernels = [...byName.values()].filter((k) => k.ms > 0).sort((a, b) => b.ms - a.ms);
   const ourKernelMs = ours?.reduce((sum, p) => sum + p.ms, 0);
   return { wallMs, tfjsKernelMs, kernels: kernels.map(({ name, calls, ms, shapes }) => ({ name, calls, ms, shapes })), ourKernelMs, ours };
+}
+
+/**
+ * GPU-side span of a trial with timestamp-query: an empty compute pass writes a
+ * timestamp before the operations and another after them. For our kernels both
+ * passes sit in the trial's own command encoder; tfjs records into an encoder of
+ * its own, so there the marks are separate submissions around its work and the
+ * span also holds any time the GPU waited for tfjs to submit.
+ */
+export class SpanTimer {
+  private readonly querySet: GPUQuerySet;
+  private readonly resolved: GPUBuffer;
+  private readonly readback: GPUBuffer;
+
+  constructor(private readonly device: GPUDevice) {
+    this.querySet = device.createQuerySet({ label: 'bench.timestamps', type: 'timestamp', count: 2 });
+    this.resolved = device.createBuffer({ label: 'bench.timestamps.resolved', size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+    this.readback = device.createBuffer({ label: 'bench.timestamps.readback', size: 16, usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.MAP_READ });
+  }
+
+  /** Records the start (0) or end (1) mark into `encoder`; the end mark also resolves both. */
+  mark(encoder: GPUCommandEncoder, which: 0 | 1): void {
+    const timestampWrites = which === 0 ? { querySet: this.querySet, beginningOfPassWriteIndex: 0 } : { querySet: this.querySet, endOfPassWriteIndex: 1 };
+    encoder.beginComputePass({ label: 'bench.timestamp', timestampWrites }).end();
+    if (which === 1) {
+      encoder.resolveQuerySet(this.querySet, 0, 2, this.resolved, 0);
+      encoder.copyBufferToBuffer(this.resolved, 0, this.readback, 0, 16);
+    }
+  }
+
+  submitMark(which: 0 | 1): void {
+    const encoder = this.device.createCommandEncoder({ label: 'bench.timestamp' });
+    this.mark(encoder, which);
+    this.device.queue.submit([encoder.finish()]);
+  }
+
+  /** ms between the two marks of the last trial (after the queue drained). */
+  async spanMs(): Promise<number> {
+    await this.readback.mapAsync(GPUMapMode.READ);
+    const [start, end] = new BigUint64Array(this.readback.getMappedRange().slice(0));
+    this.readback.unmap();
+    return end! > start! ? Number(end! - start!) / 1e6 : NaN;
+  }
 }
