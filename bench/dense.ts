@@ -12,7 +12,7 @@ import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { DenseResults, DenseTiming, OpName, Variant } from './gpu/dense.js';
-import { openLabBrowser } from './support/lab-browser.js';
+import { openLabBrowser, pageResults } from './support/lab-browser.js';
 import { CHROMIUM_ARGS } from '../test/support/chromium.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -219,21 +219,7 @@ async function main(): Promise<void> {
     });
     page.on('pageerror', (e) => problems.push(e.message));
     await page.goto(`${lab.origin}/bench/gpu/dense.html?${query}`);
-    let results: DenseResults | { error: string } | undefined;
-    // Vite may reload the page once if it discovers a dependency to pre-bundle; then the page starts over.
-    for (let attempt = 1; !results; attempt++) {
-      try {
-        await page.waitForFunction(() => window.__denseBench !== undefined, undefined, { timeout: PAGE_TIMEOUT_MS, polling: 500 });
-        results = await page.evaluate(() => window.__denseBench!);
-      } catch (e) {
-        const message = (e as Error).message;
-        if (attempt < 3 && /context was destroyed|navigat/i.test(message)) {
-          log('the page reloaded (Vite optimised a dependency); waiting for it again');
-          continue;
-        }
-        throw new Error(`${message.split('\n')[0]}${problems.length ? `\npage errors:\n  ${problems.join('\n  ')}` : ''}`);
-      }
-    }
+    const results = await pageResults<DenseResults | { error: string }>(page, '__denseBench', problems, PAGE_TIMEOUT_MS, PAGE_TIMEOUT_MS, log);
     if ('error' in results) throw new Error(results.error);
     if (problems.length) throw new Error(`page errors:\n  ${problems.join('\n  ')}`);
     const browserVersion = page.context().browser()?.version() ?? '?';

@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { chromium, type Browser } from '@playwright/test';
 import { createServer, type ViteDevServer } from 'vite';
-import { freePort } from './support/lab-browser.js';
+import { freePort, pageResults } from './support/lab-browser.js';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../test/support/chromium.js';
 import type { BenchResults, E2eImpl, OpName } from './gpu/kernels.js';
 
@@ -631,25 +631,8 @@ async function main(): Promise<void> {
     page.on('pageerror', (e) => problems.push(e.message));
 
     const url = `http://localhost:${port}${PAGE}${query.size ? `?${query}` : ''}`;
-    let results: BenchResults | undefined;
-    // Vite may reload the page once if it discovers a dependency to pre-bundle; then the page starts over.
-    for (let attempt = 1; !results; attempt++) {
-      if (attempt === 1) await page.goto(url);
-      try {
-        await page.waitForFunction(() => window.__bench !== undefined, undefined, { timeout: 120_000 });
-        const timeout = new Promise<never>((_, fail) =>
-          setTimeout(() => fail(new Error(`the page gave no results within ${PAGE_TIMEOUT_MS / 1000} s`)), PAGE_TIMEOUT_MS).unref(),
-        );
-        results = await Promise.race([page.evaluate(() => window.__bench!), timeout]);
-      } catch (e) {
-        const message = (e as Error).message;
-        if (attempt < 3 && /context was destroyed|navigat/i.test(message)) {
-          log('the page reloaded (Vite optimised a dependency); waiting for it again');
-          continue;
-        }
-        throw new Error(`${message.split('\n')[0]}${problems.length ? `\npage errors:\n  ${problems.join('\n  ')}` : ''}`);
-      }
-    }
+    await page.goto(url);
+    const results = await pageResults<BenchResults>(page, '__bench', problems, 120_000, PAGE_TIMEOUT_MS, log);
     if (results.gpuErrors.length) throw new Error(`WebGPU validation errors:\n  ${results.gpuErrors.join('\n  ')}`);
     if (problems.length) throw new Error(`page errors:\n  ${problems.join('\n  ')}`);
     for (const e of results.endToEnd) if (e.leakedTensors !== 0) log(`warning: the ${e.model} runs left ${e.leakedTensors} tfjs tensors behind`);

@@ -47,3 +47,32 @@ export async function openLabBrowser(root: string, cacheDir?: string): Promise<L
     throw err;
   }
 }
+
+/**
+ * The page's results, from `window[name]` (a value, or a Promise of one) once the page sets it: waited for again when Vite
+ * reloads the page to pre-bundle a dependency it discovered (at most twice). `problems`: the page's errors so far, said
+ * with a failure. Waits `appearMs` for the name to be set, then `resultMs` for its value.
+ */
+export async function pageResults<T>(page: Page, name: string, problems: string[], appearMs: number, resultMs: number, log: (m: string) => void): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await page.waitForFunction((n) => (window as unknown as Record<string, unknown>)[n] !== undefined, name, { timeout: appearMs, polling: 500 });
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<never>((_, fail) => {
+        timer = setTimeout(() => fail(new Error(`the page gave no results within ${resultMs / 1000} s`)), resultMs);
+      });
+      try {
+        return await Promise.race([page.evaluate((n) => (window as unknown as Record<string, unknown>)[n], name) as Promise<T>, late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    } catch (e) {
+      const message = (e as Error).message;
+      if (attempt < 3 && /context was destroyed|navigat/i.test(message)) {
+        log('the page reloaded (Vite optimised a dependency); waiting for it again');
+        continue;
+      }
+      throw new Error(`${message.split('\n')[0]}${problems.length ? `\npage errors:\n  ${problems.join('\n  ')}` : ''}`);
+    }
+  }
+}
