@@ -5,7 +5,8 @@ import { CHROMIUM_ARGS, CHROMIUM_PATH } from './test/support/chromium.js';
 // Playwright's own browser downloads are not used. WebGPU comes from
 // SwiftShader when there is no GPU, which needs --enable-unsafe-webgpu and a
 // page on http://localhost.
-const PORT = 5199;
+// The dev server's port; BYTELAB_E2E_PORT moves it off one already in use.
+const PORT = Number(process.env.BYTELAB_E2E_PORT) || 5199;
 
 export default defineConfig({
   testDir: 'test/e2e',

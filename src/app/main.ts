@@ -371,6 +371,11 @@ async function readTypedManifest(): Promise<void> {
       setTimeout(again, MANIFEST_RETRY_MS);
     }
     if (result.ok) clearParamError('manifest'); // the URL's manifest reads now (its server was down, say)
+    // "notaurl" is a fine relative URL; when nothing is there, say how it was read.
+    const typed = ui.manifestUrl.value.trim();
+    if (!result.ok && !/^([a-z][a-z\d+.-]*:|\/\/)/i.test(typed)) {
+      result = { ok: false, reason: `${result.reason} ("${typed}" has no http:// or https://, so it was read as a path on this page's server)` };
+    }
     manifestProbe = { url: url.value, result };
     delete ui.manifestUrl.dataset.probing;
   }

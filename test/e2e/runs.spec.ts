@@ -209,6 +209,10 @@ const paramCases: [string, RegExp][] = [
   ['model=logreg', /URL parameter model=logreg: .* reads tabular data, the chosen dataset is image/],
   ['dataset=fashion-mnist', /URL parameter dataset=fashion-mnist: not built; run npm run data:full/],
   ['manifest=nowhere/manifest.json', /URL parameter manifest=nowhere\/manifest\.json: .*nowhere\/manifest\.json: missing/],
+  [
+    'manifest=notaurl',
+    /URL parameter manifest=notaurl: .*\/notaurl: missing \(HTTP 404\) \("notaurl" has no http:\/\/ or https:\/\/, so it was read as a path/,
+  ],
   ['manifest=http://127.0.0.1:6000/manifest.json', /URL parameter manifest=http:\/\/127\.0\.0\.1:6000\/manifest\.json: port 6000 is one browsers never/],
   ['manifest=%20', /URL parameter manifest= is empty: give a manifest URL, or leave it out/],
   ['autoEcho=maybe', /URL parameter autoEcho=maybe: autoEcho is on when present \(or 1, true\), off when absent/],
