@@ -1272,6 +1272,7 @@ ui.echoAuto.addEventListener('change', () => {
     const typed = echoBeforeAuto;
     echoBeforeAuto = undefined;
     if (ui.echo.value !== typed) {
+      log(`auto echo off: the echo factor is back to ${typed}, as it was before auto echo set ${ui.echo.value}`);
       ui.echo.value = typed;
       // As if typed: applied to the live run, marked on the charts, checked beside the field.
       ui.echo.dispatchEvent(new Event('input'));

@@ -77,6 +77,7 @@ test('auto echo ticked over a typed factor, then unticked: the typed factor come
   // Before, auto's last factor stayed on and the person's was lost.
   await expect(page.locator('#echo')).toHaveValue('16');
   await expect(page.locator('#echo')).toHaveJSProperty('readOnly', false);
+  await expect(page.locator('#log')).toContainText(/auto echo off: the echo factor is back to 16, as it was before auto echo set [\d.]+/);
   const marks = await page.evaluate(() => window.__lab!.marks());
   expect(marks.at(-1)).toMatch(/^\d+: echo 16$/);
   expect(marks).toContainEqual(expect.stringMatching(new RegExp(`: auto echo ${auto.replace('.', '\\.')}$`)));
