@@ -829,6 +829,33 @@ describe('checkpoints and exact resume', () => {
     await done;
   });
 
+  it("a slow device's losses trail a Stop by over 3 s, one every 1.2 s: the stop waits for them all, and saves the step the page shows", async () => {
+    // A device that reads a loss back 1.2 s after the one before (the CNN on SwiftShader: 2 steps and 3 s behind).
+    let device: Promise<unknown> = Promise.resolve();
+    const data = tf.Tensor.prototype.data;
+    const slow = vi.spyOn(tf.Tensor.prototype, 'data').mockImplementation(function (this: tf.Tensor) {
+      if (this.size !== 1) return data.call(this);
+      const read = data.call(this); // read now, before the caller disposes the tensor
+      device = device.then(() => sleep(1200));
+      return device.then(() => read);
+    });
+    try {
+      const { s, rec, saved } = savingSession({});
+      const done = s.start();
+      await until('2 steps', () => rec.steps.length >= 2);
+      const t0 = Date.now();
+      await s.stop();
+      const stopMs = Date.now() - t0;
+      await done;
+      await s.checkpointsWritten();
+      expect(stopMs).toBeGreaterThan(3000); // the losses still to come took longer than one 3-s wait
+      expect(saved).toHaveLength(1);
+      expect(saved[0]!.step).toBe(rec.steps.at(-1)!.step); // before, the checkpoint held steps never reported
+    } finally {
+      slow.mockRestore();
+    }
+  });
+
   it('a pause takes a checkpoint at the step it paused on', async () => {
     const saved: Checkpoint[] = [];
     const { s, rec } = session(undefined, { checkpointEvery: 1000, saveCheckpoint: async (c) => void saved.push(c) });
