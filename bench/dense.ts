@@ -1,6 +1,7 @@
-// The thin dense layer (shaders/dense.wgsl, thinDense in src/gpu/dense.ts: the TOC MLP's output layer): the scalar
-// entry points against the quad ones (X and dX as vec4, picked when the inner size is a multiple of 4), per operation
-// (forward, input gradient, weight gradient) and shape, on the WebGPU device tfjs uses. Starts a Vite dev server on a
+// The thin dense layer (shaders/dense.wgsl, thinDense in src/gpu/dense.ts: the TOC MLP's output layer) and the hidden
+// layer's bias and ReLU passes before it (shaders/bias.wgsl, src/gpu/bias.ts): the scalar entry points against the quad
+// ones (vec4 loads and stores, picked when the inner size is a multiple of 4), per operation (forward, input gradient,
+// weight gradient; bias + ReLU, ReLU gradient) and shape, on the WebGPU device tfjs uses. Starts a Vite dev server on a
 // free localhost port, opens bench/gpu/dense.html in the system Chromium (the flags of playwright.config.ts), waits for
 // window.__denseBench, prints the report and writes bench/results/dense.md.
 // Usage: flock /tmp/bytelab-bench.lock npx tsx bench/dense.ts [--rounds N (default 9)] [--target MS (default 50)]
@@ -27,7 +28,7 @@ const { values } = parseArgs({
   },
 });
 // The page's module imports WGSL through Vite (?raw): only its types are imported here.
-const OPS: OpName[] = ['forward', 'input gradient', 'weight gradient'];
+const OPS: OpName[] = ['forward', 'input gradient', 'weight gradient', 'bias + ReLU', 'ReLU gradient'];
 const RESULTS = values.out ? resolve(values.out) : join(ROOT, 'bench', 'results', 'dense.md');
 for (const [name, v] of [
   ['rounds', values.rounds],
@@ -83,7 +84,7 @@ function report(r: DenseResults, browserVersion: string, seconds: number, loadAt
   const { rounds, targetMs } = r.config;
   const timestamps = r.gpuTimes ? 'available, used for GPU-side times' : r.timestampQuery ? 'available, not used' : 'not available';
   const swiftshader = /swiftshader/i.test(r.adapter);
-  const lines: string[] = ['# Thin dense layer: scalar against quad (vec4) entry points', ''];
+  const lines: string[] = ["# Thin dense layer, and the hidden layer's bias and ReLU: scalar against quad (vec4) entry points", ''];
   lines.push(
     `- date: ${new Date().toISOString()}`,
     `- command: \`${command}\`; whole bench ${seconds.toFixed(0)} s`,
@@ -107,7 +108,10 @@ function report(r: DenseResults, browserVersion: string, seconds: number, loadAt
       'units: **forward** Z (`forward`, one invocation per output, against `forward4`, X read as vec4), **input gradient** dX = dZ·Wᵀ ' +
       '(`input_gradient`, one invocation per element of dX, against `input_gradient4`, one per quad of dX, written as vec4) and **weight ' +
       "gradient** dW = Xᵀ·dZ (`weight_gradient` against `weight_gradient4`, one invocation per quad of dW's rows, X read as vec4). Each " +
-      'shape has one set of random X, W, b and dZ (uniform in [-1, 1)) that both entry points read.',
+      'shape has one set of random X, W, b and dZ (uniform in [-1, 1)) that both entry points read. The hidden layer before it, ' +
+      "rows x inner (the TOC MLP's first layer, whose product is timed in the TOC kernels bench): **bias + ReLU** Z = relu(Z + b) in " +
+      'place (`add_bias` with `RELU`, one invocation per element, against `add_bias4`, one per quad, as `recordAddBias` picks them; ' +
+      'the timed trials go on adding b to the same Z) and **ReLU gradient** dZ = dY where Y > 0 (`relu_mask` against `relu_mask4`).',
     '',
     `A **trial** records R dispatches of one entry point into one compute pass, submits it and waits for \`onSubmittedWorkDone\`; R is ` +
       `chosen per entry point so a trial takes about ${targetMs} ms. Per operation and shape: one warm-up round, then ${rounds} rounds ` +

@@ -7,12 +7,13 @@
 // alternating from round to round). Opened by bench/dense.ts; results on window.__denseBench.
 // Query options: rounds (default 9), target (ms per trial, default 50), shapes (default 2000x64x6,250x64x2,250x64x10),
 // timestamps=0 (no GPU-side times).
+import biasWgsl from '../../shaders/bias.wgsl?raw';
 import denseWgsl from '../../shaders/dense.wgsl?raw';
 import { adapterDescription, webgpuBackend } from '../../src/gpu/backend.js';
 import { dispatch, readBuffer, shapeParams, storageBuffer, type KernelProgram } from '../../src/gpu/pipelines.js';
 import { SpanTimer } from './step-profile.js';
 
-export type OpName = 'forward' | 'input gradient' | 'weight gradient';
+export type OpName = 'forward' | 'input gradient' | 'weight gradient' | 'bias + ReLU' | 'ReLU gradient';
 export type Variant = 'scalar' | 'quad';
 export type Shape = [rows: number, inner: number, units: number];
 
@@ -92,7 +93,14 @@ function randoms(n: number, seed: number): Float32Array {
   });
 }
 
-const program = (entryPoint: string): KernelProgram => ({ label: `bench.Dense.${entryPoint}`, wgsl: denseWgsl, entryPoint, workgroupSize: 64, layout: 'grid' });
+const program = (entryPoint: string, wgsl = denseWgsl, constants?: Record<string, number>): KernelProgram => ({
+  label: `bench.${wgsl === denseWgsl ? 'Dense' : 'Bias'}.${entryPoint}`,
+  wgsl,
+  entryPoint,
+  workgroupSize: 64,
+  layout: 'grid',
+  constants,
+});
 
 interface Kernel {
   program: KernelProgram;
@@ -108,15 +116,21 @@ interface Operation {
   reference(): Float64Array;
 }
 
-/** The three operations of a shape, each with both entry points, on one set of random buffers. */
+/**
+ * The operations of a shape, each with both entry points, on one set of random buffers: the dense layer's three, and
+ * the bias and ReLU passes (shaders/bias.wgsl) of the hidden layer before it, rows x inner (the TOC MLP's first layer).
+ */
 function operations(device: GPUDevice, [rows, inner, units]: Shape, seed: number): { ops: Operation[]; destroy(): void } {
   const x = randoms(rows * inner, seed);
   const w = randoms(inner * units, seed + 1);
   const bias = randoms(units, seed + 2);
   const dz = randoms(rows * units, seed + 3);
+  const hiddenBias = randoms(inner, seed + 4);
+  const y = x.map((v) => Math.max(v, 0)); // a ReLU's output
+  const dy = randoms(rows * inner, seed + 5);
   const made: GPUBuffer[] = [];
-  const input = (label: string, data: Float32Array) => {
-    const b = storageBuffer(device, `bench.dense.${label}`, data);
+  const input = (label: string, data: Float32Array, usage = 0) => {
+    const b = storageBuffer(device, `bench.dense.${label}`, data, usage);
     made.push(b);
     return b;
   };
@@ -126,6 +140,7 @@ function operations(device: GPUDevice, [rows, inner, units]: Shape, seed: number
     return b;
   };
   const [X, W, B, dZ] = [input('X', x), input('W', w), input('b', bias), input('dZ', dz)];
+  const [hb, Y, dY] = [input('hidden b', hiddenBias), input('Y', y), input('dY', dy)];
   const params = shapeParams(device, rows, inner, units);
   const kernel = (entryPoint: string, bindings: Record<number, GPUBuffer>, outBinding: number, grid: [number, number]): Kernel => ({
     program: program(entryPoint),
@@ -133,6 +148,16 @@ function operations(device: GPUDevice, [rows, inner, units]: Shape, seed: number
     grid,
     out: bindings[outBinding]!,
   });
+  // The bias passes' params count the columns they step over: inner, or its quads.
+  const biasKernel = (entryPoint: string, relu: boolean, bindings: Record<number, GPUBuffer>, outBinding: number, quad: boolean): Kernel => {
+    const width = quad ? inner / 4 : inner;
+    return {
+      program: program(entryPoint, biasWgsl, relu ? { RELU: 1 } : undefined),
+      bindings: { 0: shapeParams(device, rows, width), ...bindings },
+      grid: [rows, width],
+      out: bindings[outBinding]!,
+    };
+  };
   const ops: Operation[] = [
     {
       op: 'forward',
@@ -184,6 +209,23 @@ function operations(device: GPUDevice, [rows, inner, units]: Shape, seed: number
           }
         return dw;
       },
+    },
+    {
+      // In place: Z += b, then relu. The check reads one dispatch on Z as made; timed trials go on adding b, clamped at 0.
+      op: 'bias + ReLU',
+      kernels: {
+        scalar: biasKernel('add_bias', true, { 1: hb, 2: input('Z hidden.scalar', x, GPUBufferUsage.COPY_SRC) }, 2, false),
+        quad: biasKernel('add_bias4', true, { 4: hb, 5: input('Z hidden.quad', x, GPUBufferUsage.COPY_SRC) }, 5, true),
+      },
+      reference: () => Float64Array.from(x, (v, at) => Math.max(v + hiddenBias[at % inner]!, 0)),
+    },
+    {
+      op: 'ReLU gradient',
+      kernels: {
+        scalar: biasKernel('relu_mask', false, { 1: dY, 2: output('dZ hidden.scalar', rows * inner), 3: Y }, 2, false),
+        quad: biasKernel('relu_mask4', false, { 4: dY, 5: output('dZ hidden.quad', rows * inner), 6: Y }, 5, true),
+      },
+      reference: () => Float64Array.from(dy, (v, at) => (y[at]! > 0 ? v : 0)),
     },
   ];
   return { ops, destroy: () => made.forEach((b) => b.destroy()) };
