@@ -1,7 +1,7 @@
 // The thin dense layer (shaders/dense.wgsl, thinDense in src/gpu/dense.ts: the TOC MLP's output layer) and the hidden
 // layer's bias and ReLU passes before it (shaders/bias.wgsl, src/gpu/bias.ts): the scalar entry points against the quad
 // ones (vec4 loads and stores, picked when the inner size is a multiple of 4), per operation (forward, input gradient,
-// weight gradient; bias + ReLU, ReLU gradient) and shape, on the WebGPU device tfjs uses. Starts a Vite dev server on a
+// weight gradient; bias + ReLU, ReLU gradient, bias gradient) and shape, on the WebGPU device tfjs uses. Starts a Vite dev server on a
 // free localhost port, opens bench/gpu/dense.html in the system Chromium (the flags of playwright.config.ts), waits for
 // window.__denseBench, prints the report and writes bench/results/dense.md.
 // Usage: flock /tmp/bytelab-bench.lock npx tsx bench/dense.ts [--rounds N (default 9)] [--target MS (default 50)]
@@ -28,7 +28,7 @@ const { values } = parseArgs({
   },
 });
 // The page's module imports WGSL through Vite (?raw): only its types are imported here.
-const OPS: OpName[] = ['forward', 'input gradient', 'weight gradient', 'bias + ReLU', 'ReLU gradient'];
+const OPS: OpName[] = ['forward', 'input gradient', 'weight gradient', 'bias + ReLU', 'ReLU gradient', 'bias gradient'];
 const RESULTS = values.out ? resolve(values.out) : join(ROOT, 'bench', 'results', 'dense.md');
 for (const [name, v] of [
   ['rounds', values.rounds],
@@ -111,7 +111,9 @@ function report(r: DenseResults, browserVersion: string, seconds: number, loadAt
       'shape has one set of random X, W, b and dZ (uniform in [-1, 1)) that both entry points read. The hidden layer before it, ' +
       "rows x inner (the TOC MLP's first layer, whose product is timed in the TOC kernels bench): **bias + ReLU** Z = relu(Z + b) in " +
       'place (`add_bias` with `RELU`, one invocation per element, against `add_bias4`, one per quad, as `recordAddBias` picks them; ' +
-      'the timed trials go on adding b to the same Z) and **ReLU gradient** dZ = dY where Y > 0 (`relu_mask` against `relu_mask4`).',
+      'the timed trials go on adding b to the same Z), **ReLU gradient** dZ = dY where Y > 0 (`relu_mask` against `relu_mask4`) ' +
+      'and **bias gradient** db = the column sums of dY (`column_sums`, one invocation per column summing the rows in order, ' +
+      'against `column_sums4`, one per quad).',
     '',
     `A **trial** records R dispatches of one entry point into one compute pass, submits it and waits for \`onSubmittedWorkDone\`; R is ` +
       `chosen per entry point so a trial takes about ${targetMs} ms. Per operation and shape: one warm-up round, then ${rounds} rounds ` +

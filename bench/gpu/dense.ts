@@ -13,7 +13,7 @@ import { adapterDescription, webgpuBackend } from '../../src/gpu/backend.js';
 import { dispatch, readBuffer, shapeParams, storageBuffer, type KernelProgram } from '../../src/gpu/pipelines.js';
 import { SpanTimer } from './step-profile.js';
 
-export type OpName = 'forward' | 'input gradient' | 'weight gradient' | 'bias + ReLU' | 'ReLU gradient';
+export type OpName = 'forward' | 'input gradient' | 'weight gradient' | 'bias + ReLU' | 'ReLU gradient' | 'bias gradient';
 export type Variant = 'scalar' | 'quad';
 export type Shape = [rows: number, inner: number, units: number];
 
@@ -154,7 +154,7 @@ function operations(device: GPUDevice, [rows, inner, units]: Shape, seed: number
     return {
       program: program(entryPoint, biasWgsl, relu ? { RELU: 1 } : undefined),
       bindings: { 0: shapeParams(device, rows, width), ...bindings },
-      grid: [rows, width],
+      grid: entryPoint.startsWith('column_sums') ? [width, 1] : [rows, width],
       out: bindings[outBinding]!,
     };
   };
@@ -226,6 +226,18 @@ function operations(device: GPUDevice, [rows, inner, units]: Shape, seed: number
         quad: biasKernel('relu_mask4', false, { 4: dY, 5: output('dZ hidden.quad', rows * inner), 6: Y }, 5, true),
       },
       reference: () => Float64Array.from(dy, (v, at) => (y[at]! > 0 ? v : 0)),
+    },
+    {
+      op: 'bias gradient',
+      kernels: {
+        scalar: biasKernel('column_sums', false, { 1: dY, 2: output('db hidden.scalar', inner) }, 2, false),
+        quad: biasKernel('column_sums4', false, { 4: dY, 5: output('db hidden.quad', inner) }, 5, true),
+      },
+      reference: () => {
+        const db = new Float64Array(inner);
+        for (let at = 0; at < dy.length; at++) db[at % inner]! += dy[at]!;
+        return db;
+      },
     },
   ];
   return { ops, destroy: () => made.forEach((b) => b.destroy()) };

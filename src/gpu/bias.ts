@@ -7,12 +7,13 @@ import { dispatch, shapeParams, type KernelProgram } from './pipelines.js';
 
 const ADD_BIAS: KernelProgram = { label: 'Bias.add', wgsl: biasWgsl, entryPoint: 'add_bias', workgroupSize: 64, layout: 'grid' };
 const ADD_BIAS_RELU: KernelProgram = { ...ADD_BIAS, label: 'Bias.addRelu', constants: { RELU: 1 } };
+const COLUMN_SUMS: KernelProgram = { label: 'Bias.columnSums', wgsl: biasWgsl, entryPoint: 'column_sums', workgroupSize: 64, layout: 'grid' };
 const RELU_MASK: KernelProgram = { label: 'Bias.reluMask', wgsl: biasWgsl, entryPoint: 'relu_mask', workgroupSize: 64, layout: 'grid' };
 // Quad forms (units a multiple of 4): vec4 loads and stores, one invocation per 4 columns.
 const ADD_BIAS4: KernelProgram = { ...ADD_BIAS, label: 'Bias.add4', entryPoint: 'add_bias4' };
 const ADD_BIAS_RELU4: KernelProgram = { ...ADD_BIAS_RELU, label: 'Bias.addRelu4', entryPoint: 'add_bias4' };
 const RELU_MASK4: KernelProgram = { ...RELU_MASK, label: 'Bias.reluMask4', entryPoint: 'relu_mask4' };
-const COLUMN_SUMS: KernelProgram = { label: 'Bias.columnSums', wgsl: biasWgsl, entryPoint: 'column_sums', workgroupSize: 64, layout: 'grid' };
+const COLUMN_SUMS4: KernelProgram = { ...COLUMN_SUMS, label: 'Bias.columnSums4', entryPoint: 'column_sums4' };
 
 /** Z (rows x units, row-major) += b, then relu(Z) in place if `relu`, recorded into `encoder` after whatever wrote Z. */
 export function recordAddBias(device: GPUDevice, encoder: GPUCommandEncoder, z: GPUBuffer, bias: GPUBuffer, rows: number, units: number, relu = false): void {
@@ -38,7 +39,11 @@ export function recordReluMask(device: GPUDevice, encoder: GPUCommandEncoder, dy
 
 /** db (units) = the column sums of dZ (rows x units, row-major). */
 export function recordColumnSums(device: GPUDevice, encoder: GPUCommandEncoder, dz: GPUBuffer, db: GPUBuffer, rows: number, units: number): void {
-  const pass = encoder.beginComputePass({ label: COLUMN_SUMS.label });
-  dispatch(device, pass, COLUMN_SUMS, { 0: shapeParams(device, rows, units), 1: dz, 2: db }, units, 1);
+  const quad = units % 4 === 0;
+  const program = quad ? COLUMN_SUMS4 : COLUMN_SUMS;
+  const width = quad ? units / 4 : units;
+  const buffers: Record<number, GPUBuffer> = quad ? { 4: dz, 5: db } : { 1: dz, 2: db };
+  const pass = encoder.beginComputePass({ label: program.label });
+  dispatch(device, pass, program, { 0: shapeParams(device, rows, width), ...buffers }, width, 1);
   pass.end();
 }
