@@ -984,6 +984,8 @@ function listenerFor(current: () => LabSession): SessionListener {
       if (!shown()) return;
       if (ui.echoAuto.checked && ui.echo.value !== String(factor)) {
         ui.echo.value = String(factor);
+        showCheck(fields.echo); // an error under the field was about the value auto just replaced
+        refreshControls();
         markCharts(`auto echo ${factor}`, { echoFactor: factor }, stepNow());
       }
       metrics.echo(r, factor);
@@ -1266,6 +1268,12 @@ ui.echoAuto.addEventListener('change', () => {
   metrics.hideSuggestion();
   if (session && !session.ended) session.setAutoEcho(ui.echoAuto.checked);
   if (ui.echoAuto.checked) {
+    // A bad value typed before is not kept to come back: auto starts from the factor in force (1 before a run).
+    if (!checkEchoFactor(ui.echo.value).ok) {
+      ui.echo.value = String(session && !session.ended ? session.echoFactor : 1);
+      showCheck(fields.echo);
+      refreshControls();
+    }
     echoBeforeAuto = ui.echo.value;
   } else if (echoBeforeAuto !== undefined) {
     // Before, auto's last factor stayed on: the person's own came back only if they typed it again.

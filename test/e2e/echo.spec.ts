@@ -84,6 +84,34 @@ test('auto echo ticked over a typed factor, then unticked: the typed factor come
   await page.evaluate(() => window.__lab!.stop());
 });
 
+test('a bad echo factor typed, then auto ticked: its error goes, auto starts from the factor in force, and unticking brings that back', async ({ page }) => {
+  // Idle: the bad value would keep Start off under a field the person cannot type in.
+  await page.goto('/?model=mlp&batch=32&evalEvery=1000');
+  await expect(page.locator('#start')).toBeEnabled();
+  await page.locator('#echo').fill('0');
+  await expect(page.locator('#echo-error')).toContainText('echo factor must be a number from 1 to 16');
+  await expect(page.locator('#start')).toBeDisabled();
+  await page.locator('#echo-auto').check();
+  await expect(page.locator('#echo')).toHaveValue('1');
+  await expect(page.locator('#echo-error')).toHaveText('');
+  await expect(page.locator('#start')).toBeEnabled();
+
+  // A run at 16: 0 typed is not applied; auto ticked starts from 16, moves it, and unticking puts 16 back (not 0).
+  await page.goto('/?model=mlp&batch=32&evalEvery=1000&echo=16&autostart=1');
+  await waitFor(page, 'a few steps', (s) => s.steps.length >= 3);
+  await page.locator('#echo').fill('0');
+  await expect(page.locator('#echo-error')).toContainText('echo factor must be a number from 1 to 16');
+  await page.locator('#echo-auto').check();
+  await expect(page.locator('#echo-error')).toHaveText('');
+  await expect(page.locator('#echo')).not.toHaveValue('16', { timeout: 60_000 }); // auto's own factor now
+  await expect(page.locator('#echo-error')).toHaveText('');
+  await page.locator('#echo-auto').uncheck();
+  await expect(page.locator('#echo')).toHaveValue('16');
+  await expect(page.locator('#echo-error')).toHaveText('');
+  await expect.poll(() => page.evaluate(() => window.__lab!.marks().at(-1))).toMatch(/^\d+: echo 16$/);
+  await page.evaluate(() => window.__lab!.stop());
+});
+
 test("a change's label on the charts starts right of its line (it was drawn ending there, over the line and the labels before)", async ({ page }) => {
   // The labels are canvas text: each fillText is noted with the alignment it was drawn with.
   await page.addInitScript(() => {
