@@ -29,6 +29,7 @@ import { freshOptimizerState } from '../train/model-file.js';
 import { setupMetricsView } from './metrics-view.js';
 import { builtDataFolders, DATASETS, MANIFEST_READ_TIMEOUT_MS, probeDataset, probeOwnDataset, type DatasetProbe, type GroupCosts } from './datasets.js';
 import { clearSamples, drawSamples } from './samples.js';
+import { count } from './format.js';
 import type { LabSnapshot } from './test-api.js';
 import {
   checkBatchSize,
@@ -168,20 +169,20 @@ const paramErrors = new Map<string, string>();
 const NAMING_PARAMS = new Set(['dataset', 'model', 'manifest', 'group', 'seed', 'echoMode', 'evalMode', 'size', 'share', 'autoEcho']);
 
 /**
- * The address's errors above the page. size= and group= do nothing for a table (its one fidelity is lossless): their errors
- * wait, as a bad batch= does, until an image dataset is chosen, and say so while a table is (they read as keeping Start off).
+ * The address's errors above the page. size=, group=, batch= and echoMode= do nothing for a table (its one fidelity is
+ * lossless, its batches and their echo its own): their errors wait until an image dataset is chosen, and say so while a
+ * table is (they read as keeping Start off).
  */
 function showParamErrors(): void {
-  const table = selectedKind() === 'tabular';
-  const lines = [...paramErrors].map(([k, m]) =>
-    table && IMAGE_ONLY_PARAMS.has(k) ? `${m} (not used by a table; it keeps Start off once an image dataset is chosen)` : m,
-  );
+  const lines = [...paramErrors].map(([k, m]) => (waitsForImages(k) ? `${m} (not used by a table; it keeps Start off once an image dataset is chosen)` : m));
   ui.paramError.hidden = lines.length === 0;
   // Redrawn only when it says something else (refreshControls calls this at every change of the controls).
   if (lines.join('\n') === [...ui.paramError.children].map((d) => d.textContent).join('\n')) return;
   ui.paramError.replaceChildren(...lines.map((m) => Object.assign(document.createElement('div'), { textContent: m })));
 }
-const IMAGE_ONLY_PARAMS = new Set(['size', 'group']);
+const IMAGE_ONLY_PARAMS = new Set(['size', 'group', 'batch', 'echoMode']);
+/** The error of an image-only parameter while a table is chosen: it neither keeps Start off nor holds the address bar. */
+const waitsForImages = (param: string) => IMAGE_ONLY_PARAMS.has(param) && selectedKind() === 'tabular';
 
 function clearParamError(name: string): void {
   if (paramErrors.delete(name)) showParamErrors();
@@ -324,8 +325,8 @@ function showFixedBatch(rows: number | undefined): void {
   const chosen = fixedBatch?.chosen ?? ui.batchSize.value;
   fixedBatch = rows === undefined ? undefined : { rows, chosen };
   ui.batchSize.value = rows === undefined ? chosen : String(rows);
-  // A bad size from the URL is not this dataset's to refuse: it waits aside, and is refused under the field with an image dataset.
-  if (fixedBatch) clearParamError('batch');
+  // A bad size from the URL is not this dataset's to refuse: it waits aside (said above the page as waiting, see
+  // showParamErrors), and is refused under the field with an image dataset.
   showCheck(fields.batchSize);
 }
 
@@ -403,6 +404,8 @@ let info: DatasetInfo | undefined;
 /** What the open (or last) run's dataset is, as the line under the setup says it. */
 let datasetLine = '';
 let fidelityTouched = false;
+/** The slider's group is the address's group=, not yet moved by the person. */
+let groupFromUrl = false;
 
 function log(message: string, kind: 'info' | 'warning' | 'error' = 'info'): void {
   const li = document.createElement('li');
@@ -418,8 +421,8 @@ function startBlockers(): string[] {
   // Before, the controls are not yet what the address asks for (a run would open on the defaults); nothing else is said yet.
   if (!paramsApplied) return ['the address and the dataset list are still being read'];
   const reasons: string[] = [];
-  // size= and group= wait for an image dataset (showParamErrors).
-  const blocking = [...paramErrors.keys()].filter((k) => NAMING_PARAMS.has(k) && !(IMAGE_ONLY_PARAMS.has(k) && selectedKind() === 'tabular'));
+  // The image-only parameters wait for an image dataset (showParamErrors).
+  const blocking = [...paramErrors.keys()].filter((k) => NAMING_PARAMS.has(k) && !waitsForImages(k));
   const refused = Object.values(fields).flatMap((f) => {
     const r = fixedByDataset(f) ? { ok: true } : f.check();
     return r.ok ? [] : [{ param: f.param, reason: (r as { reason: string }).reason }];
@@ -434,7 +437,7 @@ function startBlockers(): string[] {
   const share = params.has('share') ? checkShare(params.get('share')!) : undefined;
   const records = selectedProbe()?.costs?.records;
   if (share?.ok && records !== undefined && share.value.rank >= records) {
-    reasons.push(`share=${params.get('share')} holds no records: this dataset's training split has ${records}`);
+    reasons.push(`share=${params.get('share')} holds no records: this dataset's training split has ${count(records, 'record')}`);
   }
   return reasons;
 }
@@ -646,8 +649,18 @@ function previewDataset(): void {
  * table's one fidelity leaves the (disabled) slider alone, so the group chosen for images is still there after one.
  */
 function showGroups(levels: number): void {
+  const group = ui.fidelity.value; // before the range input cuts it down to its new max
   ui.fidelity.max = String(levels);
-  if (!fidelityTouched || Number(ui.fidelity.value) > levels) ui.fidelity.value = String(levels);
+  const past = fidelityTouched && Number(group) > levels;
+  if (past && groupFromUrl) {
+    // As the same address on this dataset is refused (a table before it let the group wait).
+    const r = checkScanGroup(group, levels);
+    if (!r.ok) paramErrors.set('group', `URL parameter group=${params.get('group')}: ${r.reason}`);
+    refreshControls(); // Start, off for it
+  } else if (past) {
+    log(`scan group ${group} is past this dataset's ${levels}: group ${levels}, the whole of each record, is chosen`, 'info');
+  }
+  if (!fidelityTouched || past) ui.fidelity.value = String(levels);
 }
 
 /** One row per scan group: bytes per image, share of the full record, MS-SSIM. */
@@ -1188,6 +1201,7 @@ const learningRateTyped = typedMarks();
 const shuffleTyped = typedMarks();
 ui.fidelity.addEventListener('input', () => {
   fidelityTouched = true;
+  groupFromUrl = false;
   clearParamError('group');
   refreshControls();
   updateFidelityLabel();
@@ -1412,7 +1426,8 @@ async function applyParams(): Promise<void> {
   if (selectedKind() === 'tabular') {
     for (const k of ['size', 'group', 'echoMode', 'batch']) {
       const what = 'a TOC table is read as it is, in its own batches, and echoes whole batches';
-      if (params.has(k)) log(`URL parameter ${k}=${params.get(k)} is for image datasets: ${what}`, 'info');
+      // A bad one is said above the page instead, as waiting for an image dataset.
+      if (params.has(k) && !paramErrors.has(k)) log(`URL parameter ${k}=${params.get(k)} is for image datasets: ${what}`, 'info');
     }
   }
 
@@ -1437,6 +1452,7 @@ async function applyParams(): Promise<void> {
       ui.fidelity.max = String(Math.max(r.value, Number(ui.fidelity.max)));
       ui.fidelity.value = String(r.value);
       fidelityTouched = true;
+      groupFromUrl = true;
       updateFidelityLabel();
     }
   }
@@ -1514,7 +1530,7 @@ let sweptAside: { kind: 'group' | 'echo'; value: string; touched: boolean } | un
 
 function writeUrl(): void {
   // The URL being fixed is shown above the page; it changes once it is fixed (a name it does not read is dropped at once).
-  if ([...paramErrors.keys()].some((k) => !k.startsWith('?'))) return;
+  if ([...paramErrors.keys()].some((k) => !k.startsWith('?') && !waitsForImages(k))) return;
   const next = new URLSearchParams();
   const dataset = DATASETS.find((d) => d.manifest === ui.dataset.value);
   const typed = checkManifestUrl(ui.manifestUrl.value, location.href);
@@ -1538,7 +1554,8 @@ function writeUrl(): void {
   const group = sweptAside?.kind === 'group' ? sweptAside : { value: ui.fidelity.value, touched: fidelityTouched };
   if (selectedKind() !== 'tabular') urlGroup = group.touched ? group.value : null; // untouched: the dataset's full fidelity
   if (urlGroup !== null) next.set('group', urlGroup);
-  const echoMode = echoModeAside ?? ui.echoMode.value; // a table's "batches" is not the person's choice
+  // A table's "batches" is not the person's choice; a bad echoMode= waiting for an image dataset is kept as typed.
+  const echoMode = paramErrors.has('echoMode') ? params.get('echoMode')! : (echoModeAside ?? ui.echoMode.value);
   if (echoMode !== 'examples') next.set('echoMode', echoMode);
   if (ui.evalMode.value !== 'live') next.set('evalMode', ui.evalMode.value);
   if (ui.echoAuto.checked) next.set('autoEcho', '');

@@ -278,22 +278,28 @@ test('URL parameters that do nothing for the chosen dataset are said, not ignore
   await expect(page.locator('#log')).toContainText('URL parameter size=32 is for image datasets: a TOC table is read as it is');
   await expect(page.locator('#log')).toContainText('URL parameter echoMode=examples-after-augment is for image datasets');
   await expect(page.locator('#start')).toBeEnabled();
-  // Bad values of image-only parameters are said, and keep Start off only once an image dataset would use them.
-  await page.goto('/?dataset=flights-250k&size=5&batch=abc&group=0');
-  await expect(page.locator('#log')).toContainText('URL parameter batch=abc is for image datasets: a TOC table is read as it is, in its own batches');
+  // Bad values of image-only parameters are said alike, above the page, and keep Start off only once an image dataset
+  // would use them (before, a bad batch= was only logged as "for image datasets", and a bad echoMode= kept Start off).
+  await page.goto('/?dataset=flights-250k&size=5&batch=abc&group=0&echoMode=bogus');
   await expect(page.locator('#param-error')).toContainText('URL parameter size=5: image size must be');
   await expect(page.locator('#param-error')).toContainText('URL parameter group=0');
+  await expect(page.locator('#param-error')).toContainText('URL parameter batch=abc: batch size must be');
+  await expect(page.locator('#param-error')).toContainText('URL parameter echoMode=bogus: echo mode must be one of');
   await expect(page.locator('#start')).toBeEnabled(); // before, group= kept it off though a table has one fidelity
-  // Said so, above the page: they read as keeping Start off (and group= was not named in the log).
+  // Said so: they read as keeping Start off.
   const waits = '(not used by a table; it keeps Start off once an image dataset is chosen)';
   const lines = page.locator('#param-error > div');
-  await expect(lines).toHaveCount(2);
+  await expect(lines).toHaveCount(4);
   for (const line of await lines.all()) await expect(line).toContainText(waits);
-  await expect(page.locator('#log')).toContainText('URL parameter group=0 is for image datasets');
+  // Waiting, they do not hold the address bar: it follows the controls and keeps them as typed.
+  await page.locator('#model').selectOption('svm');
+  await expect.poll(() => page.url()).toContain('model=svm');
+  for (const [k, v] of Object.entries({ size: '5', batch: 'abc', group: '0', echoMode: 'bogus' })) expect(new URL(page.url()).searchParams.get(k)).toBe(v);
   await page.locator('#dataset').selectOption({ label: 'Fashion-MNIST mini, 8k (bundled)' });
   await expect(page.locator('#param-error')).not.toContainText('not used by a table');
   await expect(page.locator('#start')).toBeDisabled();
-  await expect(page.locator('#start-hint')).toContainText("Start is off: the address's size=, group= are refused (see above)");
+  await expect(page.locator('#start-hint')).toContainText("Start is off: the address's echoMode=, size=, group= are refused (see above)");
+  await expect(page.locator('#batch-size-error')).toContainText('batch size must be a whole number'); // the field says its own
   await page.goto('/?dataset=flights-250k&manifest=datasets/birdstrikes-toc/manifest.json');
   await expect(page.locator('#log')).toContainText('URL parameters dataset= and manifest= are both given: the manifest is read');
   // The list does not pass for what is read: its choice is shown set aside while the field holds a URL.
@@ -328,7 +334,7 @@ test('URL parameters that do nothing for the chosen dataset are said, not ignore
 
 test('a share of the records past the split keeps Start off, saying why (it started, failed and left a 0-step run)', async ({ page }) => {
   await page.goto('/?share=33/64');
-  await expect(page.locator('#start-hint')).toContainText("share=33/64 holds no records: this dataset's training split has 32");
+  await expect(page.locator('#start-hint')).toContainText("share=33/64 holds no records: this dataset's training split has 32 records");
   await expect(page.locator('#start')).toBeDisabled();
   await page.goto('/?share=32/64');
   await expect(page.locator('#start')).toBeEnabled();

@@ -135,7 +135,10 @@ test("a URL's model refused for the typed dataset is taken once the manifest fie
 test('a batch size from the URL past the limit waits aside on a TOC dataset, and is refused once an image dataset would use it', async ({ page }) => {
   await page.goto('/?batch=2000&dataset=flights-250k');
   await expect(page.locator('#batch-size')).toHaveValue('250');
-  await expect(page.locator('#param-error')).toBeHidden();
+  // Said above the page as waiting, as size= and group= are (before, only the log said batch= was for image datasets).
+  await expect(page.locator('#param-error')).toHaveText(
+    'URL parameter batch=2000: batch size must be a whole number from 1 to 1024, not "2000" (not used by a table; it keeps Start off once an image dataset is chosen)',
+  );
   await expect(page.locator('#start')).toBeEnabled();
   // The address bar follows the controls, and keeps the person's batch.
   await page.locator('#model').selectOption('svm');
@@ -156,6 +159,21 @@ test("a URL's scan group on a TOC table is the person's group for image datasets
   await page.locator('#dataset').selectOption(FASHION);
   await expect(page.locator('#fidelity')).toHaveValue('3');
   await expect(page.locator('#fidelity-label')).toContainText('scan group 3 of 6');
+});
+
+test("a URL's scan group past the image dataset chosen after a table is refused as on that dataset, not cut down silently", async ({ page }) => {
+  await page.goto('/?dataset=flights-250k&group=9');
+  await expect(page.locator('#model')).toHaveValue('logreg');
+  await expect(page.locator('#start')).toBeEnabled();
+  await page.locator('#dataset').selectOption(FASHION);
+  // Before, the slider said group 6 of 6 and the address bar group=6, without a word.
+  await expect(page.locator('#param-error')).toContainText('URL parameter group=9: scan group must be a whole number from 1 to 6');
+  await expect(page.locator('#start')).toBeDisabled();
+  // Moving the slider is the person's answer: the error goes.
+  await page.locator('#fidelity').focus();
+  await page.keyboard.press('ArrowLeft');
+  await expect(page.locator('#param-error')).toBeHidden();
+  await expect(page.locator('#start')).toBeEnabled();
 });
 
 test('Start pressed straight after typing a manifest URL reads it, then starts', async ({ page }) => {
