@@ -13,6 +13,7 @@ import { LIVE_STATES, type RunState } from '../train/run-state.js';
 import type { LabSession } from '../train/session.js';
 import type { ModelState } from '../train/trainer.js';
 import { DATASETS } from './datasets.js';
+import { count } from './format.js';
 
 /** tfjs's IndexedDB models that are bytelab's start with this. */
 const PREFIX = 'indexeddb://bytelab-model/';
@@ -258,6 +259,11 @@ export function setupModelPanel(
       if (loaded && loaded.run !== run) loaded = undefined; // another run since: the line is about that one's file no more
       if (loaded && state === 'failed') {
         say(`${loaded.where} was loaded, but its run failed: ${detail ?? 'see the log'}`);
+        loaded = undefined;
+      } else if (loaded && state === 'stopped') {
+        // It said "evaluating, then training on" after the run had ended.
+        const step = run?.steps.last()?.step;
+        say(`${loaded.where} was loaded; its run ${step ? `trained ${count(step, 'step')} from it, then ` : ''}stopped`);
         loaded = undefined;
       }
       const can = run !== undefined && (run.steps.last()?.step ?? 0) > 0;

@@ -166,6 +166,8 @@ test('model files keep their dataset relative to the page, load an old file and 
   await expect(page.locator('#manifest-url')).toHaveValue('');
   await page.locator('#stop').click();
   await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
+  // Before, it still said "evaluating, then training on".
+  await expect(status).toHaveText(/^logreg-Flights-250k-step\d+ was loaded; its run (trained [\d,]+ steps? from it, then )?stopped$/);
 
   // A file saved before addresses were relative (the page's, on another port), with its .bin renamed by the browser:
   // this page's Flights is read, and the status line says so.
