@@ -1562,7 +1562,13 @@ function writeUrl(): void {
   for (const k of ['seed', 'size', 'share']) if (params.has(k)) next.set(k, params.get(k)!.trim()); // as read: " 32" is 32
   // Not once a name the lab does not read has been dropped: a reload would then start the run that was refused.
   if (autostartParam?.ok && ![...paramErrors.keys()].some((k) => k.startsWith('?'))) next.set('autostart', params.get('autostart')!);
-  const query = next.toString().replace(/=(&|$)/g, '$1'); // flags without "="
+  // Flags without "="; and "/", ":" and "," as they are (legal in a query), so an address reads as it was typed.
+  const query = next
+    .toString()
+    .replace(/=(&|$)/g, '$1')
+    .replace(/%2F/g, '/')
+    .replace(/%3A/g, ':')
+    .replace(/%2C/g, ',');
   if (query !== location.search.slice(1)) history.replaceState(null, '', `${location.pathname}${query ? `?${query}` : ''}`);
 }
 

@@ -360,3 +360,20 @@ test('Discard on a saved run shows the next one saved at once, and the line says
   await page.locator('#resume-discard').click();
   await expect(page.locator('#resume-text')).toBeHidden();
 });
+
+test('the address bar keeps "/" and ":" as typed when it follows the controls (before: %2F and %3A)', async ({ page }) => {
+  await page.goto('/?manifest=datasets/birdstrikes-toc/manifest.json&share=1/2');
+  await expect(page.locator('#model')).toHaveValue('logreg');
+  await page.locator('#model').selectOption('svm');
+  await expect.poll(() => page.url()).toContain('model=svm');
+  expect(page.url()).toContain('manifest=datasets/birdstrikes-toc/manifest.json');
+  expect(page.url()).toContain('share=1/2');
+  const origin = new URL(page.url()).origin;
+  await page.locator('#manifest-url').fill(`${origin}/datasets/birdstrikes-toc/manifest.json`);
+  await expect.poll(() => page.url()).toContain(`manifest=${origin}/datasets/birdstrikes-toc/manifest.json`);
+  // And it reads back as the same controls.
+  await page.reload();
+  await expect(page.locator('#manifest-url')).toHaveValue(`${origin}/datasets/birdstrikes-toc/manifest.json`);
+  await expect(page.locator('#model')).toHaveValue('svm');
+  await expect(page.locator('#param-error')).toBeHidden();
+});
