@@ -1,4 +1,4 @@
-// Axis ranges for the charts where uPlot's automatic one misleads.
+// Axis ranges and ticks for the charts where uPlot's automatic ones mislead.
 
 /**
  * An accuracy axis: the data's range with a little room, never beyond [0, 1]. (uPlot pads a flat or nearly flat
@@ -9,6 +9,14 @@ export function accuracyRange(min: number | null, max: number | null): [number, 
   const pad = Math.max(0.01, 0.1 * (max - min));
   return [Math.max(0, min - pad), Math.min(1, max + pad)];
 }
+
+/**
+ * Tick steps for an axis of whole numbers (steps, examples): uPlot's own 1, 2, 2.5, 5, 10, 20, 25, … without 2.5, and
+ * nothing under 1 (a few steps were labelled 2.5, 7.5, 12.5).
+ */
+export const WHOLE_INCREMENTS: number[] = Array.from({ length: 16 }, (_, e) => [1, 2, 2.5, 5].map((m) => m * 10 ** e))
+  .flat()
+  .filter(Number.isInteger);
 
 const compact = (digits: number) => new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: digits, minimumFractionDigits: digits });
 

@@ -7,11 +7,17 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { chartSummary, summaryDelay } from './a11y.js';
-import { tickLabels } from './axis.js';
+import { tickLabels, WHOLE_INCREMENTS } from './axis.js';
 import { addMark } from '../train/run-record.js';
 import { drawThrottled } from './throttle.js';
 
 const MAX_POINTS = 2000;
+
+/** A y axis's range from its data's (the accuracy chart's stays within [0, 1]). */
+export type YRange = (min: number, max: number) => [number, number];
+
+// uPlot spans a series that stays at 0 (nothing fetched: all from the cache) from 0 to 100; 0 to 1 says nothing more came.
+const defaultRange: YRange = (min, max) => (min === 0 && max === 0 ? [0, 1] : (uPlot.rangeNum(min, max, 0.1, true) as [number, number]));
 
 const scheme = matchMedia('(prefers-color-scheme: dark)');
 const colours = { axis: '', grid: '', panel: '' };
@@ -61,6 +67,7 @@ export class LiveChart {
     private title: string,
     private readonly xLabel: string,
     color: string,
+    yRange: YRange = defaultRange,
   ) {
     const axis = { stroke: () => colours.axis, grid: { stroke: () => colours.grid }, ticks: { stroke: () => colours.grid } };
     this.opts = {
@@ -69,17 +76,12 @@ export class LiveChart {
       height: 170,
       scales: {
         x: { time: false },
-        // uPlot spans a series that stays at 0 (nothing fetched: all from the cache) from 0 to 100; 0 to 1 says nothing more came.
-        y: {
-          range: (_u, min, max) => {
-            if (min == null || max == null) return [null, null]; // no points yet
-            return min === 0 && max === 0 ? [0, 1] : uPlot.rangeNum(min, max, 0.1, true);
-          },
-        },
+        y: { range: (_u, min, max) => (min == null || max == null ? [null, null] : yRange(min, max)) }, // null: no points yet
       },
       // The y axis has room for labels like 10,000 or 131.6K at any chart width.
       axes: [
-        { label: xLabel, ...axis },
+        // The x axis is a step count: whole ticks only.
+        { label: xLabel, incrs: WHOLE_INCREMENTS, ...axis },
         // Ticks 20 px apart at least (uPlot's 30 left a flat accuracy curve one label, a scale no one can read).
         { size: 56, space: 20, values: (_u, splits) => tickLabels(splits), ...axis },
       ],

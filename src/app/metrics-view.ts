@@ -6,6 +6,7 @@ import type { Checkpoint } from '../train/checkpoint.js';
 import type { EchoReading } from '../train/echo-advisor.js';
 import type { LabSession } from '../train/session.js';
 import { classTotals, type EvalMetrics, type StepMetrics } from '../train/trainer.js';
+import { accuracyRange } from './axis.js';
 import { LiveChart } from './charts.js';
 import { describeEchoReading } from './echo-reading.js';
 import { count, describeTocWork, formatBytes } from './format.js';
@@ -43,7 +44,8 @@ export function setupMetricsView(echoControls: () => EchoControls) {
   };
   const charts = {
     loss: new LiveChart($('chart-loss'), 'training loss', 'step', '#c0392b'),
-    acc: new LiveChart($('chart-acc'), 'test accuracy', 'step', '#1f7a4d'),
+    // Within [0, 1]: uPlot padded a flat accuracy of 0.895 to an axis from 0 to 1.79.
+    acc: new LiveChart($('chart-acc'), 'test accuracy', 'step', '#1f7a4d', accuracyRange),
     speed: new LiveChart($('chart-speed'), 'examples / s', 'step', '#2c5aa0'),
     bytes: new LiveChart($('chart-bytes'), 'MiB fetched', 'step', '#7d3c98'),
   };

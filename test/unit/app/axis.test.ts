@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { accuracyRange, tickLabels } from '../../../src/app/axis.js';
+import { accuracyRange, tickLabels, WHOLE_INCREMENTS } from '../../../src/app/axis.js';
 
 it('an accuracy axis keeps within [0, 1], with room around flat and spread data', () => {
   expect(accuracyRange(0.89, 0.89)).toEqual([0.88, 0.9]);
@@ -9,6 +9,12 @@ it('an accuracy axis keeps within [0, 1], with room around flat and spread data'
   expect(accuracyRange(0, 1)).toEqual([0, 1]);
   expect(accuracyRange(0.995, 1)).toEqual([0.985, 1]);
   expect(accuracyRange(null, null)).toEqual([0, 1]);
+});
+
+it('a whole-number axis steps by 1, 2, 5, 10, 20, 25, 50, …: never a fraction, and up to counts of billions', () => {
+  expect(WHOLE_INCREMENTS.slice(0, 8)).toEqual([1, 2, 5, 10, 20, 25, 50, 100]);
+  expect(WHOLE_INCREMENTS.every(Number.isInteger)).toBe(true);
+  expect(WHOLE_INCREMENTS.at(-1)).toBeGreaterThan(1e12);
 });
 
 it('tick labels fit a phone-width axis and tell neighbouring ticks apart', () => {
