@@ -1028,6 +1028,7 @@ const runsPanel = setupRunsPanel(
     exportJson: $<HTMLButtonElement>('runs-export'),
     importFile: $<HTMLInputElement>('runs-import'),
     status: $('runs-status'),
+    importStatus: $('runs-import-status'),
   },
   (m) => log(m),
   () => void resumePanel.refresh(), // a deleted run's Continue offer goes (it trained the deleted run)

@@ -5,7 +5,7 @@
 // renamed, deleted, exported (JSON, or one run's points as CSV) and imported.
 import uPlot from 'uplot';
 import { attachFieldError } from './a11y.js';
-import { accuracyRange } from './axis.js';
+import { accuracyRange, WHOLE_INCREMENTS } from './axis.js';
 import type { RunStore } from '../storage/runs.js';
 import type { EvalMetrics, StepMetrics } from '../train/trainer.js';
 import {
@@ -74,6 +74,8 @@ export interface RunsPanelElements {
   exportJson: HTMLButtonElement;
   importFile: HTMLInputElement;
   status: HTMLElement;
+  /** The line under Import that says how the last import went. */
+  importStatus: HTMLElement;
 }
 
 export interface RunsPanel {
@@ -117,6 +119,11 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
   let lastViewSaved: string | undefined;
   /** The live run's fresh examples trained so far (a continued run's from its checkpoint's count). */
   let freshCount = 0;
+  /** An import's outcome is said beside the button, as the model files' is (it was only in the log, at the page's end), and logged. */
+  const sayImported = (message: string) => {
+    el.importStatus.textContent = message;
+    log(message);
+  };
 
   /** The target in percent as typed (50.5, not 51), or undefined: empty (no target) or not a number from 0 to 100 (said beside the field). */
   const target = (): number | undefined => {
@@ -204,7 +211,8 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
         width,
         height: 220,
         scales: { x: { time: false }, ...(metric === 'accuracy' ? { y: { range: (_u, min, max) => accuracyRange(min, max) } } : {}) },
-        axes: [{ label: X_LABELS[x] }, { size: 56 }],
+        // Steps and examples are counted: whole ticks (training time and MiB read have fractions).
+        axes: [{ label: X_LABELS[x], ...(x === 'step' || x === 'fresh' ? { incrs: WHOLE_INCREMENTS } : {}) }, { size: 56 }],
         legend: { show: shown.length > 0, live: false },
         series: [
           { label: X_LABELS[x] },
@@ -435,8 +443,10 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     el.importFile.value = '';
     if (!file) return;
     try {
-      const json = JSON.parse(await file.text()) as { format?: string; runs?: unknown[] };
-      if (json.format !== 'bytelab-runs' || !Array.isArray(json.runs)) throw new Error('not a bytelab runs file (format "bytelab-runs")');
+      const text = await file.text();
+      if (!text.trim()) throw new Error('the file is empty');
+      const json = parseJson(text) as { format?: string; runs?: unknown[] } | null; // or any other JSON value: null, [], 3
+      if (json?.format !== 'bytelab-runs' || !Array.isArray(json.runs)) throw new Error('not a bytelab runs file (format "bytelab-runs")');
       const runs = json.runs.map((r, i) => validateRunRecord(r, `run ${i + 1}`));
       for (const r of runs) {
         if (r.id === live?.id) continue; // the live run is not replaced under itself
@@ -452,10 +462,10 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       for (const r of overlay) overlaid.add(r.id);
       const which = overlay.length === 0 ? 'none' : `the last ${overlay.length} in the file`;
       const some = overlay.length < runs.length ? `; ${which} are overlaid, with the ${shownBefore} shown before (tick "show" for others)` : '';
-      log(`imported ${count(runs.length, 'run')} from ${file.name}${some}`);
+      sayImported(`imported ${count(runs.length, 'run')} from ${file.name}${some}`);
       draw();
     } catch (err) {
-      log(`${file.name} was not imported: ${(err as Error).message}`);
+      sayImported(`${file.name} was not imported: ${(err as Error).message}`);
     }
   });
   new ResizeObserver(() => {
@@ -562,6 +572,15 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     },
     records: () => all,
   };
+}
+
+/** The file's JSON, or an error that says it is not JSON ("Unexpected token" alone did not say which file format was meant). */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new Error(`not JSON (${(err as Error).message})`);
+  }
 }
 
 function fileName(name: string): string {
