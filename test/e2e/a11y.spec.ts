@@ -215,3 +215,23 @@ test('any screen: 390, 1024 and 1920 px and dark mode, without sideways scrollin
   expect((await snapshot(page)).state).toBe('paused');
   await page.evaluate(() => window.__lab!.stop());
 });
+
+test('the log is a Tab stop only once it has lines: empty, Tab went to it and showed no focus ring anywhere', async ({ page }) => {
+  await ready(page, '/');
+  await expect(page.locator('#log li')).toHaveCount(0);
+  // The import's file picker is the last control before the log.
+  await page.locator('#runs-import').focus();
+  await page.keyboard.press('Tab');
+  const focused = () => page.evaluate(() => ({ id: document.activeElement?.id, width: document.activeElement?.getBoundingClientRect().width ?? 0 }));
+  expect((await focused()).id).not.toBe('log');
+  // A line in it (a refused import is logged): Tab reaches it, a box the ring is drawn around, and the keyboard scrolls it.
+  await page.locator('#runs-import').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('notes') });
+  await expect(page.locator('#log li')).toHaveCount(1);
+  await page.locator('#runs-import').focus();
+  await page.keyboard.press('Tab');
+  const log = await focused();
+  expect(log.id).toBe('log');
+  expect(log.width).toBeGreaterThan(100);
+  expect((await page.locator('#log').boundingBox())!.height).toBeGreaterThan(10);
+  await expectNoAxeViolations(page, 'idle, a line in the log');
+});

@@ -3,7 +3,7 @@
 // pause, resume, stop. Numbers are read through window.__lab.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect, test } from '@playwright/test';
+import { expect, type Page, test } from '@playwright/test';
 import { formatBytes } from '../../src/app/format.js';
 import type { LabSnapshot } from '../../src/app/test-api.js';
 import { mean, snapshot, waitFor } from './helpers.js';
@@ -214,4 +214,105 @@ test('reads a dataset in the PCR reference format directly, one Range request pe
   await waitFor(page, 'a record read at scan group 2', (x) => x.fetches.some((f) => f.record.startsWith('PCR_') && f.level === 2));
   await expect.poll(() => Math.min(...ranges)).toBeLessThan(0.5 * full);
   await page.evaluate(() => window.__lab!.stop());
+});
+
+/** Notes each number drawn on a chart's canvas (uPlot draws its ticks' labels so), with its alignment and its chart's id. */
+async function noteChartNumbers(page: Page): Promise<void> {
+  await page.addInitScript(() => {
+    const drawn: { chart: string; align: string; value: number }[] = [];
+    (window as unknown as { __chartNumbers: typeof drawn }).__chartNumbers = drawn;
+    const fillText = CanvasRenderingContext2D.prototype.fillText;
+    CanvasRenderingContext2D.prototype.fillText = function (this: CanvasRenderingContext2D, text: string, x: number, y: number, max?: number) {
+      const value = Number(text.replaceAll(',', ''));
+      const chart = this.canvas.closest('[id^="chart-"], #runs-chart')?.id;
+      if (chart && text.trim() !== '' && Number.isFinite(value)) drawn.push({ chart, align: this.textAlign, value });
+      return max === undefined ? fillText.call(this, text, x, y) : fillText.call(this, text, x, y, max);
+    };
+  });
+}
+
+/**
+ * The numbers on one axis of a chart as drawn now: the notes are cleared and every chart drawn again (a viewport a little
+ * narrower resizes them). uPlot centres an x axis's labels and right-aligns a left y axis's.
+ */
+async function axisNumbersNow(page: Page): Promise<(chart: string, axis: 'x' | 'y') => number[]> {
+  await page.evaluate(() => ((window as unknown as { __chartNumbers: unknown[] }).__chartNumbers.length = 0));
+  const size = page.viewportSize()!;
+  await page.setViewportSize({ width: size.width - 20, height: size.height });
+  await page.waitForTimeout(500);
+  const drawn = await page.evaluate(() => (window as unknown as { __chartNumbers: { chart: string; align: string; value: number }[] }).__chartNumbers);
+  return (chart, axis) => drawn.filter((d) => d.chart === chart && d.align === (axis === 'x' ? 'center' : 'right')).map((d) => d.value);
+}
+
+test('a step axis is labelled in whole steps: a few steps read 2.5, 7.5, 12.5 (the runs chart too)', async ({ page }) => {
+  await noteChartNumbers(page);
+  await page.goto('/?model=tiny-cnn&batch=16&evalEvery=1000');
+  await page.locator('#runs-metric').selectOption('loss'); // a point per step, against steps
+  await page.locator('#start').click();
+  await waitFor(page, '2 steps', (s) => s.steps.length >= 2);
+  const early = await axisNumbersNow(page);
+  await waitFor(page, '13 steps', (s) => s.steps.length >= 13);
+  await page.locator('#stop').click();
+  await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
+  const later = await axisNumbersNow(page);
+  for (const [when, ticks] of [
+    ['at 2 steps', early],
+    ['at 13 steps', later],
+  ] as const) {
+    // The runs chart is drawn a second after a step: by the 13th.
+    for (const chart of ['chart-loss', 'chart-speed', 'chart-bytes', ...(ticks === later ? ['runs-chart'] : [])]) {
+      const steps = ticks(chart, 'x');
+      expect(steps.length, `${chart} ${when}: step labels`).toBeGreaterThan(0);
+      expect(
+        steps.filter((s) => !Number.isInteger(s)),
+        `${chart} ${when}: fractional steps`,
+      ).toEqual([]);
+    }
+  }
+});
+
+test('a flat test accuracy keeps its axis within 0 to 1, around the accuracy (it ran up to 1.5)', async ({ page }) => {
+  await noteChartNumbers(page);
+  // A table's logistic regression scores the majority class's share (89.5%) from its evaluation at step 20 on: a flat line.
+  await page.goto('/?dataset=birdstrikes&model=logreg&evalEvery=20');
+  await page.locator('#start').click();
+  const s = await waitFor(page, 'an evaluation', (x) => x.evals.length > 0);
+  await page.locator('#stop').click();
+  await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
+  const accuracies = (await snapshot(page)).evals.map((e) => e.accuracy);
+  expect(s.evals[0]!.accuracy).toBeGreaterThan(0.5); // uPlot's padding of a flat series reaches past 1 from here
+  const ticks = (await axisNumbersNow(page))('chart-acc', 'y');
+  expect(ticks.length).toBeGreaterThan(1);
+  expect(Math.max(...ticks)).toBeLessThanOrEqual(1);
+  expect(Math.min(...ticks)).toBeGreaterThanOrEqual(0);
+  // Zoomed on the values, as the runs chart's accuracy axis is: a tenth either side at most.
+  expect(Math.min(...ticks)).toBeGreaterThanOrEqual(Math.min(...accuracies) - 0.1);
+  expect(Math.max(...ticks)).toBeLessThanOrEqual(Math.max(...accuracies) + 0.1);
+});
+
+test('at 2400 and 1920 px the confusion matrix shows all 10 classes without scrolling sideways (it showed 4 in a 300 px column)', async ({ page }) => {
+  await page.setViewportSize({ width: 2400, height: 1200 });
+  await page.goto('/?model=tiny-cnn&evalEvery=5');
+  await page.locator('#start').click();
+  await waitFor(page, 'an evaluation', (s) => s.evals.length > 0);
+  await page.locator('#stop').click();
+  await expect(page.locator('#confusion tr')).toHaveCount(11);
+  for (const width of [2400, 1920]) {
+    await page.setViewportSize({ width, height: 1200 });
+    const fit = await page.locator('.confusion-wrap').evaluate((wrap) => {
+      const right = wrap.getBoundingClientRect().right;
+      const columns = [...wrap.querySelectorAll('#confusion tr:first-child th')];
+      return {
+        scroll: wrap.scrollWidth,
+        client: wrap.clientWidth,
+        columns: columns.length,
+        outside: columns.filter((c) => c.getBoundingClientRect().right > right).length,
+      };
+    });
+    expect(fit.columns, `${width} px`).toBe(12); // "true \ predicted", 10 classes, accuracy
+    expect(fit.outside, `${width} px: columns past the panel's edge`).toBe(0);
+    expect(fit.scroll, `${width} px`).toBeLessThanOrEqual(fit.client);
+    // The page itself still fits the screen.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `${width} px`).toBe(true);
+  }
 });

@@ -394,3 +394,47 @@ test('a reload before a new run has trained a step leaves no row; once it has, t
   await page.reload();
   await expect.poll(() => page.evaluate(() => window.__lab!.records().length), { timeout: 10_000 }).toBe(1);
 });
+
+test("an import's outcome is said under its button, not only in the log at the page's end: each bad file's reason, then the runs imported", async ({
+  page,
+}) => {
+  await page.goto('/');
+  await expect(page.locator('#runs-status')).toHaveText('No runs recorded yet.');
+  const line = page.locator('#runs-import-status');
+  const bad: [string, string, string][] = [
+    ['notes.txt', 'text/plain', 'some notes, not JSON'],
+    ['cut.json', 'application/json', '{"format": "bytelab-runs", "runs": [{"id": "a"'],
+    ['empty.json', 'application/json', ''],
+    ['list.json', 'application/json', '[]'],
+  ];
+  const reasons = ['not JSON', 'not JSON', 'the file is empty', 'not a bytelab runs file'];
+  for (const [i, [name, mimeType, text]] of bad.entries()) {
+    await page.locator('#runs-import').setInputFiles({ name, mimeType, buffer: Buffer.from(text) });
+    await expect(line).toHaveText(new RegExp(`^${name.replace('.', '\\.')} was not imported: ${reasons[i]}`));
+    await expect(page.locator('#log')).toContainText(`${name} was not imported: ${reasons[i]}`);
+  }
+  // The line sits by the button, where the person who chose the file is looking.
+  const button = (await page.locator('label.file-button').boundingBox())!;
+  const said = (await line.boundingBox())!;
+  expect(said.y).toBeGreaterThanOrEqual(button.y);
+  expect(said.y - (button.y + button.height)).toBeLessThan(40);
+
+  const run = {
+    id: 'imported-1',
+    name: 'tiny-cnn · imported',
+    startedAt: Date.now() - 60_000,
+    updatedAt: Date.now() - 50_000,
+    dataset: 'Fashion-MNIST mini',
+    model: 'tiny-cnn',
+    settings: { batchSize: 32, seed: 1, learningRate: 0.005, fidelity: null, echoFactor: 1, echoMode: 'examples', readers: 1 },
+    state: 'stopped',
+    steps: [[1, 0.5, 2.3, 0.1, 32]],
+    evals: [[1, 0.6, 0.2, 2.3, 0.1, 32]],
+    marks: [],
+  };
+  const file = JSON.stringify({ format: 'bytelab-runs', version: 1, runs: [run, { ...run, id: 'imported-2' }] });
+  await page.locator('#runs-import').setInputFiles({ name: 'runs.json', mimeType: 'application/json', buffer: Buffer.from(file) });
+  await expect(line).toHaveText('imported 2 runs from runs.json');
+  await expect(page.locator('#log')).toContainText('imported 2 runs from runs.json');
+  await expect(page.locator('#runs-table tbody tr')).toHaveCount(2);
+});

@@ -137,7 +137,8 @@ test('a batch size from the URL past the limit waits aside on a TOC dataset, and
   await expect(page.locator('#batch-size')).toHaveValue('250');
   // Said above the page as waiting, as size= and group= are (before, only the log said batch= was for image datasets).
   await expect(page.locator('#param-error')).toHaveText(
-    'URL parameter batch=2000: batch size must be a whole number from 1 to 1024, not "2000" (not used by a table; it keeps Start off once an image dataset is chosen)',
+    'URL parameter batch=2000: batch size must be a whole number from 1 to 1024, not "2000" ' +
+      '(not used by a table; it keeps Start off once an image dataset is chosen)',
   );
   await expect(page.locator('#start')).toBeEnabled();
   // The address bar follows the controls, and keeps the person's batch.
