@@ -28,4 +28,24 @@ describe('cache panel', () => {
     expect(await panel.limit(2 ** 20)).toEqual({ bytes: 6 * 160 * 1024, entries: 6 });
     expect(line.textContent).toBe('Holds 960.0 KiB in 6 record prefixes.');
   });
+
+  it('a throttled call is not dropped: what was written meanwhile is shown once the throttle allows', async () => {
+    const line = { textContent: '' } as HTMLElement;
+    const clear = { addEventListener: () => undefined } as unknown as HTMLButtonElement;
+    const panel = setupCachePanel(
+      line,
+      clear,
+      () => undefined,
+      () => 512,
+    );
+    const runs = new PrefixCache(10 * 2 ** 20);
+    await runs.clear();
+    await panel.show(200); // the run's first fetch: nothing written yet
+    expect(line.textContent).toBe('Holds 0 B in 0 record prefixes.');
+    await runs.write('train-0', new Uint8Array(1024));
+    expect(await panel.show(200)).toBeUndefined(); // throttled: the last call of a burst
+    await new Promise((r) => setTimeout(r, 400));
+    expect(line.textContent).toBe('Holds 1.0 KiB in 1 record prefix.'); // before: "Holds 0 B" until the next call
+    runs.close();
+  });
 });
