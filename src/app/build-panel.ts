@@ -3,6 +3,7 @@
 import * as Comlink from 'comlink';
 import { zipSync } from 'fflate';
 import { describeLeftOut, type BrowserBuildReport, type BuildFile, type BuildWorkerApi } from '../pipeline/build-api.js';
+import { wrapWorker } from '../pipeline/client.js';
 import { filesUnder, type DroppedEntry } from './dropped-folder.js';
 import { attachFieldError } from './a11y.js';
 import { checkImageSize } from './validate.js';
@@ -114,7 +115,7 @@ export function setupBuildPanel(opts: {
     folder.disabled = true;
     status.textContent = `reading ${files.length} files…`;
     const worker = new Worker(new URL('../pipeline/build-worker.ts', import.meta.url), { type: 'module', name: 'dataset-build' });
-    const api = Comlink.wrap<BuildWorkerApi>(worker);
+    const api = wrapWorker<BuildWorkerApi>(worker, 'the build worker');
     try {
       const inputs: BuildFile[] = await Promise.all(files.map(async (f) => ({ path: f.path, bytes: await f.file.arrayBuffer() })));
       const report = await api.build(

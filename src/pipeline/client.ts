@@ -15,9 +15,34 @@ export function liveWorkerCount(): number {
   return live;
 }
 
+/**
+ * A comlink proxy of `worker` whose calls fail, rather than wait forever, when its script never ran: a worker whose script
+ * cannot be fetched (the lab's server down as a run starts) fires "error" and never answers, and comlink's calls to it never
+ * settle (the run sat at "loading", step 0, even once the server was back). An error after the worker has answered (an
+ * uncaught one in its code) leaves it to the calls themselves.
+ */
+export function wrapWorker<T>(worker: Worker, what: string): Comlink.Remote<T> {
+  const api = Comlink.wrap<T>(worker);
+  let answered = false;
+  worker.addEventListener('message', () => (answered = true), { once: true });
+  const failed = new Promise<never>((_, reject) =>
+    worker.addEventListener('error', () => {
+      if (!answered) reject(new Error(`${what} could not start: its script did not load (is the lab's server up?)`));
+    }),
+  );
+  failed.catch(() => undefined); // rejected with no call waiting
+  return new Proxy(api, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof prop !== 'string' || typeof value !== 'function') return value;
+      return (...args: unknown[]) => Promise.race([(value as (...a: unknown[]) => Promise<unknown>)(...args), failed]);
+    },
+  });
+}
+
 export function startPipelineWorker(name: string): PipelineHandle {
   const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name });
-  const api = Comlink.wrap<PipelineApi>(worker);
+  const api = wrapWorker<PipelineApi>(worker, 'the pipeline worker');
   live++;
   let terminated = false;
   return {

@@ -272,3 +272,21 @@ test('a dataset built while a run trains joins the list without being chosen und
   expect(new URL(page.url()).searchParams.get('dataset') ?? '').not.toMatch(/^local:/);
   expect((await snapshot(page)).state).toBe('running');
 });
+
+test("a build while the build worker's script cannot be fetched (the lab's server down) says it was not built and can be tried again", async ({ page }) => {
+  await page.goto('/?model=tiny-cnn');
+  await expect(page.locator('#backend')).toContainText('webgpu');
+  await page.locator('#build-size').fill('32x32');
+  const workerScript = '**/pipeline/build-worker.ts*';
+  await page.route(workerScript, (route) => route.abort());
+  const folder = makeFolder('shapes', 4);
+  await page.locator('#build-folder').setInputFiles(folder);
+  // Before, "reading N files…" stayed, and the folder picker off, for good.
+  await expect(page.locator('#build-status')).toHaveText("not built: the build worker could not start: its script did not load (is the lab's server up?)", {
+    timeout: 20_000,
+  });
+  await expect(page.locator('#build-folder')).toBeEnabled();
+  await page.unroute(workerScript);
+  await page.locator('#build-folder').setInputFiles(folder);
+  await expect(page.locator('#build-status')).toContainText('built "shapes"', { timeout: 60_000 });
+});

@@ -316,3 +316,21 @@ test('at 2400 and 1920 px the confusion matrix shows all 10 classes without scro
     expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `${width} px`).toBe(true);
   }
 });
+
+test("Start while the pipeline worker's script cannot be fetched (the lab's server down) fails the run saying so, not 'loading' for ever", async ({ page }) => {
+  await page.goto('/?model=tiny-cnn&batch=16&evalEvery=1000');
+  await expect(page.locator('#start')).toBeEnabled();
+  const workerScript = '**/pipeline/worker.ts*';
+  await page.route(workerScript, (route) => route.abort());
+  await page.locator('#start').click();
+  await expect(page.locator('#log')).toContainText("training failed: the pipeline worker could not start: its script did not load (is the lab's server up?)", {
+    timeout: 20_000,
+  });
+  await expect(page.locator('#start')).toBeEnabled();
+  expect(await page.evaluate(() => window.__lab!.runs())).toEqual({ open: 0, workers: 0 });
+  // The server back: Start works.
+  await page.unroute(workerScript);
+  await page.locator('#start').click();
+  await waitFor(page, 'a step', (s) => s.steps.length >= 1);
+  await page.evaluate(() => window.__lab!.stop());
+});
