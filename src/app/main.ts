@@ -906,7 +906,14 @@ async function start(resume?: Checkpoint, initialModel?: ModelState, lastStep?: 
       openSessions.delete(run);
       refreshControls();
     });
-    const written = ended.then(() => run.checkpointsWritten());
+    // A run that trained all its steps (a sweep's) has nothing to continue: its last periodic checkpoint (step 50 of 52) was
+    // offered, and Continue trained the same steps again.
+    const written = ended
+      .then(() => run.checkpointsWritten())
+      .then(async () => {
+        if (!run.trainedAllSteps) return;
+        await resumePanel.store.removeCheckpoint(run.runId).catch((err: Error) => log(`the finished run's checkpoint stays: ${err.message}`, 'warning'));
+      });
     void written.then(release, release);
     begun = true;
     // Then the newest saved run is offered.

@@ -594,6 +594,7 @@ export class LabSession {
       );
       if (outcome === 'ended') {
         const done = lastStep !== undefined && trainer.position.step >= lastStep;
+        this.trainedAllSteps = done;
         this.machine.to('stopped', done ? `trained its ${lastStep.toLocaleString('en-US')} steps` : 'the data stream ended');
       }
     } catch (err) {
@@ -768,6 +769,9 @@ export class LabSession {
     // Then the steps up to it are reported, so the charts end where the saved run will go on.
     await this.whileReporting(reached.then(() => this.trainer && this.reportsSettled(this.trainer)));
   }
+
+  /** The run ended on its own at its last step (a sweep's run): there is nothing of it to continue. */
+  trainedAllSteps = false;
 
   /** Steps reported to the listener so far (the ring of steps keeps only the last ones). */
   private stepsReported = 0;

@@ -438,3 +438,22 @@ test("an import's outcome is said under its button, not only in the log at the p
   await expect(page.locator('#log')).toContainText('imported 2 runs from runs.json');
   await expect(page.locator('#runs-table tbody tr')).toHaveCount(2);
 });
+
+test('a sweep run that trained all its steps leaves nothing to continue: its step-50 checkpoint was offered, and Continue trained the same steps again', async ({
+  page,
+}) => {
+  test.setTimeout(180_000);
+  await page.goto('/?model=mlp&batch=16&evalEvery=1000');
+  await expect(page.locator('#backend')).toContainText('webgpu');
+  await page.locator('#sweep-kind').selectOption('echo');
+  await page.locator('#sweep-values').fill('1');
+  await page.locator('#sweep-steps').fill('52'); // past the checkpoint every 50 steps
+  await page.locator('#sweep-start').click();
+  await expect(page.locator('#sweep-status')).toContainText('sweep done: 1 run', { timeout: 150_000 });
+  await expect(page.locator('#state')).toHaveText('stopped: trained its 52 steps');
+  await page.waitForTimeout(1000); // the line is read again once the run's checkpoints are written
+  await expect(page.locator('#resume')).toBeHidden();
+  await page.reload();
+  await expect(page.locator('#start')).toBeEnabled();
+  await expect(page.locator('#resume')).toBeHidden();
+});
