@@ -439,7 +439,7 @@ test("an import's outcome is said under its button, not only in the log at the p
   await expect(page.locator('#runs-table tbody tr')).toHaveCount(2);
 });
 
-test('a sweep run that trained all its steps leaves nothing to continue: its step-50 checkpoint was offered, and Continue trained the same steps again', async ({
+test('a sweep run that trained all its steps leaves nothing to continue (its step-50 checkpoint was offered; Continue trained the same steps again)', async ({
   page,
 }) => {
   test.setTimeout(180_000);
