@@ -106,11 +106,13 @@ export function summarize(run: RunRecord, target: number): RunSummary {
 /**
  * A run's steps and evaluations as one CSV table (evaluation columns empty on steps without one). The fifth column was
  * `fresh_examples` (examples read); it is named for what the record counts, so a script cannot mistake one for the other.
+ * The fourth, MiB read whether fetched or from the cache (the runs chart's x axis), was `mib_fetched`, which a run served
+ * all from the cache ("fetched 0 B" on the page) contradicted.
  */
 export function runCsv(run: RunRecord): string {
   const evals = new Map(run.evals.map((e) => [e[0], e]));
   const fresh = run.fresh === 'trained' ? 'fresh_examples_trained' : 'fresh_examples_read';
-  const rows = [`step,time_s,loss,mib_fetched,${fresh},test_accuracy,test_loss`];
+  const rows = [`step,time_s,loss,mib_read,${fresh},test_accuracy,test_loss`];
   for (const [step, time, loss, mib, fresh] of run.steps) {
     const e = evals.get(step);
     rows.push([step, time.toFixed(3), loss, mib.toFixed(4), fresh, e?.[2] ?? '', e?.[3] ?? ''].join(','));

@@ -55,11 +55,11 @@ describe('run record', () => {
     const lines = runCsv({ ...run(), fresh: 'trained' })
       .trim()
       .split('\n');
-    expect(lines[0]).toBe('step,time_s,loss,mib_fetched,fresh_examples_trained,test_accuracy,test_loss');
+    expect(lines[0]).toBe('step,time_s,loss,mib_read,fresh_examples_trained,test_accuracy,test_loss');
     expect(lines[2]).toBe('2,1.000,2,0.2000,64,0.55,1.9');
     expect(lines[3]).toBe('3,1.500,1.7,0.3000,96,,');
     // A record from before fresh examples trained were counted holds examples read (read-ahead included).
-    expect(runCsv(run()).split('\n')[0]).toBe('step,time_s,loss,mib_fetched,fresh_examples_read,test_accuracy,test_loss');
+    expect(runCsv(run()).split('\n')[0]).toBe('step,time_s,loss,mib_read,fresh_examples_read,test_accuracy,test_loss');
   });
 
   it("counts each step's fresh examples from its batch: its examples less their echoed copies, on from a checkpoint's count", () => {
