@@ -39,7 +39,13 @@ export function isColourFile(bytes: Uint8Array): boolean {
 
 export function ingestImage(bytes: Uint8Array, opts: IngestOptions): Ingested {
   const encode = (image: RawImage) => encodeProgressiveScans(toChannels(image, opts.channels), { quality: opts.quality });
+  // Said as what it is: an empty .png was "not a JPEG: no SOI marker at byte 0".
+  if (bytes.length === 0) throw new Error('the file is empty');
   if (isPng(bytes)) return { scans: encode(pngToRaw(bytes)) };
+  if (bytes[0] !== 0xff || bytes[1] !== 0xd8) {
+    const head = [...bytes.subarray(0, 4)].map((b) => b.toString(16).padStart(2, '0')).join(' ');
+    throw new Error(`neither a PNG nor a JPEG: it starts ${head}, not a PNG signature or a JPEG SOI marker`);
+  }
   try {
     const t = transcodeToProgressive(bytes, { colour: opts.channels === 3 ? 'ycbcr' : 'gray' });
     return { scans: t.chunks, ...(t.converted ? { converted: t.converted } : {}) };

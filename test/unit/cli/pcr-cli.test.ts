@@ -100,6 +100,7 @@ describe('bytelab pcr', () => {
     const rgba = new Uint8Array(20 * 20 * 4).map((_, i) => (i % 4 === 3 ? 255 : (i * 7) % 256));
     writeFileSync(join(root, 'dogs', 'alpha.png'), encodePng({ width: 20, height: 20, data: rgba, channels: 4 }));
     writeFileSync(join(root, 'cats', 'broken.jpg'), Buffer.from('not a jpeg at all'));
+    writeFileSync(join(root, 'dogs', 'empty.png'), Buffer.alloc(0));
     writeFileSync(join(root, 'cats', 'arith.jpg'), execFileSync('cjpeg', ['-arithmetic', pgm]));
     // Read as what they are, whatever their names say (a JPEG named .png was refused as a broken PNG).
     writeFileSync(join(root, 'cats', 'jpeg-named.png'), execFileSync('cjpeg', [ppm]));
@@ -113,9 +114,11 @@ describe('bytelab pcr', () => {
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/converted .*gray\.jpg: .*widened/i);
     expect(r.stderr).toMatch(/converted .*rgb\.jpg: re-encoded at quality 90 \(lossy\): RGB-coded/);
-    expect(r.stderr).toMatch(/skipped .*broken\.jpg: /);
+    // Said as what they are (before: both "not a JPEG: no SOI marker at byte 0").
+    expect(r.stderr).toMatch(/skipped .*broken\.jpg: .*neither a PNG nor a JPEG: it starts 6e 6f 74 20/);
+    expect(r.stderr).toMatch(/skipped .*empty\.png: .*the file is empty/);
     expect(r.stderr).toMatch(/skipped .*arith\.jpg: .*arithmetic/i);
-    expect(r.stderr).toMatch(/colour mode: YCbCr \(10 scan groups\); 2 file\(s\) converted, 2 file\(s\) left out/);
+    expect(r.stderr).toMatch(/colour mode: YCbCr \(10 scan groups\); 2 file\(s\) converted, 3 file\(s\) left out/);
     const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8'));
     expect(manifest.classes).toEqual(['cats', 'dogs']);
     expect(manifest.image).toEqual({ width: 32, height: 32, channels: 3 });
