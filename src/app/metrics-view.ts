@@ -61,6 +61,8 @@ export function setupMetricsView(echoControls: () => EchoControls) {
   let run: ShownRun | undefined;
   /** The accuracy tile's value without the pending evaluations (deferred evaluation adds them). */
   let accuracy = '–';
+  /** The step that accuracy was measured at (deferred evaluation shows older steps' while the run is further on). */
+  let accuracyStep: number | undefined;
   // The latest of each, drawn at the next draw.
   let lastStep: StepMetrics | undefined;
   let lastEcho: { r: EchoReading; factor: number } | undefined;
@@ -110,8 +112,9 @@ export function setupMetricsView(echoControls: () => EchoControls) {
   });
 
   /** The accuracy tile and the line under it: what always guessing the largest class would score. */
-  function showAccuracy(value: number, classCounts: number[] | undefined): ReturnType<typeof majorityClass> | undefined {
+  function showAccuracy(value: number, step: number, classCounts: number[] | undefined): ReturnType<typeof majorityClass> | undefined {
     accuracy = tile.acc.textContent = `${(100 * value).toFixed(1)}%`;
+    accuracyStep = step;
     const base = run && classCounts && majorityClass(run.info.classes, classCounts);
     tile.accBase.textContent = base ? baselineLine(value, base) : '';
     return base;
@@ -200,7 +203,7 @@ export function setupMetricsView(echoControls: () => EchoControls) {
     },
 
     eval(m: EvalMetrics): ReturnType<typeof majorityClass> | undefined {
-      const base = showAccuracy(m.accuracy, classTotals(m.confusion));
+      const base = showAccuracy(m.accuracy, m.step, classTotals(m.confusion));
       charts.acc.push(m.step, m.accuracy);
       if (run) {
         drawConfusion(confusion, run.info.classes, m.confusion, m.examples);
@@ -210,7 +213,8 @@ export function setupMetricsView(echoControls: () => EchoControls) {
     },
     /** Deferred evaluation: the accuracy so far (none until the run stops) and the saved steps still to evaluate. */
     pendingEvals(n: number): void {
-      tile.acc.textContent = n === 0 ? accuracy : accuracy === '–' ? `${n} pending` : `${accuracy} · ${n} pending`;
+      // "43.9% · 3 pending" beside step 45 read as step 45's accuracy: it was step 10's.
+      tile.acc.textContent = n === 0 ? accuracy : accuracy === '–' ? `${n} pending` : `${accuracy} at step ${accuracyStep} · ${n} pending`;
       tile.acc.title = n === 0 ? '' : `deferred evaluation: the weights of ${n} steps are kept and evaluated when the run stops`;
     },
     /** A continued run's history up to its checkpoint, at `step`, marked where it goes on. */
@@ -222,7 +226,7 @@ export function setupMetricsView(echoControls: () => EchoControls) {
       }
       for (const [at, value] of h.evals) charts.acc.push(at, value);
       const last = h.evals.at(-1);
-      if (last) showAccuracy(last[1], h.classCounts);
+      if (last) showAccuracy(last[1], last[0], h.classCounts);
       tile.step.textContent = String(step);
       for (const c of Object.values(charts)) c.mark(step, 'continued');
     },

@@ -461,7 +461,9 @@ test('evalMode=deferred: no evaluation while training, the accuracy tile counts 
   await page.locator('#resume-go').click();
   await waitFor(page, 'a step of the continued run', (x) => x.steps.length >= 1);
   // the saved accuracy, then with the continued run's own steps kept for later: none of the old ones is pending again.
-  await expect(page.locator('#m-acc')).toHaveText(new RegExp(`^${shown!.replace('.', '\\.')}( · \\d+ pending)?$`));
+  // The accuracy shown is the last saved step's, and says so beside the steps pending (it read as the step shown beside it).
+  const savedAt = 10 * Math.floor(last / 10);
+  await expect(page.locator('#m-acc')).toHaveText(new RegExp(`^${shown!.replace('.', '\\.')}( at step ${savedAt} · \\d+ pending)?$`));
   const pendingNow = Number((await page.locator('#m-acc').textContent())?.match(/(\d+) pending/)?.[1] ?? 0);
   const stepNow = (await snapshot(page)).steps.at(-1)!.step; // read after: the steps only grow
   expect(pendingNow).toBeLessThanOrEqual(Math.floor(stepNow / 10) - Math.floor(last / 10));
@@ -469,6 +471,7 @@ test('evalMode=deferred: no evaluation while training, the accuracy tile counts 
   await expect(page.locator('#chart-acc')).toHaveAttribute('aria-label', new RegExp(`^test accuracy chart: step 10 to ${10 * Math.floor(last / 10)}, `));
   const more = await waitFor(page, '10 more steps', (x) => (x.steps.at(-1)?.step ?? 0) >= last + 10);
   expect(more.evals).toEqual([]);
+  await expect(page.locator('#m-acc')).toHaveText(new RegExp(`^${shown!.replace('.', '\\.')} at step ${savedAt} · \\d+ pending$`));
   await page.evaluate(() => window.__lab!.stop());
   const end = (await snapshot(page)).steps.at(-1)!.step;
   const evaluated = (await snapshot(page)).evals.map((e) => e.step);
