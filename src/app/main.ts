@@ -547,6 +547,8 @@ function showState(state: RunState, detail?: string): void {
 }
 
 let stallShown = false;
+/** The session's warnings when its last step was shown: those since may say why no batch comes. */
+let warningsAtStep = 0;
 const PAUSE_SAVING = 'saving the run at its last step';
 
 /**
@@ -556,18 +558,25 @@ const PAUSE_SAVING = 'saving the run at its last step';
 function showStall(): void {
   const ms = session?.stalledForMs ?? 0;
   const first = session && session.steps.length === 0 ? session.waitingForDataMs : 0; // no step yet: nothing to be stale
+  // The gist of the latest warning since the last step, here: "see the log" pointed 4,000 px down the page at phone width.
+  const latest = session && session.warnings.total > warningsAtStep ? session.warnings.last() : undefined;
+  const why = latest ? `: ${gist(latest)} (the log has more)` : '';
   if (first >= STALL_MS) {
     stallShown = true;
-    ui.state.textContent = `running: waiting for the first batch, ${Math.round(first / 1000)} s${session!.warnings.length > 0 ? ' (see the log)' : ''}`;
+    ui.state.textContent = `running: waiting for the first batch, ${Math.round(first / 1000)} s${why}`;
   } else if (ms > 0) {
     stallShown = true;
-    const why = session!.warnings.length > 0 ? ' (see the log)' : '';
     ui.state.textContent = `running: no batch for ${Math.round(ms / 1000)} s, waiting for data${why}`;
     metrics.stalled(ms);
   } else if (stallShown) {
     stallShown = false;
     if (session) ui.state.textContent = session.state; // the next step's figures replace the tiles'
   }
+}
+/** A warning's first clause, for a line that has room for one ("the dataset's server stopped answering"). */
+function gist(warning: string): string {
+  const first = warning.split(/ \(|; /)[0]!;
+  return first.length > 80 ? `${first.slice(0, 79)}…` : first;
 }
 setInterval(() => {
   showStall();
@@ -578,6 +587,7 @@ setInterval(() => {
 /** Clears everything the previous run drew: tiles, charts, dataset info, fidelity table, samples, log. */
 function resetView(): void {
   metrics.reset();
+  warningsAtStep = 0;
   ui.lastRunNote.hidden = true;
   ui.log.replaceChildren();
   ui.datasetInfo.textContent = datasetLine = '';
@@ -972,6 +982,7 @@ function listenerFor(current: () => LabSession): SessionListener {
     },
     step(m) {
       if (!shown()) return;
+      warningsAtStep = current().warnings.total;
       if (stallShown) showStall(); // a batch came: the stall's words go now, not at the next tick
       // A step's batch brings the counters as it was handed over; those read since may be newer (the session keeps the newest).
       metrics.step(m, current().counters ?? m.pipeline);

@@ -334,3 +334,24 @@ test("Start while the pipeline worker's script cannot be fetched (the lab's serv
   await waitFor(page, 'a step', (s) => s.steps.length >= 1);
   await page.evaluate(() => window.__lab!.stop());
 });
+
+test('while no batch comes, the state line says why in a few words (the latest warning since the last step), not only "see the log"', async ({
+  page,
+  context,
+}) => {
+  await page.goto('/?model=tiny-cnn&batch=16&evalEvery=1000&cache=0&readers=1');
+  await page.locator('#start').click();
+  await waitFor(page, 'a few steps', (s) => s.steps.length >= 3);
+  // The dataset's server goes away (its manifest too, which the pipeline reads to tell an outage from a bad record).
+  const dataset = '**/datasets/fashion-mnist-mini/**';
+  await context.route(dataset, (route) => route.abort('connectionrefused'));
+  await expect(page.locator('#state')).toContainText(/^running: no batch for \d+ s, waiting for data: .+ \(the log has more\)$/, { timeout: 60_000 });
+  const said = (await page.locator('#state').textContent())!.match(/waiting for data: (.+) \(the log has more\)$/)![1]!;
+  expect(said.length).toBeLessThanOrEqual(80);
+  await expect(page.locator('#log')).toContainText(said);
+  await expect(page.locator('#state')).toContainText("waiting for data: the dataset's server stopped answering (the log has more)");
+  await context.unroute(dataset);
+  await waitFor(page, 'steps again', (s) => s.steps.length >= 6, 90_000);
+  await expect(page.locator('#state')).toHaveText('running');
+  await page.evaluate(() => window.__lab!.stop());
+});
