@@ -507,7 +507,7 @@ function refreshControls(): void {
   const busy = starting || live || (sweepPanel?.running ?? false);
   showListSetAside(); // first: a field emptied brings the list's choice back, which Start's blockers read
   const blockers = startBlockers();
-  showParamErrors(); // size= and group= say whether they keep Start off, for the dataset chosen now
+  showParamErrors(); // the image-only parameters say whether they keep Start off, for the dataset chosen now
   ui.start.disabled = busy || blockers.length > 0;
   // While the typed manifest is read, Start stays on: a click (which itself leaves the field and so begins the read) waits for it.
   const reading = ui.manifestUrl.dataset.probing ? 'reading the manifest…' : '';
@@ -661,15 +661,20 @@ function previewDataset(): void {
 function showGroups(levels: number): void {
   const group = ui.fidelity.value; // before the range input cuts it down to its new max
   ui.fidelity.max = String(levels);
-  const past = fidelityTouched && Number(group) > levels;
-  if (past && groupFromUrl) {
-    // As the same address on this dataset is refused (a table before it let the group wait).
-    const r = checkScanGroup(group, levels);
-    if (!r.ok) paramErrors.set('group', `URL parameter group=${params.get('group')}: ${r.reason}`);
-    refreshControls(); // Start, off for it
-  } else if (past) {
-    log(`scan group ${group} is past this dataset's ${levels}: group ${levels}, the whole of each record, is chosen`, 'info');
+  if (groupFromUrl) {
+    // The address's group=, checked against each image dataset chosen as the same address on it would be: refused where it
+    // has fewer groups (a table before it let the group wait; it was cut down without a word), in force again where it fits.
+    const text = params.get('group')!;
+    const r = checkScanGroup(text, levels);
+    const had = paramErrors.get('group');
+    if (r.ok) paramErrors.delete('group');
+    else paramErrors.set('group', `URL parameter group=${text}: ${r.reason}`);
+    ui.fidelity.value = String(r.ok ? r.value : levels);
+    if (paramErrors.get('group') !== had) refreshControls(); // Start, off for it or on again
+    return;
   }
+  const past = fidelityTouched && Number(group) > levels;
+  if (past) log(`scan group ${group} is past this dataset's ${levels}: group ${levels}, the whole of each record, is chosen`, 'info');
   if (!fidelityTouched || past) ui.fidelity.value = String(levels);
 }
 
@@ -772,6 +777,7 @@ function configFrom(cp: Checkpoint): LabSession['config'] {
   echoSetByAuto(k.autoEcho);
   // A run at full fidelity goes on at full fidelity: the slider goes to the dataset's last group, untouched.
   fidelityTouched = Number.isFinite(k.fidelity);
+  groupFromUrl = false; // the continued run's group, not the address's
   ui.fidelity.value = fidelityTouched ? String(k.fidelity) : ui.fidelity.max;
   updateFidelityLabel();
   return {
@@ -1015,6 +1021,7 @@ function listenerFor(current: () => LabSession): SessionListener {
       if (!shown()) return;
       if (ui.echoAuto.checked && ui.echo.value !== String(factor)) {
         ui.echo.value = String(factor);
+        clearParamError('echo');
         showCheck(fields.echo); // an error under the field was about the value auto just replaced
         refreshControls();
         markCharts(`auto echo ${factor}`, { echoFactor: factor }, stepNow());
@@ -1304,6 +1311,7 @@ ui.echoAuto.addEventListener('change', () => {
     // A bad value typed before is not kept to come back: auto starts from the factor in force (1 before a run).
     if (!checkEchoFactor(ui.echo.value).ok) {
       ui.echo.value = String(session && !session.ended ? session.echoFactor : 1);
+      clearParamError('echo'); // a bad echo= from the address, replaced the same way
       showCheck(fields.echo);
       refreshControls();
     }
@@ -1443,7 +1451,7 @@ async function applyParams(): Promise<void> {
     log(`URL parameters dataset= and manifest= are both given: the manifest is read (the dataset list applies once the manifest field is empty)`, 'warning');
   }
   if (selectedKind() === 'tabular') {
-    for (const k of ['size', 'group', 'echoMode', 'batch']) {
+    for (const k of IMAGE_ONLY_PARAMS) {
       const what = 'a TOC table is read as it is, in its own batches, and echoes whole batches';
       // A bad one is said above the page instead, as waiting for an image dataset.
       if (params.has(k) && !paramErrors.has(k)) log(`URL parameter ${k}=${params.get(k)} is for image datasets: ${what}`, 'info');

@@ -16,7 +16,8 @@ export function liveWorkerCount(): number {
 }
 
 /**
- * A comlink proxy of `worker` whose calls fail, rather than wait forever, when its script never ran: a worker whose script
+ * A comlink proxy of `worker` whose top-level method calls (api.open(...)) fail, rather than wait forever, when its script
+ * never ran; read no plain property or nested member through it. A worker whose script
  * cannot be fetched (the lab's server down as a run starts) fires "error" and never answers, and comlink's calls to it never
  * settle (the run sat at "loading", step 0, even once the server was back). An error after the worker has answered (an
  * uncaught one in its code) leaves it to the calls themselves.
@@ -26,8 +27,9 @@ export function wrapWorker<T>(worker: Worker, what: string): Comlink.Remote<T> {
   let answered = false;
   worker.addEventListener('message', () => (answered = true), { once: true });
   const failed = new Promise<never>((_, reject) =>
-    worker.addEventListener('error', () => {
-      if (!answered) reject(new Error(`${what} could not start: its script did not load (is the lab's server up?)`));
+    worker.addEventListener('error', (e) => {
+      // A script that did not load fires a bare Event; an uncaught error in the worker's code an ErrorEvent with its message.
+      if (!answered && !(e instanceof ErrorEvent && e.message)) reject(new Error(`${what} could not start: its script did not load (is the lab's server up?)`));
     }),
   );
   failed.catch(() => undefined); // rejected with no call waiting

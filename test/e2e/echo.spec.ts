@@ -95,6 +95,14 @@ test('a bad echo factor typed, then auto ticked: its error goes, auto starts fro
   await expect(page.locator('#echo')).toHaveValue('1');
   await expect(page.locator('#echo-error')).toHaveText('');
   await expect(page.locator('#start')).toBeEnabled();
+  // The same bad value from the address: its line above the page goes too.
+  await page.goto('/?model=mlp&batch=32&evalEvery=1000&echo=0');
+  await expect(page.locator('#param-error')).toContainText('URL parameter echo=0');
+  await page.locator('#echo-auto').check();
+  await expect(page.locator('#echo')).toHaveValue('1');
+  await expect(page.locator('#param-error')).toBeHidden();
+  await expect(page.locator('#start')).toBeEnabled();
+  await expect.poll(() => new URL(page.url()).searchParams.has('autoEcho')).toBe(true); // the address bar follows again
 
   // A run at 16: 0 typed is not applied; auto ticked starts from 16, moves it, and unticking puts 16 back (not 0).
   await page.goto('/?model=mlp&batch=32&evalEvery=1000&echo=16&autostart=1');
