@@ -1020,10 +1020,7 @@ function listenerFor(current: () => LabSession): SessionListener {
     echo(r, factor) {
       if (!shown()) return;
       if (ui.echoAuto.checked && ui.echo.value !== String(factor)) {
-        ui.echo.value = String(factor);
-        clearParamError('echo');
-        showCheck(fields.echo); // an error under the field was about the value auto just replaced
-        refreshControls();
+        putEchoByAuto(factor);
         markCharts(`auto echo ${factor}`, { echoFactor: factor }, stepNow());
       }
       metrics.echo(r, factor);
@@ -1293,6 +1290,14 @@ function runName(modelId: string, s: Pick<RunRecord['settings'], 'fidelity' | 'e
   return `${modelId}${loaded ? ' (loaded)' : ''} · ${group}echo ${s.echoFactor} · ${new Date(startedAt).toLocaleTimeString()}`;
 }
 
+/** A factor auto echo put in the field: any error there (typed, or the address's echo=) was about the value it replaced. */
+function putEchoByAuto(factor: number): void {
+  ui.echo.value = String(factor);
+  clearParamError('echo');
+  showCheck(fields.echo);
+  refreshControls();
+}
+
 /** Auto echo writes the echo field: it is read-only then, looks it, and says why. */
 function echoSetByAuto(auto: boolean): void {
   ui.echo.readOnly = auto;
@@ -1310,10 +1315,7 @@ ui.echoAuto.addEventListener('change', () => {
   if (ui.echoAuto.checked) {
     // A bad value typed before is not kept to come back: auto starts from the factor in force (1 before a run).
     if (!checkEchoFactor(ui.echo.value).ok) {
-      ui.echo.value = String(session && !session.ended ? session.echoFactor : 1);
-      clearParamError('echo'); // a bad echo= from the address, replaced the same way
-      showCheck(fields.echo);
-      refreshControls();
+      putEchoByAuto(session && !session.ended ? session.echoFactor : 1);
     }
     echoBeforeAuto = ui.echo.value;
   } else if (echoBeforeAuto !== undefined) {
