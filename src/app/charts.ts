@@ -61,6 +61,8 @@ export class LiveChart {
   private summarisedAt = -Infinity;
   private summarisedEmpty = true;
   private readonly redrawSoon: () => void;
+  /** What the chart waits for while it has no points (deferred evaluation's), shown over it; empty: nothing shown. */
+  private readonly emptyNote: HTMLParagraphElement;
 
   constructor(
     private readonly parent: HTMLElement,
@@ -91,6 +93,9 @@ export class LiveChart {
       hooks: { draw: [(u) => this.drawMarks(u)] },
     };
     this.plot = this.newPlot();
+    this.emptyNote = parent.appendChild(document.createElement('p'));
+    this.emptyNote.className = 'chart-note';
+    this.emptyNote.hidden = true;
     this.redrawSoon = drawThrottled(() => this.plot.setData([this.xs, this.ys]));
     parent.setAttribute('role', 'img');
     this.summarise();
@@ -102,6 +107,7 @@ export class LiveChart {
   }
 
   push(x: number, y: number): void {
+    this.emptyNote.hidden = true;
     this.xs.push(x);
     this.ys.push(y);
     if (this.xs.length > MAX_POINTS) {
@@ -122,7 +128,19 @@ export class LiveChart {
     this.summaryTimer = undefined;
     this.summarisedAt = performance.now();
     this.summarisedEmpty = this.xs.length === 0;
-    this.parent.setAttribute('aria-label', chartSummary(this.title, this.xLabel, this.xs, this.ys));
+    const waiting = this.xs.length === 0 && !this.emptyNote.hidden;
+    this.parent.setAttribute(
+      'aria-label',
+      waiting ? `${this.title} chart: ${this.emptyNote.textContent}` : chartSummary(this.title, this.xLabel, this.xs, this.ys),
+    );
+  }
+
+  /** Says over the empty chart why it has no points yet (a deferred evaluation's accuracy comes when the run stops). */
+  waitingFor(text: string): void {
+    if (this.xs.length > 0) return;
+    this.emptyNote.textContent = text;
+    this.emptyNote.hidden = false;
+    this.summarise();
   }
 
   /**
@@ -159,6 +177,7 @@ export class LiveChart {
     this.xs.length = 0;
     this.ys.length = 0;
     this.marks.length = 0;
+    this.emptyNote.hidden = true;
     charts.delete(this.plot);
     this.plot.destroy();
     this.plot = this.newPlot();

@@ -216,6 +216,8 @@ export function setupMetricsView(echoControls: () => EchoControls) {
       // "43.9% · 3 pending" beside step 45 read as step 45's accuracy: it was step 10's.
       tile.acc.textContent = n === 0 ? accuracy : accuracy === '–' ? `${n} pending` : `${accuracy} at step ${accuracyStep} · ${n} pending`;
       tile.acc.title = n === 0 ? '' : `deferred evaluation: the weights of ${n} steps are kept and evaluated when the run stops`;
+      // An empty box for the whole run read as a broken chart.
+      if (n > 0) charts.acc.waitingFor(`Evaluated when the run stops: the weights of ${n} step${n === 1 ? '' : 's'} are kept.`);
     },
     /** A continued run's history up to its checkpoint, at `step`, marked where it goes on. */
     restored(h: Checkpoint['history'], step: number): void {

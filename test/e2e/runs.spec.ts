@@ -441,7 +441,13 @@ test('evalMode=deferred: no evaluation while training, the accuracy tile counts 
   const s = await waitFor(page, '25 steps', (x) => x.steps.length >= 25);
   expect(s.evals).toEqual([]);
   await expect(page.locator('#m-acc')).toContainText('pending');
+  // The empty accuracy chart says why it is empty (it was a blank box for the whole run).
+  const note = page.locator('#chart-acc .chart-note');
+  await expect(note).toBeVisible();
+  await expect(note).toHaveText(/^Evaluated when the run stops: the weights of \d+ steps? are kept\.$/);
+  await expect(page.locator('#chart-acc')).toHaveAttribute('aria-label', /^test accuracy chart: Evaluated when the run stops/);
   await page.evaluate(() => window.__lab!.stop());
+  await expect(note).toBeHidden();
   const done = await snapshot(page);
   expect(done.state).toBe('stopped');
   const last = done.steps.at(-1)!.step;
