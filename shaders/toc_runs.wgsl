@@ -9,7 +9,7 @@
 //   load_m          X[i][j] = M[i][j]               (when M cannot be copied in as it is)
 //   run_sums        X[base + q][j] = H[q][j] = sum of val * X[col][j] over the run of q
 //   occurrence_sums X[base + q][j] = G[q][j] = sum of X[r][j] over the rows r using q
-//   gather          R[i][j] = sum of val(pair) * X[hi][j] over the items of row (or column) i
+//   gather          R[i][j] = sum of val(pair) * X[hi][j] over the items of row (or column) i (+ bias[j], relu: BIAS, RELU)
 // Two forms of each: scalar, one invocation per (item, output column j), any
 // strides of M and R; and quad (name ending in 4), one invocation per (item, 4
 // output columns) for row-major X and R with k and the row strides multiples of
@@ -40,6 +40,8 @@ override PAIR_BITS: u32 = 16u; // items: hi << PAIR_BITS | pair
 override WIDE: bool = false;   // items: two words each instead
 override UNIT: bool = false;   // every value is 1.0 (one-hot tables): no value loads
 override PLAIN: bool = false;  // items are hi alone; item t's value is item_values[t] (gather of a side with nothing cached)
+override BIAS: bool = false;   // gather: R[i][j] = sum + bias[j], a first layer's forward in its product's pass (session 34)
+override RELU: bool = false;   // with BIAS: then relu, as bias.wgsl's add_bias writes it
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> values: array<f32>;      // pair values, then 1.0 (the unit pair)
@@ -56,6 +58,8 @@ override PLAIN: bool = false;  // items are hi alone; item t's value is item_val
 @group(0) @binding(11) var<storage, read_write> ext4: array<vec4<f32>>;
 @group(0) @binding(12) var<storage, read> x4: array<vec4<f32>>;
 @group(0) @binding(13) var<storage, read> item_values: array<f32>; // PLAIN: each item's value (rowValues or colValues)
+@group(0) @binding(14) var<storage, read> bias: array<f32>;       // BIAS: one per output column (a 16-byte stand-in otherwise)
+@group(0) @binding(15) var<storage, read> bias4: array<vec4<f32>>;
 
 fn list_at(i: u32) -> u32 {
   if (IDX16) {
@@ -87,6 +91,24 @@ fn scaled(p: u32, a: f32) -> f32 {
     return item_values[p] * a;
   }
   return values[p] * a;
+}
+
+// An output as gather stores it: with BIAS, plus its column's bias, then relu'd with RELU; the same f32 operations
+// as add_bias on the stored sum, so the same bits as the product followed by bias.wgsl's pass.
+fn finish(sum: f32, j: u32) -> f32 {
+  if (!BIAS) {
+    return sum;
+  }
+  let z = sum + bias[j];
+  return select(z, 0.0, RELU && z < 0.0);
+}
+
+fn finish4(sum: vec4<f32>, j4: u32) -> vec4<f32> {
+  if (!BIAS) {
+    return sum;
+  }
+  let z = sum + bias4[j4];
+  return select(z, vec4<f32>(), vec4<bool>(RELU) & (z < vec4<f32>()));
 }
 
 fn scaled4(p: u32, a: vec4<f32>) -> vec4<f32> {
@@ -155,7 +177,7 @@ fn gather(@builtin(global_invocation_id) id: vec3<u32>) {
     let it = item_at(t);
     sum += scaled(it.y, x[it.x * params.x_row + j]);
   }
-  out[i * params.r_row + j * params.r_col] = sum;
+  out[i * params.r_row + j * params.r_col] = finish(sum, j);
 }
 
 // ---------------------------------------------------------------- quad
@@ -216,5 +238,5 @@ fn gather4(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups
     let it = item_at(t);
     sum += scaled4(it.y, x4[it.x * x_row4 + at.y]);
   }
-  out4[i * (params.r_row >> 2u) + at.y] = sum;
+  out4[i * (params.r_row >> 2u) + at.y] = finish4(sum, at.y);
 }

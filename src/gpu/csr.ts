@@ -4,7 +4,7 @@ import csrWgsl from '../../shaders/csr.wgsl?raw';
 import type { SparseRows } from '../toc/types.js';
 import { dispatch, storageBuffer, type KernelProgram } from './pipelines.js';
 import { rowMajor, type Strides } from './toc/kernels.js';
-import { quadApplies, type KernelOptions } from './toc/runs.js';
+import { biasProgram, noBiasBuffer, quadApplies, type BiasEpilogue, type KernelOptions } from './toc/runs.js';
 
 // One invocation per (stored row, column j or quad of them): a gather, so any workgroup size gives the same bits.
 const programFor = (quad: boolean, unit: boolean): KernelProgram => ({
@@ -49,6 +49,7 @@ export class CsrGpuBatch {
   private readonly paramBuffers = new Map<string, GPUBuffer>();
   private readonly quad: boolean;
   private readonly unit: boolean;
+  private readonly noBias: GPUBuffer;
 
   /** options: the same kernel choices as TocRunsGpuBatch's, both on by default. */
   constructor(
@@ -58,6 +59,7 @@ export class CsrGpuBatch {
   ) {
     this.quad = options.quad !== false;
     this.unit = options.unit !== false && a.values.every((v) => v === 1);
+    this.noBias = noBiasBuffer(device);
     this.rows = a.rows;
     this.cols = a.cols;
     const up = (label: string, rows: number, rowPtr: Uint32Array, colIndex: Uint32Array, values: Float32Array): Stored => ({
@@ -72,7 +74,7 @@ export class CsrGpuBatch {
     this.uploadBytes = 2 * (a.colIndex.byteLength + 4 * a.values.length) + 4 * (a.rows + 1) + 4 * (a.cols + 1);
   }
 
-  private run(encoder: GPUCommandEncoder, stored: Stored, m: GPUBuffer, k: number, out: GPUBuffer, ms: Strides, rs: Strides): void {
+  private run(encoder: GPUCommandEncoder, stored: Stored, m: GPUBuffer, k: number, out: GPUBuffer, ms: Strides, rs: Strides, epilogue?: BiasEpilogue): void {
     const values = new Uint32Array([k, stored.rows, ms.row, ms.col, rs.row, rs.col]);
     const key = values.join(',');
     let params = this.paramBuffers.get(key);
@@ -82,14 +84,15 @@ export class CsrGpuBatch {
       this.paramBuffers.set(key, params);
     }
     const quad = this.quad && quadApplies(k, ms, rs, m, out);
-    const program = programFor(quad, this.unit);
-    const pass = encoder.beginComputePass({ label: program.label });
-    const [mAt, outAt] = quad ? [6, 7] : [4, 5];
+    const plain = programFor(quad, this.unit);
+    const program = epilogue ? biasProgram(plain, epilogue.relu) : plain;
+    const pass = encoder.beginComputePass({ label: plain.label });
+    const [mAt, outAt, biasAt] = quad ? [6, 7, 9] : [4, 5, 8];
     dispatch(
       this.device,
       pass,
       program,
-      { 0: params, 1: stored.rowPtr, 2: stored.colIndex, 3: stored.values, [mAt]: m, [outAt]: out },
+      { 0: params, 1: stored.rowPtr, 2: stored.colIndex, 3: stored.values, [mAt]: m, [outAt]: out, [biasAt]: epilogue?.bias ?? this.noBias },
       stored.rows,
       quad ? k / 4 : k,
     );
@@ -101,6 +104,11 @@ export class CsrGpuBatch {
     this.run(encoder, this.csr, m, k, out, ms, rs);
   }
 
+  /** R = A * M + b (then relu'd with `relu`), row-major M and R: the bias in the product's own pass, as TocRunsGpuBatch's. */
+  timesAddBias(encoder: GPUCommandEncoder, m: GPUBuffer, k: number, out: GPUBuffer, bias: GPUBuffer, relu: boolean): void {
+    this.run(encoder, this.csr, m, k, out, rowMajor(k), rowMajor(k), { bias, relu });
+  }
+
   /** R = A^T * M (M rows x k, R cols x k). */
   transposeTimes(encoder: GPUCommandEncoder, m: GPUBuffer, k: number, out: GPUBuffer, ms: Strides = rowMajor(k), rs: Strides = rowMajor(k)): void {
     this.run(encoder, this.csc, m, k, out, ms, rs);
@@ -108,6 +116,7 @@ export class CsrGpuBatch {
 
   destroy(): void {
     for (const s of [this.csr, this.csc]) for (const b of [s.rowPtr, s.colIndex, s.values]) b.destroy();
+    this.noBias.destroy();
     for (const b of this.paramBuffers.values()) b.destroy();
   }
 }

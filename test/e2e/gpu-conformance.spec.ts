@@ -19,7 +19,11 @@ test("TOC and CSR kernels, the TOC op and its gradient, the lab's loss, dense la
   // on the tree form with k = 7, on the runs form with k = 7 and k = 8).
   // And the lab's loss against tfjs's on 5 shapes (the mean and dL/dlogits), the thin dense layer on 4 (Z, dX, dW, db),
   // and Adam on 4 (value and both moments).
-  expect(results.length).toBe(10 * (6 * 4 + 2) + 9 * 3 * 8 + 5 * 2 + 4 * 4 + 4 * 3);
+  // And the forward products A*v, A*M and A*M k=8 with the bias (and with the ReLU) added as they store, on the runs (both
+  // layouts) and CSR batches, against the product and then bias.wgsl's pass.
+  expect(results.length).toBe(10 * (6 * 4 + 2) + 10 * 3 * 2 * 3 + 9 * 3 * 8 + 5 * 2 + 4 * 4 + 4 * 3);
+  // The bias added in the product's pass changes no bit of the forward (session 34).
+  for (const r of results.filter((x) => x.op.endsWith(' fused'))) expect.soft(r.maxRelError, `${r.impl} ${r.op} on ${r.name}: the same bits`).toBe(0);
   const layouts = results.filter((r) => r.op.startsWith('layout')).map((r) => r.op);
   // The runs kernels' paths: cached codes, 16-bit and 32-bit indexes, two-word column items, unit values (no value loads),
   // plain sides (session 11) with values beside the items and without (unit values).
@@ -35,6 +39,7 @@ test("TOC and CSR kernels, the TOC op and its gradient, the lab's loss, dense la
   expect(new Set(results.filter((r) => !r.op.startsWith('layout')).map((r) => r.op))).toEqual(
     new Set([
       ...['A*v', 'v*A', 'A*M', 'M*A', 'A*M k=8', 'AT*M k=8'],
+      ...['A*v', 'A*M', 'A*M k=8'].flatMap((op) => [`${op}+b fused`, `relu(${op}+b) fused`]),
       ...[7, 8].flatMap((k) => [
         `tfjs A*W k=${k}`,
         `tfjs dL/dW k=${k}`,

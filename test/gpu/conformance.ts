@@ -3,6 +3,7 @@
 // test/e2e/gpu-conformance.spec.ts; results are read from window.__conformance.
 import * as tf from '@tensorflow/tfjs';
 import { adam } from '../../src/gpu/adam.js';
+import { recordAddBias } from '../../src/gpu/bias.js';
 import { webgpuBackend } from '../../src/gpu/backend.js';
 import { CsrGpuBatch } from '../../src/gpu/csr.js';
 import { readBuffer, storageBuffer } from '../../src/gpu/pipelines.js';
@@ -204,6 +205,7 @@ async function run(): Promise<CaseResult[]> {
         for (let i = 0; i < o.n; i++) maxRelError = Math.max(maxRelError, Math.abs(readings[0]![i]! - o.ref[i]!) / (1 + Math.abs(o.ref[i]!)));
         const deterministic = readings[0]!.every((x, i) => Object.is(x, readings[1]![i]));
         results.push({ name: c.name, op: o.op, impl, maxRelError, deterministic, outputs: o.n });
+        if (!o.transpose && gpu.timesAddBias) results.push(...(await fusedBiasCases(device, c.name, o.op, impl, gpu, m, o.k, o.n / o.k, vec(o.k))));
         m.destroy();
         outs.forEach((b) => b.destroy());
       }
@@ -218,6 +220,55 @@ async function run(): Promise<CaseResult[]> {
   results.push(...(await lossCases(random)));
   results.push(...(await thinDenseCases(random)));
   results.push(...(await adamCases(random)));
+  return results;
+}
+
+/**
+ * A forward product with the bias (and the ReLU) added as the gather stores (timesAddBias) against the product followed by
+ * bias.wgsl's pass, the lab's forward before session 34: the spec wants the same bits (maxRelError exactly 0).
+ */
+async function fusedBiasCases(
+  device: GPUDevice,
+  name: string,
+  op: string,
+  impl: CaseResult['impl'],
+  gpu: GpuSparseMatrix,
+  m: GPUBuffer,
+  k: number,
+  rows: number,
+  biasValues: Float32Array,
+): Promise<CaseResult[]> {
+  const bias = storageBuffer(device, 'conformance.bias', biasValues);
+  const results: CaseResult[] = [];
+  for (const relu of [false, true]) {
+    const read = async (fused: boolean): Promise<Float32Array> => {
+      const out = device.createBuffer({ label: 'conformance.out', size: Math.max(16, rows * k * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
+      const encoder = device.createCommandEncoder({ label: `conformance.${op}+b` });
+      if (fused) gpu.timesAddBias!(encoder, m, k, out, bias, relu);
+      else {
+        gpu.times(encoder, m, k, out);
+        recordAddBias(device, encoder, out, bias, rows, k, relu);
+      }
+      device.queue.submit([encoder.finish()]);
+      const values = (await readBuffer(device, out)).subarray(0, rows * k);
+      out.destroy();
+      return values;
+    };
+    const [fused, separate, again] = [await read(true), await read(false), await read(true)];
+    let maxRelError = 0;
+    for (let i = 0; i < fused.length; i++) maxRelError = Math.max(maxRelError, Math.abs(fused[i]! - separate[i]!) / (1 + Math.abs(separate[i]!)));
+    const bitwise = fused.every((x, i) => Object.is(x, separate[i]));
+    results.push({
+      name,
+      op: relu ? `relu(${op}+b) fused` : `${op}+b fused`,
+      impl,
+      // Any difference in the bits counts, even one too small to show in the relative error (a -0 for a +0).
+      maxRelError: bitwise ? 0 : Math.max(maxRelError, Number.MIN_VALUE),
+      deterministic: fused.every((x, i) => Object.is(x, again[i])),
+      outputs: fused.length,
+    });
+  }
+  bias.destroy();
   return results;
 }
 

@@ -26,6 +26,31 @@ export interface KernelOptions {
 
 type Programs = Record<EntryPoint, KernelProgram>;
 
+/** What a forward product adds to each output as it stores it: a first layer's bias, and a ReLU after it. */
+export interface BiasEpilogue {
+  /** One float per output column. */
+  bias: GPUBuffer;
+  relu: boolean;
+}
+
+/** A gather program with the bias (and ReLU) added as it stores (override constants BIAS, RELU): made once per program. */
+const withBias = new WeakMap<KernelProgram, [KernelProgram, KernelProgram]>();
+export function biasProgram(program: KernelProgram, relu: boolean): KernelProgram {
+  let pair = withBias.get(program);
+  if (!pair) {
+    const fused = (r: boolean): KernelProgram => ({
+      ...program,
+      label: `${program.label}+bias${r ? '+relu' : ''}`,
+      constants: { ...program.constants, BIAS: 1, RELU: r ? 1 : 0 },
+    });
+    withBias.set(program, (pair = [fused(false), fused(true)]));
+  }
+  return pair[relu ? 1 : 0];
+}
+
+/** The bias bindings' stand-in where no bias is added: the gathers read it only with BIAS on, but bind it always. */
+export const noBiasBuffer = (device: GPUDevice): GPUBuffer => device.createBuffer({ label: 'noBias', size: 16, usage: GPUBufferUsage.STORAGE });
+
 /**
  * Whether R = A * M (or A^T * M) can take the quad entry points: row-major M and R, k a multiple of 4, and
  * both buffers at least one vec4 long (a vec4 array binds 16 bytes at least; an empty product has less).
@@ -68,6 +93,7 @@ export class TocRunsGpuBatch {
   private readonly quad: boolean;
   private ext: GPUBuffer | undefined;
   private readonly paramBuffers = new Map<string, GPUBuffer>();
+  private readonly noBias: GPUBuffer;
 
   constructor(
     readonly device: GPUDevice,
@@ -120,6 +146,7 @@ export class TocRunsGpuBatch {
         }),
       ) as Programs;
     this.quad = options.quad !== false;
+    this.noBias = noBiasBuffer(device);
     const b = this.buffers;
     this.rowSide = {
       mRows: this.cols,
@@ -174,14 +201,14 @@ export class TocRunsGpuBatch {
     return buffer;
   }
 
-  private product(encoder: GPUCommandEncoder, side: Side, m: GPUBuffer, k: number, out: GPUBuffer, ms: Strides, rs: Strides): void {
+  private product(encoder: GPUCommandEncoder, side: Side, m: GPUBuffer, k: number, out: GPUBuffer, ms: Strides, rs: Strides, epilogue?: BiasEpilogue): void {
     const b = this.buffers;
     // X is a buffer of our own when something is cached (H or G follow M's rows) or M is not row-major (gather reads rows).
     const needExt = side.cached > 0 || ms.col !== 1;
     const xRow = needExt ? k : ms.row;
     const quad = this.quad && k % 4 === 0 && k > 0 && xRow % 4 === 0 && rs.col === 1 && rs.row % 4 === 0 && out.size >= 16 && (needExt || m.size >= 16);
-    // The quad forms bind X, R and the filling X as vec4 arrays (bindings 12, 10, 11) and run k / 4 invocations per item.
-    const [programs, width, xAt, outAt, extAt] = quad ? [side.quadPrograms, k / 4, 12, 10, 11] : [side.programs, k, 9, 4, 3];
+    // The quad forms bind X, R, the filling X and the bias as vec4 arrays (bindings 12, 10, 11, 15) and run k / 4 invocations per item.
+    const [programs, width, xAt, outAt, extAt, biasAt] = quad ? [side.quadPrograms, k / 4, 12, 10, 11, 15] : [side.programs, k, 9, 4, 3, 14];
     let x = m;
     let pass: GPUComputePassEncoder;
     if (needExt) {
@@ -205,14 +232,21 @@ export class TocRunsGpuBatch {
       pass = encoder.beginComputePass({ label: side.label });
     }
     const params = this.params(side.outRows, k, side.mRows, xRow, ms, rs);
-    const bindings = { 0: params, 1: b.values!, [xAt]: x, [outAt]: out, 5: side.bounds, 6: side.items, 13: side.itemValues };
-    dispatch(this.device, pass, programs.gather, bindings, side.outRows, width);
+    const bias = epilogue?.bias ?? this.noBias;
+    const bindings = { 0: params, 1: b.values!, [xAt]: x, [outAt]: out, 5: side.bounds, 6: side.items, 13: side.itemValues, [biasAt]: bias };
+    const gather = epilogue ? biasProgram(programs.gather, epilogue.relu) : programs.gather;
+    dispatch(this.device, pass, gather, bindings, side.outRows, width);
     pass.end();
   }
 
   /** Records R = A * M: M is cols x k, R is rows x k. */
   times(encoder: GPUCommandEncoder, m: GPUBuffer, k: number, out: GPUBuffer, mStrides: Strides = rowMajor(k), outStrides: Strides = rowMajor(k)): void {
     this.product(encoder, this.rowSide, m, k, out, mStrides, outStrides);
+  }
+
+  /** Records R = A * M + b (then relu'd with `relu`), row-major M (cols x k) and R (rows x k): the bias in the product's own pass. */
+  timesAddBias(encoder: GPUCommandEncoder, m: GPUBuffer, k: number, out: GPUBuffer, bias: GPUBuffer, relu: boolean): void {
+    this.product(encoder, this.rowSide, m, k, out, rowMajor(k), rowMajor(k), { bias, relu });
   }
 
   /** Records R = A^T * M: M is rows x k, R is cols x k (v*A with k = 1, M*A through strides, the weight gradient). */
@@ -230,6 +264,7 @@ export class TocRunsGpuBatch {
   destroy(): void {
     for (const buffer of Object.values(this.buffers)) buffer.destroy();
     this.ext?.destroy();
+    this.noBias.destroy();
     for (const buffer of this.paramBuffers.values()) buffer.destroy();
   }
 }
