@@ -100,8 +100,10 @@ function median(xs: number[]): number {
 
 const IMPL_LABEL: Record<E2eImpl, string> = {
   runs: 'TOC runs',
+  runsBiasPass: 'TOC runs, bias (and ReLU) in a pass of their own (before session 34)',
   runsTfjsRest: 'TOC runs, loss, output layer and Adam by tfjs (before session 13)',
   csr: 'CSR',
+  csrAgain: 'CSR again (A/A control)',
   dense: 'dense',
   skip: 'skipped',
 };
@@ -407,6 +409,38 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
       'same product. Timed in the same rounds.',
     );
   }
+  if (r.fusedBias.length > 0) {
+    const side = r.fusedBias[0]!.gpuSide ? 'GPU side (timestamp-query)' : 'wall clock';
+    lines.push(`## The first layer's forward with its bias: added as the gather stores, or by a pass after the product (${side})`, '');
+    const med = (xs: number[]) => ms(median(xs));
+    lines.push(
+      ...table(
+        md,
+        // biome-ignore format: one header row reads best on one line
+        ['batch', 'op', 'k', 'runs, bias in the gather', 'runs, bias pass', 'in the gather / pass (rounds)', 'CSR, bias in the gather', 'CSR, bias pass',
+          'in the gather / pass (rounds)', 'runs / CSR, both in the gather (rounds)'],
+        r.fusedBias.map((f) => [
+          f.batch,
+          f.op,
+          String(f.k),
+          med(f.trials.runsFused),
+          med(f.trials.runsPass),
+          spread(f.trials.runsFused, f.trials.runsPass),
+          med(f.trials.csrFused),
+          med(f.trials.csrPass),
+          spread(f.trials.csrFused, f.trials.csrPass),
+          spread(f.trials.runsFused, f.trials.csrFused),
+        ]),
+        ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+      ),
+    );
+    para(
+      `ms per operation (median of ${r.trials} rounds, the four taking turns as above). **in the gather** (session 34): timesAddBias, the bias`,
+      "(and the ReLU in relu(A·M + b), the TOC MLP's hidden layer) added to each output as the product's last dispatch stores it; **pass**:",
+      "the product, then bias.wgsl's add_bias (add_bias4 for k a multiple of 4) in a compute pass of its own, the lab's forward before.",
+      'Within each format the two gave the same bits (checked before timing).',
+    );
+  }
 
   const meanCached = (e: (typeof r.endToEnd)[number], side: 'row' | 'col') => (e.models.reduce((n, m) => n + m[side].cachedCodes, 0) / e.batches).toFixed(1);
   for (const e of r.endToEnd) {
@@ -422,7 +456,8 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
             `${e.batchRows}-row batches,`
         : `Softmax over ${e.classes} classes (the manifest's), Adam, lr ${e.learningRate}, ${e.batchRows}-row batches,`,
       `the same starting weights and batch order for all; the first layer X·W + b (k = ${e.units} output columns) is tocMatMul with the bias`,
-      '(added, and its gradient taken, by our kernels, as in the lab) on TocRunsGpuBatch or on CsrGpuBatch (both with their kernel choices on),',
+      '(added, and its gradient taken, by our kernels, as in the lab: added as the forward gather stores its outputs since session 34) on',
+      'TocRunsGpuBatch or on CsrGpuBatch (both with their kernel choices on),',
       'or tf.fused.matMul with the bias on a dense tensor uploaded once per batch; in the MLP with its ReLU fused in each (since session 15;',
       "tf.relu after it in **TOC runs, loss, output layer and Adam by tfjs**). The loss is the lab's softmaxCrossEntropy and the MLP's",
       "output layer its thinDense, the optimiser the lab's Adam (our kernels, src/gpu/softmax-ce.ts, dense.ts and adam.ts) except for **TOC runs,",
@@ -492,8 +527,9 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
       );
       para(
         "The same epochs as above: an empty compute pass with a timestamp write before and after each product, in tocMatMul's own",
-        'command encoder, summed over the epoch (medians of epochs 2..N; ratios epoch by epoch). The bias, the ReLU and its mask, the',
-        'column sums, the loss, the output layer and Adam are the same kernels for TOC and CSR and are not in these spans. Unlike the',
+        'command encoder, summed over the epoch (medians of epochs 2..N; ratios epoch by epoch). The forward spans hold the bias and the',
+        'ReLU (added in the gather since session 34); the ReLU mask, the column sums, the loss, the output layer and Adam are the same',
+        'kernels for TOC and CSR and are not in these spans. Unlike the',
         "epoch's wall time, the spans do not hold the waits for the CPU between submissions, which on this shared machine swing an epoch",
         'by half; the share column is how much of the epoch these products are, so how much a faster product can take off it.',
       );

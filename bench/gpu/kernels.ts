@@ -23,6 +23,7 @@ import { readBuffer, storageBuffer } from '../../src/gpu/pipelines.js';
 import { rowMajor, TocGpuBatch, type Strides } from '../../src/gpu/toc/kernels.js';
 import { tocGpuLayout, type TocGpuLayout } from '../../src/toc/gpu-layout.js';
 import { TocRunsGpuBatch } from '../../src/gpu/toc/runs.js';
+import { recordAddBias } from '../../src/gpu/bias.js';
 import { thinDense } from '../../src/gpu/dense.js';
 import { softmaxCrossEntropy } from '../../src/gpu/softmax-ce.js';
 import { tocMatMul, type GpuSparseMatrix } from '../../src/gpu/toc/tfjs-op.js';
@@ -81,9 +82,12 @@ export type SparseImpl = Exclude<Impl, 'dense' | 'runsGather'>;
  * All take the lab's loss (softmaxCrossEntropy) and, in the MLP, its output layer (thinDense), our kernels since
  * session 13, and its Adam (src/gpu/adam.ts) since session 14, except runsTfjsRest: the runs layer with tfjs's
  * tf.losses.softmaxCrossEntropy, tf.fused.matMul as the output layer (as tf.layers.dense computes it) and tf.train.adam,
- * the lab before session 13.
+ * the lab before session 13. runsBiasPass: runs with the bias (and ReLU) added by a pass of their own after the forward
+ * product, as the lab did before session 34 (now the runs and CSR gathers add them as they store). csrAgain: the csr
+ * trainer once more (its own weights, optimiser and timer on the same batches), an A/A control: its ratio to csr is what
+ * the bench's noise and turn order alone make of two equal first layers.
  */
-export const E2E_IMPLS = ['runs', 'runsTfjsRest', 'csr', 'dense', 'skip'] as const;
+export const E2E_IMPLS = ['runs', 'runsBiasPass', 'runsTfjsRest', 'csr', 'csrAgain', 'dense', 'skip'] as const;
 export type E2eImpl = (typeof E2E_IMPLS)[number];
 
 /** Shape and TOC structure of one batch. */
@@ -227,6 +231,8 @@ export interface BenchResults {
   oneTime: OneTimeCosts[];
   checks: CheckResult[];
   kernels: KernelTiming[];
+  /** The forward with its bias added as the gather stores (session 34) against the product and a bias pass after it. */
+  fusedBias: FusedBiasTiming[];
   /** The encoding candidates compared per real table, and the one chosen. */
   encodings: Array<{ table: string; candidates: EncodingCandidate[]; chosen: EncodingCandidate }>;
   endToEnd: EndToEnd[];
@@ -340,6 +346,9 @@ class ProductTimer {
       cols: a.cols,
       times: (encoder, m, k, out, ms, rs) => this.span(encoder, 'forward', () => a.times(encoder, m, k, out, ms, rs)),
       transposeTimes: (encoder, m, k, out, ms, rs) => this.span(encoder, 'gradient', () => a.transposeTimes(encoder, m, k, out, ms, rs)),
+      // The forward with its bias (and ReLU) in the product's pass: the span holds them (a pass of their own is outside it).
+      timesAddBias:
+        a.timesAddBias && ((encoder, m, k, out, bias, relu) => this.span(encoder, 'forward', () => a.timesAddBias!(encoder, m, k, out, bias, relu))),
     };
   }
 
@@ -533,6 +542,19 @@ function maxRelError(got: ArrayLike<number>, want: ArrayLike<number>, n: number)
   return e;
 }
 
+/** The forward A·v + b and relu(A·M + b), bias in the gather (fused) or in a pass after the product, on runs and CSR. */
+export const FUSED_VARIANTS = ['runsFused', 'runsPass', 'csrFused', 'csrPass'] as const;
+export type FusedVariant = (typeof FUSED_VARIANTS)[number];
+
+export interface FusedBiasTiming {
+  batch: string;
+  op: 'A*v+b' | 'relu(A*M+b)';
+  k: number;
+  /** GPU-side (wall clock without timestamp-query) ms per operation, per round. */
+  trials: Record<FusedVariant, number[]>;
+  gpuSide: boolean;
+}
+
 /** Records and submits (our kernels) or issues (tfjs) `reps` operations, between the timer's marks if given. */
 type Runner = (reps: number, timer?: SpanTimer) => void;
 
@@ -601,7 +623,7 @@ async function kernelBench(
   device: GPUDevice,
   timer: SpanTimer | undefined,
   s: Subject,
-): Promise<{ info: BatchInfo; oneTime: OneTimeCosts; checks: CheckResult[]; timings: KernelTiming[] }> {
+): Promise<{ info: BatchInfo; oneTime: OneTimeCosts; checks: CheckResult[]; timings: KernelTiming[]; fusedBias: FusedBiasTiming[] }> {
   log(`${s.name}: encoding`);
   const logical = s.encode();
   const encodeMs = cpuMedian(CPU_RUNS, s.encode);
@@ -773,6 +795,69 @@ async function kernelBench(
     });
   }
 
+  // The lab's first layer forward (session 34): its bias (and ReLU) added as the gather stores, against the product and then
+  // bias.wgsl's pass (the lab before). Checked to give the same bits first, then timed side by side like the products.
+  const fusedBias: FusedBiasTiming[] = [];
+  for (const p of prepared.filter((x) => x.o.op === 'A*v' || x.o.op === 'A*M')) {
+    const relu = p.o.op === 'A*M';
+    const op = relu ? 'relu(A*M+b)' : 'A*v+b';
+    log(`${s.name}: timing ${op}, bias in the gather or in a pass`);
+    const bias = storageBuffer(
+      device,
+      `bench.${op}.bias`,
+      Float32Array.from({ length: p.o.k }, () => random() * 2 - 1),
+    );
+    const forward = (a: TocRunsGpuBatch | CsrGpuBatch, fused: boolean) => (encoder: GPUCommandEncoder) => {
+      if (fused) a.timesAddBias(encoder, p.m, p.o.k, p.out, bias, relu);
+      else {
+        a.times(encoder, p.m, p.o.k, p.out);
+        recordAddBias(device, encoder, p.out, bias, p.o.outLength / p.o.k, p.o.k, relu);
+      }
+    };
+    const variants: Record<FusedVariant, (encoder: GPUCommandEncoder) => void> = {
+      runsFused: forward(p.forms.runs, true),
+      runsPass: forward(p.forms.runs, false),
+      csrFused: forward(csr, true),
+      csrPass: forward(csr, false),
+    };
+    const outputs: Float32Array[] = [];
+    for (const v of FUSED_VARIANTS) {
+      const encoder = device.createCommandEncoder({ label: `bench.check.${op}` });
+      variants[v](encoder);
+      device.queue.submit([encoder.finish()]);
+      outputs.push(await readBuffer(device, p.out, p.o.outLength * 4));
+    }
+    // The same bits within each format (the gather's sum, then the same f32 add and select); runs and CSR sum alike here too.
+    for (const [a, b] of [
+      [0, 1],
+      [2, 3],
+    ] as const) {
+      if (!outputs[a]!.every((x, i) => Object.is(x, outputs[b]![i]))) throw new Error(`${s.name} ${op}: ${FUSED_VARIANTS[a]} and ${FUSED_VARIANTS[b]} differ`);
+    }
+    const timed = await timeSideBySide(
+      device,
+      timer,
+      FUSED_VARIANTS.map(
+        (v): Runner =>
+          (reps, spans) => {
+            const encoder = device.createCommandEncoder({ label: `bench.${op}.${v}` });
+            spans?.mark(encoder, 0);
+            for (let i = 0; i < reps; i++) variants[v](encoder);
+            spans?.mark(encoder, 1);
+            device.queue.submit([encoder.finish()]);
+          },
+      ),
+    );
+    fusedBias.push({
+      batch: s.name,
+      op,
+      k: p.o.k,
+      trials: Object.fromEntries(FUSED_VARIANTS.map((v, i) => [v, timed[i]!.gpuTrials ?? timed[i]!.trials])) as Record<FusedVariant, number[]>,
+      gpuSide: timer !== undefined,
+    });
+    bias.destroy();
+  }
+
   for (const p of prepared) {
     p.m.destroy();
     p.mx.destroy();
@@ -782,7 +867,7 @@ async function kernelBench(
   for (const f of byK.values()) for (const x of [f.runs, f.runsPacked, f.runsBasic, f.runsGather]) x.destroy();
   for (const x of [csr, csrBasic, toc]) x.destroy();
   dense.dispose();
-  return { info, oneTime, checks, timings };
+  return { info, oneTime, checks, timings, fusedBias };
 }
 
 // ------------------------------------------------------------------ end to end
@@ -932,7 +1017,18 @@ async function endToEnd(
   })) as (w: tf.Tensor2D, b: tf.Tensor1D) => tf.Tensor2D;
   const runs = await upload('runs', () => built.map(({ batch }, i) => new TocRunsGpuBatch(device, batch, runsLayouts[i])));
   uploadMs.runsTfjsRest = uploadMs.runs; // the same batches
+  uploadMs.runsBiasPass = uploadMs.runs;
+  // The runs batches without timesAddBias: tocMatMul then adds the bias by a pass of its own.
+  const biasPass = runs.map(
+    (a): GpuSparseMatrix => ({
+      rows: a.rows,
+      cols: a.cols,
+      times: (...args) => a.times(...args),
+      transposeTimes: (...args) => a.transposeTimes(...args),
+    }),
+  );
   const csr = await upload('csr', () => chunks.map((s) => new CsrGpuBatch(device, s)));
+  uploadMs.csrAgain = uploadMs.csr; // the same batches
   const dense = await upload('dense', () => denseData.map((d) => denseTensor(d, [E2E_ROWS, cols])));
 
   const ids = read.map((f) => tf.tensor1d(Int32Array.from(f.labels), 'int32'));
@@ -958,20 +1054,41 @@ async function endToEnd(
     const timer = device.features.has('timestamp-query') ? new ProductTimer(device) : undefined;
     return { timer, batches: timer ? batches.map((a) => timer.wrap(a)) : batches };
   };
-  const [runsTimed, csrTimed] = [timed(runs), timed(csr)];
+  const [runsTimed, csrTimed, csrAgainTimed] = [timed(runs), timed(csr), timed(csr)];
   const csrBytes = sum(csr.map((c) => c.uploadBytes));
   const trainers = [
     trainer(device, 'runs', (i, w, b, act) => tocMatMul(runsTimed.batches[i]!, w, b, act), labels, start, cols, units, runsBytes, classes, runsTimed.timer),
+    trainer(device, 'runsBiasPass', (i, w, b, act) => tocMatMul(biasPass[i]!, w, b, act), labels, start, cols, units, runsBytes, classes),
     trainer(device, 'runsTfjsRest', (i, w, b, act) => tocMatMul(runs[i]!, w, b, act), labels, start, cols, units, runsBytes, classes),
     trainer(device, 'csr', (i, w, b, act) => tocMatMul(csrTimed.batches[i]!, w, b, act), labels, start, cols, units, csrBytes, classes, csrTimed.timer),
+    trainer(
+      device,
+      'csrAgain',
+      (i, w, b, act) => tocMatMul(csrAgainTimed.batches[i]!, w, b, act),
+      labels,
+      start,
+      cols,
+      units,
+      csrBytes,
+      classes,
+      csrAgainTimed.timer,
+    ),
     trainer(device, 'dense', (i, w, b, act) => fusedDense(dense[i]!, w, b, act), labels, start, cols, units, batches * E2E_ROWS * cols * 4, classes),
     // The floor skips the first layer with its ReLU (relu(0) is 0).
     trainer(device, 'skip', (_, w, b) => skipLayer(w, b), labels, start, cols, units, 0, classes),
   ];
-  // Epoch by epoch, each in turn (the order rotating), so they share the state of the machine.
+  // Epoch by epoch, each in turn, so they share the state of the machine; the order is shuffled (seeded) each round, since
+  // a rotation keeps each trainer behind the same one (until session 34 TOC runs always followed the floor's short epoch
+  // and CSR the tfjs-heavy one).
+  const turns = rng(34);
   for (let e = 0; e < EPOCHS; e++) {
-    for (let n = 0; n < trainers.length; n++) {
-      const t = trainers[(n + e) % trainers.length]!;
+    const order = trainers.map((_, n) => n);
+    for (let n = order.length - 1; n > 0; n--) {
+      const j = Math.floor(turns() * (n + 1));
+      [order[n], order[j]] = [order[j]!, order[n]!];
+    }
+    for (const n of order) {
+      const t = trainers[n]!;
       log(`end to end (${model}): epoch ${e + 1} of ${EPOCHS}, first layer on ${t.name}`);
       await t.epoch();
     }
@@ -1065,13 +1182,20 @@ async function main(): Promise<BenchResults> {
     subjects.push(fromSparse(`Fashion-MNIST ${ROWS}`, `first ${ROWS} training images, source column order`, sliceRows(fashion.table, 0, ROWS)));
   }
   subjects.push(...syntheticSubjects(!fashionDir));
-  const results = { batches: [] as BatchInfo[], oneTime: [] as OneTimeCosts[], checks: [] as CheckResult[], kernels: [] as KernelTiming[] };
+  const results = {
+    batches: [] as BatchInfo[],
+    oneTime: [] as OneTimeCosts[],
+    checks: [] as CheckResult[],
+    kernels: [] as KernelTiming[],
+    fusedBias: [] as FusedBiasTiming[],
+  };
   for (const s of subjects.filter((x) => !ONLY.length || ONLY.some((prefix) => x.name.startsWith(prefix)))) {
     const r = await kernelBench(device, timer, s);
     results.batches.push(r.info);
     results.oneTime.push(r.oneTime);
     results.checks.push(...r.checks);
     results.kernels.push(...r.timings);
+    results.fusedBias.push(...r.fusedBias);
   }
   // Per epoch on real flights (the first record of the bundled flights-250k TOC dataset), 250-row batches in frequency
   // column order, as sessions 4-6 ran it, so per-epoch figures compare across sessions (every representation trains on
