@@ -760,6 +760,39 @@ function showDatasetAndModel(manifestUrl: string, modelId: string): void {
   listModels(modelId);
 }
 
+/** The controls a loaded model moves to its own dataset and model (showDatasetAndModel, and its image size). */
+interface DatasetSetup {
+  dataset: string;
+  manifest: string;
+  model: string;
+  size: string | null;
+  sizeError: string | undefined;
+}
+
+/** What the controls chose before a model was loaded, while its run has not trained a step: a run that fails before it puts them back. */
+let setupBeforeLoad: { run: LabSession | undefined; setup: DatasetSetup } | undefined;
+
+function currentSetup(): DatasetSetup {
+  return { dataset: ui.dataset.value, manifest: ui.manifestUrl.value, model: ui.model.value, size: params.get('size'), sizeError: paramErrors.get('size') };
+}
+
+/** The person's dataset, model and size again, after a loaded model's run that never trained (its dataset unreadable, say). */
+function restoreSetup(s: DatasetSetup): void {
+  const typedBefore = ui.manifestUrl.value;
+  ui.dataset.value = s.dataset;
+  ui.manifestUrl.value = s.manifest;
+  if (ui.manifestUrl.value !== typedBefore) void probeTypedManifest(); // the kind of the typed dataset decides the models listed
+  listModels(s.model);
+  if (s.size === null) params.delete('size');
+  else params.set('size', s.size);
+  if (s.sizeError === undefined) paramErrors.delete('size');
+  else paramErrors.set('size', s.sizeError);
+  showParamErrors();
+  previewDataset();
+  buildPanel.refresh();
+  writeUrl();
+}
+
 /** The settings of a saved run, shown in the controls, as the config that continues it. */
 function configFrom(cp: Checkpoint): LabSession['config'] {
   const k = cp.controls;
@@ -955,6 +988,14 @@ function listenerFor(current: () => LabSession): SessionListener {
       if (!LIVE_STATES.has(s)) metrics.flush(); // the last step's figures now, before the controls open again
       showState(s, d);
       runsPanel.state(s);
+      const before = setupBeforeLoad?.run === current() ? setupBeforeLoad : undefined;
+      if (before && !LIVE_STATES.has(s)) {
+        setupBeforeLoad = undefined;
+        if (s === 'failed' && !current().steps.last()) {
+          restoreSetup(before.setup);
+          log("the loaded model's run failed before its first step: the dataset and model chosen before it are back", 'info');
+        }
+      }
     },
     testSplit(t, why) {
       if (shown()) metrics.testSplit(t !== undefined, why);
@@ -964,7 +1005,9 @@ function listenerFor(current: () => LabSession): SessionListener {
       info = i;
       // The readers that run (at most one per record) and what the run trains on: a table echoes batches, whatever was asked.
       runsPanel.opened(i.kind, current().readers, i.name);
-      metrics.opened({ info: i, shares: current().share?.count ?? 1, readers: current().readers });
+      const toc = current().config.model.tocColumns;
+      const tocColumns = toc === 'classes' ? i.classes.length : toc;
+      metrics.opened({ info: i, shares: current().share?.count ?? 1, readers: current().readers, ...(tocColumns !== undefined ? { tocColumns } : {}) });
       if (i.kind === 'image') showGroups(i.fidelityLevels);
       const shape = i.image
         ? `${i.image.width}x${i.image.height}x${i.image.channels} images, ${i.fidelityLevels} scan groups`
@@ -1082,6 +1125,9 @@ const modelPanel = setupModelPanel(
     const typed = checkManifestUrl(ui.manifestUrl.value, location.href);
     const named = typed.ok && typed.value ? ui.manifestUrl.value.trim() : !ui.manifestUrl.value.trim() && ui.dataset.value && listedName();
     const before = named ? { url: chosenManifestUrl(), name: named } : undefined;
+    // A load that does not start, or whose run fails before its first step, leaves the person's choice as it was (it left
+    // the model's unreadable dataset in the controls and the address, and Start off after a reload).
+    const setup = currentSetup();
     showDatasetAndModel(meta.dataset.manifestUrl, meta.modelId);
     // Its own dataset, said (it was switched without a word), and the controls its kind rules follow it: a table's echo
     // mode ("batches") went into an image model's run.
@@ -1095,10 +1141,17 @@ const modelPanel = setupModelPanel(
       showParamErrors();
     }
     const blockers = startBlockers();
-    if (blockers.length) return `not started: ${blockers.join('; ')}`; // the fields say what to fix
+    if (blockers.length) {
+      restoreSetup(setup);
+      return `not started: ${blockers.join('; ')}`;
+    }
     const last = session;
     await start(undefined, freshOptimizerState(weights));
-    if (session === last) return 'not started: the log says why';
+    if (session === last) {
+      restoreSetup(setup);
+      return 'not started: the log says why';
+    }
+    setupBeforeLoad = { run: session, setup };
     return replaced ? { replaced } : {};
   },
 );

@@ -188,7 +188,9 @@ test('model files keep their dataset relative to the page, load an old file and 
   expect(pageErrors).toEqual([]);
 });
 
-test('a model trained at another image size trains at that size when loaded; one whose dataset is gone says its run failed', async ({ page }) => {
+test("a model made at another image size trains at that size; one whose dataset is gone says its run failed and puts the person's choice back", async ({
+  page,
+}) => {
   test.setTimeout(180_000);
   const pageErrors: string[] = [];
   page.on('pageerror', (e) => pageErrors.push(e.message));
@@ -221,10 +223,34 @@ test('a model trained at another image size trains at that size when loaded; one
   await expect(page.locator('#state')).toHaveText('stopped', { timeout: 10_000 });
 
   // Its dataset gone from the server: the model's line says the run failed, not "loaded … training on" over a failed run.
+  // And the person's own choice comes back (the controls and the address kept the model's unreadable dataset, Start off after
+  // a reload); so does it when the model's dataset address is refused before a run opens (port 9).
+  await page.goto('/?dataset=flights-250k&model=svm&echo=2');
+  await expect(page.locator('#start')).toBeEnabled();
+  const setup = async () => ({
+    dataset: await page.locator('#dataset').inputValue(),
+    manifest: await page.locator('#manifest-url').inputValue(),
+    model: await page.locator('#model').inputValue(),
+    echo: await page.locator('#echo').inputValue(),
+    address: new URL(page.url()).search,
+  });
+  const chosen = await setup();
+  expect(chosen).toMatchObject({ model: 'svm', echo: '2', manifest: '', address: '?dataset=flights-250k&model=svm&echo=2' });
   const json = downloads.find((d) => d.name.endsWith('.json'))!;
-  const model = JSON.parse(json.buffer.toString('utf8'));
-  model.modelTopology.bytelab.dataset.manifestUrl = 'datasets/gone/manifest.json';
-  await page.locator('#model-files').setInputFiles([{ ...json, buffer: Buffer.from(JSON.stringify(model)) }, downloads.find((d) => d !== json)!]);
+  const bin = downloads.find((d) => d !== json)!;
+  const pointedAt = (url: string) => {
+    const model = JSON.parse(json.buffer.toString('utf8'));
+    model.modelTopology.bytelab.dataset.manifestUrl = url;
+    return { ...json, buffer: Buffer.from(JSON.stringify(model)) };
+  };
+  await page.locator('#model-files').setInputFiles([pointedAt('datasets/gone/manifest.json'), bin]);
   await expect(page.locator('#model-status')).toContainText(/was loaded, but its run failed: .*404/, { timeout: 30_000 });
+  await expect(page.locator('#log')).toContainText("the loaded model's run failed before its first step: the dataset and model chosen before it are back");
+  await expect.poll(setup).toEqual(chosen);
+  await expect(page.locator('#start')).toBeEnabled();
+  await page.locator('#model-files').setInputFiles([pointedAt('http://127.0.0.1:9/nothere/manifest.json'), bin]);
+  await expect(page.locator('#model-status')).toContainText(/^not started: .*port 9/);
+  expect(await setup()).toEqual(chosen);
+  await expect(page.locator('#start')).toBeEnabled();
   expect(pageErrors).toEqual([]);
 });
