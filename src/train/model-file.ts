@@ -17,8 +17,20 @@ export interface ModelFileMeta {
   accuracy?: number;
 }
 
+/** The first weight that is NaN or infinite, as "variable_i[at]", or undefined: a model from a run that diverged. */
+export function nonFinite(weights: ModelState['weights']): { variable: number; index: number; value: number } | undefined {
+  for (const [variable, w] of weights.entries()) {
+    const index = w.data.findIndex((x) => !Number.isFinite(x));
+    if (index >= 0) return { variable, index, value: w.data[index]! };
+  }
+  return undefined;
+}
+
 /** The model's weights and meta as tfjs artifacts. */
 export async function toArtifacts(weights: ModelState['weights'], meta: ModelFileMeta): Promise<tf.io.ModelArtifacts> {
+  const bad = nonFinite(weights);
+  // A file that would only ever train in NaN (a diverged run's last weights) is not written.
+  if (bad) throw new Error(`its weights are not numbers (variable_${bad.variable}[${bad.index}] is ${bad.value}: the run diverged)`);
   const named = weights.map((w, i) => ({ name: `variable_${i}`, tensor: tf.tensor(w.data, w.shape) }));
   try {
     const { data, specs } = await tf.io.encodeWeights(named);
@@ -41,6 +53,17 @@ export function fromArtifacts(a: tf.io.ModelArtifacts, where: string): { meta: M
       if (!t) throw new Error(`${where}: weight ${spec.name} is missing from the data`);
       return { shape: t.shape, data: t.dataSync() as Float32Array };
     });
+    const bad = nonFinite(weights);
+    if (bad) {
+      // Where in the weights file, when its values are plain float32 in the order of the specs (as this lab writes them).
+      const plain = a.weightSpecs.every((spec) => spec.dtype === 'float32' && !spec.quantization);
+      const before = weights.slice(0, bad.variable).reduce((n, w) => n + w.data.length, 0);
+      const at = plain ? ` at byte ${((before + bad.index) * 4).toLocaleString('en-US')} of the weights` : '';
+      throw new Error(
+        `${where}: weight ${a.weightSpecs[bad.variable]!.name} holds ${bad.value} (value ${bad.index.toLocaleString('en-US')}${at}): ` +
+          'a model that is not all numbers only trains in NaN (saved from a run that diverged, or a damaged file)',
+      );
+    }
     return { meta, weights };
   } finally {
     tf.dispose(Object.values(decoded));

@@ -585,6 +585,7 @@ export class LabSession {
             this.noteCounters(pipeline);
             this.listener.step(m);
             this.adviseEcho(m);
+            if (!Number.isFinite(m.loss)) this.diverged(m);
           },
           eval: (m) => this.onEval(m),
           pending: (n) => this.listener.pendingEvals?.(n),
@@ -775,6 +776,19 @@ export class LabSession {
 
   /** Steps reported to the listener so far (the ring of steps keeps only the last ones). */
   private stepsReported = 0;
+
+  /**
+   * A step whose loss is not finite: the weights are NaN or infinite from there on, so the run fails at once, and being
+   * final it writes no checkpoint after it (it trained on in NaN, and its checkpoints replaced the last good one).
+   */
+  private diverged(m: StepMetrics): void {
+    const message = `the loss is ${m.loss} at step ${m.step}: training diverged (a lower learning rate may help); the last checkpoint before it is kept`;
+    this.warnings.push(`training failed: ${message}`);
+    this.machine.to('failed', message);
+    this.abort.abort();
+    this.openGate();
+    for (const w of this.workers) void w.api.cancel().catch(() => undefined);
+  }
 
   /**
    * Waits for `p` as long as step reports keep coming: at most STOP_CHECKPOINT_WAIT_MS without one (then false). A slow

@@ -37,4 +37,23 @@ describe('model files', () => {
     const a = await toArtifacts([{ shape: [1], data: Float32Array.from([1]) }], meta);
     expect(() => fromArtifacts({ ...a, weightData: undefined }, 'cut.json')).toThrow('cut.json: the weights are missing');
   });
+
+  it('refuses weights that are not all numbers, naming the weight and the byte, and will not write them (a run that diverged)', async () => {
+    const a = await toArtifacts(
+      [
+        { shape: [2, 3], data: Float32Array.from([1, -2, 3.5, 0, 1e-8, -7]) },
+        { shape: [3], data: Float32Array.from([0.1, 0.2, 0.3]) },
+      ],
+      meta,
+    );
+    // The file's weights with the second variable's third value made NaN (a NaN .bin loaded and trained on in NaN, unsaid).
+    const data = new Float32Array((a.weightData as ArrayBuffer).slice(0));
+    data[6 + 2] = Number.NaN;
+    expect(() => fromArtifacts({ ...a, weightData: data.buffer }, 'nan.json')).toThrow(
+      'nan.json: weight variable_1 holds NaN (value 2 at byte 32 of the weights): a model that is not all numbers only trains in NaN',
+    );
+    await expect(toArtifacts([{ shape: [2], data: Float32Array.from([1, Number.POSITIVE_INFINITY]) }], meta)).rejects.toThrow(
+      'its weights are not numbers (variable_0[1] is Infinity: the run diverged)',
+    );
+  });
 });

@@ -1008,3 +1008,24 @@ describe('deferred evaluation (evalMode deferred)', () => {
     expect(tf.memory().numTensors).toBe(before);
   });
 });
+
+describe('a run that diverges', () => {
+  it('fails at the first step whose loss is not finite, saying so, and keeps the last checkpoint from before it', async () => {
+    const saved: Checkpoint[] = [];
+    // Adam moves each weight by about the learning rate a step: at 1e38 the weights overflow float32 within a few steps.
+    const { s, rec } = session(undefined, { learningRate: 1e38, checkpointEvery: 1, saveCheckpoint: async (c) => void saved.push(structuredClone(c)) });
+    await s.start();
+    await s.checkpointsWritten();
+    expect(s.state).toBe('failed');
+    const bad = rec.steps.find((m) => !Number.isFinite(m.loss))!;
+    expect(bad).toBeDefined();
+    expect(rec.steps.at(-1)).toBe(bad); // no step reported after it
+    expect(rec.states.at(-1)!.detail).toBe(
+      `the loss is ${bad.loss} at step ${bad.step}: training diverged (a lower learning rate may help); the last checkpoint before it is kept`,
+    );
+    // Every checkpoint is from before it: Continue goes on from weights that are numbers.
+    expect(saved.length).toBeGreaterThan(0);
+    expect(saved.at(-1)!.step).toBe(bad.step - 1);
+    for (const c of saved) expect(c.model.weights.every((w) => w.data.every(Number.isFinite))).toBe(true);
+  });
+});
