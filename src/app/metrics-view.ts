@@ -20,6 +20,8 @@ export interface ShownRun {
   shares: number;
   /** The readers the run opened. */
   readers: number;
+  /** A TOC model's first-layer columns (k), which decide what its batches cache. */
+  tocColumns?: number;
 }
 
 /** The echo controls as they are when a reading is drawn: a suggestion equal to the factor set is not offered. */
@@ -89,7 +91,7 @@ export function setupMetricsView(echoControls: () => EchoControls) {
       `${count(p.examplesRead, 'fresh example')} read · ${count(p.examplesEchoed, 'echoed copy', 'echoed copies')} · ` +
       `${count(steps, 'SGD step')} · ${count(p.duplicatesInBatches, 'repeat')} within a batch${reread}${reading}`;
     tocWork.hidden = p.tocNonZeros === 0;
-    if (p.tocNonZeros > 0) tocWork.textContent = describeTocWork(p.tocTerms, p.tocNonZeros);
+    if (p.tocNonZeros > 0) tocWork.textContent = describeTocWork(p.tocTerms, p.tocNonZeros, run?.tocColumns);
   }
 
   /** Where the time goes, and the echo factor it suggests. */

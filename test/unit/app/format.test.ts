@@ -16,10 +16,15 @@ describe('the page’s numbers', () => {
   });
 
   it('TOC work: the share of CSR’s multiply-adds, and why', () => {
-    expect(describeTocWork(60_832, 77_704)).toBe(
-      'First layer on the compressed batches: 78.3% of the multiply-adds CSR would do (prefixes shared by many rows are summed once).',
+    expect(describeTocWork(60_832, 77_704, 2)).toBe(
+      'First layer on the compressed batches: 78.3% of the multiply-adds CSR would do (prefixes shared by many rows are summed once for ' +
+        "this model's 2 first-layer columns).",
     );
-    expect(describeTocWork(50_000, 50_000)).toMatch(/100\.0% of the multiply-adds CSR would do \(no prefix is shared enough to cache/);
-    expect(describeTocWork(49_990, 50_000)).toMatch(/100\.0% .*\(prefixes shared by many rows are summed once\)/);
+    // The same batches cache nothing for a wider layer: said as the model's, not the batches' alone.
+    expect(describeTocWork(50_000, 50_000, 64)).toBe(
+      'First layer on the compressed batches: 100.0% of the multiply-adds CSR would do (for ' +
+        "this model's 64 first-layer columns no prefix in these batches is shared by enough rows to pay for summing it once).",
+    );
+    expect(describeTocWork(49_990, 50_000)).toMatch(/100\.0% .*\(prefixes shared by many rows are summed once for this model\)/);
   });
 });
