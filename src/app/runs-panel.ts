@@ -130,7 +130,8 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     const text = el.target.value.trim();
     const t = text ? Number(text) : Number.NaN; // an empty field is no target, not 0%
     const ok = Number.isFinite(t) && t >= 0 && t <= 100;
-    const bad = text !== '' && !ok;
+    // A number field gives "" for what is not a number ("1e", "--5") as for an empty one: badInput tells them apart.
+    const bad = (text !== '' && !ok) || el.target.validity.badInput;
     targetError.textContent = bad ? 'target accuracy must be a number from 0 to 100' : '';
     el.target.setAttribute('aria-invalid', String(bad));
     return ok ? t : undefined;
@@ -238,7 +239,9 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
     const head = el.table.createTHead();
     head.replaceChildren();
     const hr = head.insertRow();
-    const pct = t === undefined ? '?' : `${t}%`; // as typed: time to 50.5% is reached at 50.5%, so the header must not say 51%
+    // As typed: time to 50.5% is reached at 50.5%, so the header must not say 51%. An empty field is no target ("time to
+    // target", the cells "–"); a bad one is "?", with its reason beside the field.
+    const pct = t !== undefined ? `${t}%` : noTarget() ? 'target' : '?';
     const columns = [
       'show',
       'run',
@@ -314,7 +317,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
           : s.toTarget
             ? `${s.toTarget.time.toFixed(1)} s (step ${s.toTarget.step})`
             : 'not reached';
-      if (guessed) timeCell.className = 'guessed';
+      timeCell.className = guessed ? 'guessed' : 'to-target'; // both wrap: "not reached" and "12.3 s (step 40)" took a wide column
       if (guessed) timeCell.title = `the target is at or below what always predicting “${guessed.name}” scores: set one above it to compare runs`;
       row.insertCell().textContent = s.toTarget && !guessed ? formatBytes(s.toTarget.mib * 2 ** 20) : '–';
       const freshCell = row.insertCell();
@@ -334,17 +337,21 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       [...(row?.querySelectorAll<HTMLElement>('[aria-label]') ?? [])].find((c) => c.getAttribute('aria-label') === refocus[1])?.focus({ preventScroll: true });
     }
     const which = guessedRuns === 1 ? 'one run' : `${guessedRuns} runs`;
-    guessNote = guessedRuns ? ` For ${which} the target is no higher than always guessing one class scores: raise it to compare them.` : '';
+    targetNote = guessedRuns ? ` For ${which} the target is no higher than always guessing one class scores: raise it to compare them.` : '';
+    if (noTarget() && all.length) targetNote = ' No target accuracy: type one to compare the runs by the time, bytes and examples to it.';
     drawStatus();
   }
 
+  /** The target field is empty, not a bad value: no target. */
+  const noTarget = () => el.target.value.trim() === '' && !el.target.validity.badInput;
+
   /** What the table's last drawing found of the target (drawStatus repeats it when only the overlay changes). */
-  let guessNote = '';
+  let targetNote = '';
 
   function drawStatus(): void {
     saveView();
     el.status.textContent = all.length
-      ? `${count(all.length, 'run')} recorded in this browser; ${overlaid.size} overlaid.${guessNote}`
+      ? `${count(all.length, 'run')} recorded in this browser; ${overlaid.size} overlaid.${targetNote}`
       : 'No runs recorded yet.';
   }
 
@@ -447,22 +454,32 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       if (!text.trim()) throw new Error('the file is empty');
       const json = parseJson(text) as { format?: string; runs?: unknown[] } | null; // or any other JSON value: null, [], 3
       if (json?.format !== 'bytelab-runs' || !Array.isArray(json.runs)) throw new Error('not a bytelab runs file (format "bytelab-runs")');
-      const runs = json.runs.map((r, i) => validateRunRecord(r, `run ${i + 1}`));
+      const checked = json.runs.map((r, i) => validateRunRecord(r, `run ${i + 1}`));
+      const runs = checked.filter((r, i) => checked.findIndex((o) => o.id === r.id) === i); // a run twice in the file is one run
+      // A run already here (by id, the live one too) is kept as it is: the file's copy would undo a rename, or a continuation.
+      const added: RunRecord[] = [];
       for (const r of runs) {
-        if (r.id === live?.id) continue; // the live run is not replaced under itself
+        if (r.id === live?.id || (await store.run(r.id))) continue;
         await store.saveRun(r);
+        added.push(r);
+      }
+      const kept = runs.length - added.length;
+      if (runs.length && !added.length) {
+        sayImported(`nothing new in ${file.name}: its ${count(runs.length, 'run')} ${runs.length === 1 ? 'is' : 'are'} here already`);
+        return;
       }
       await load();
       // Past as many curves as there are distinct line styles, more would be lines no one can tell apart (and a legend pages
-      // long); the runs the person overlays already count, and stay as they are.
-      const imported = new Set(runs.map((r) => r.id));
+      // long); the runs the person overlays already count, and stay as they are (those here already too).
+      const imported = new Set(added.map((r) => r.id));
       const shownBefore = [...overlaid].filter((id) => !imported.has(id)).length;
       const room = Math.max(0, OVERLAY_ON_IMPORT - shownBefore);
-      const overlay = room > 0 ? runs.slice(-room) : [];
+      const overlay = room > 0 ? added.slice(-room) : [];
       for (const r of overlay) overlaid.add(r.id);
-      const which = overlay.length === 0 ? 'none' : `the last ${overlay.length} in the file`;
-      const some = overlay.length < runs.length ? `; ${which} are overlaid, with the ${shownBefore} shown before (tick "show" for others)` : '';
-      sayImported(`imported ${count(runs.length, 'run')} from ${file.name}${some}`);
+      const which = overlay.length === 0 ? 'none' : `the last ${overlay.length} ${kept ? 'imported' : 'in the file'}`;
+      const some = overlay.length < added.length ? `; ${which} are overlaid, with the ${shownBefore} shown before (tick "show" for others)` : '';
+      const here = kept ? `; ${kept === 1 ? '1 was here already (kept as it is)' : `${kept} were here already (kept as they are)`}` : '';
+      sayImported(`imported ${count(added.length, 'run')} from ${file.name}${here}${some}`);
       draw();
     } catch (err) {
       sayImported(`${file.name} was not imported: ${(err as Error).message}`);

@@ -55,7 +55,7 @@ test('two runs at different scan groups are recorded, overlaid, and get a time-t
   }
   // An emptied target is no target (it read as 0%, which every run "reached" at its first evaluation).
   await page.locator('#runs-target').fill('');
-  await expect(page.locator('#runs-table thead')).toContainText('time to ?');
+  await expect(page.locator('#runs-table thead')).toContainText('time to target');
   await page.locator('#runs-target').fill('15');
   // Both curves on the one chart (uPlot's legend lists a series per run).
   await expect(page.locator('#runs-chart .u-legend .u-series')).toHaveCount(2);
@@ -437,6 +437,96 @@ test("an import's outcome is said under its button, not only in the log at the p
   await expect(line).toHaveText('imported 2 runs from runs.json');
   await expect(page.locator('#log')).toContainText('imported 2 runs from runs.json');
   await expect(page.locator('#runs-table tbody tr')).toHaveCount(2);
+});
+
+/** A stopped run's record, as an exported runs file holds it. */
+function recordedRun(id: string, name: string, startedAt: number) {
+  return {
+    id,
+    name,
+    startedAt,
+    updatedAt: startedAt + 10_000,
+    dataset: 'Fashion-MNIST mini',
+    model: 'tiny-cnn',
+    settings: { batchSize: 32, seed: 1, learningRate: 0.005, fidelity: null, echoFactor: 1, echoMode: 'examples', readers: 1 },
+    state: 'stopped',
+    steps: [[1, 0.5, 2.3, 0.1, 32]],
+    evals: [[1, 0.6, 0.2, 2.3, 0.1, 32]],
+    marks: [],
+  };
+}
+
+/** A runs file of `n` runs, run-0 .. run-(n-1), as Export writes it. */
+function runsFile(n: number): Buffer {
+  const runs = Array.from({ length: n }, (_, i) => recordedRun(`run-${i}`, `tiny-cnn · run ${i}`, Date.now() - 60_000 + i));
+  return Buffer.from(JSON.stringify({ format: 'bytelab-runs', version: 1, runs }));
+}
+
+test('importing a file again keeps the runs already here as they are (a rename was undone) and says what it added', async ({ page }) => {
+  await page.goto('/');
+  await expect(page.locator('#runs-status')).toHaveText('No runs recorded yet.');
+  const line = page.locator('#runs-import-status');
+  const rows = page.locator('#runs-table tbody tr');
+  const file = { name: 'bytelab-runs.json', mimeType: 'application/json', buffer: runsFile(5) };
+  await page.locator('#runs-import').setInputFiles(file);
+  await expect(line).toHaveText('imported 5 runs from bytelab-runs.json');
+  await expect(rows).toHaveCount(5);
+  // One run renamed, another deleted, as a person tidies the table after an import.
+  page.once('dialog', (d) => void d.accept('the good one'));
+  await page.getByRole('button', { name: 'rename tiny-cnn · run 2' }).click();
+  await expect(page.locator('tr[data-run="run-2"] td').nth(1)).toContainText('the good one');
+  page.once('dialog', (d) => void d.accept());
+  await page.getByRole('button', { name: 'delete tiny-cnn · run 3' }).click();
+  await expect(rows).toHaveCount(4);
+  // Before, the file's copies overwrote the runs here: run 2 got its old name back, and the line said "imported 5 runs".
+  await page.locator('#runs-import').setInputFiles(file);
+  await expect(line).toHaveText('imported 1 run from bytelab-runs.json; 4 were here already (kept as they are)');
+  await expect(page.locator('#log')).toContainText('imported 1 run from bytelab-runs.json; 4 were here already (kept as they are)');
+  await expect(rows).toHaveCount(5);
+  await expect(page.locator('tr[data-run="run-2"] td').nth(1)).toContainText('the good one');
+  await expect(page.locator('tr[data-run="run-3"] td').nth(1)).toContainText('tiny-cnn · run 3');
+  await page.locator('#runs-import').setInputFiles(file);
+  await expect(line).toHaveText('nothing new in bytelab-runs.json: its 5 runs are here already');
+  await expect(rows).toHaveCount(5);
+  await page.reload();
+  await expect(page.locator('tr[data-run="run-2"] td').nth(1)).toContainText('the good one');
+});
+
+test('a target accuracy that is not a number is said beside the field; an emptied one is no target, and the headers say so', async ({ page }) => {
+  await page.goto('/');
+  await page.locator('#runs-import').setInputFiles({ name: 'runs.json', mimeType: 'application/json', buffer: runsFile(2) });
+  const rows = page.locator('#runs-table tbody tr');
+  await expect(rows).toHaveCount(2);
+  const field = page.locator('#runs-target');
+  const head = page.locator('#runs-table thead');
+  // A number field keeps "e", "1e", "--5" but reads "" for them, as for an empty field (before: no error, no aria-invalid).
+  for (const typed of ['e', '1e', '--5']) {
+    await field.fill('');
+    await field.pressSequentially(typed);
+    await expect(field, typed).toHaveAttribute('aria-invalid', 'true');
+    await expect(page.locator('#runs-target-error'), typed).toHaveText('target accuracy must be a number from 0 to 100');
+    await expect(head).toContainText('time to ?');
+    for (let i = 0; i < 2; i++) await expect(rows.nth(i).locator('td').nth(6)).toHaveText('–');
+  }
+  // Emptied (or given letters, which Chrome does not take into a number field): no target, not "time to ?".
+  for (const typed of ['', 'abc']) {
+    await field.fill('');
+    await field.pressSequentially(typed);
+    await expect(field).toHaveAttribute('aria-invalid', 'false');
+    await expect(page.locator('#runs-target-error')).toHaveText('');
+    await expect(head).toContainText('time to target');
+    await expect(head).toContainText('bytes read to target');
+    await expect(head).not.toContainText('?');
+    for (let i = 0; i < 2; i++) await expect(rows.nth(i).locator('td').nth(6)).toHaveText('–');
+    await expect(page.locator('#runs-status')).toHaveText(
+      '2 runs recorded in this browser; 2 overlaid. No target accuracy: type one to compare the runs by the time, bytes and examples to it.',
+    );
+  }
+  await field.fill('15');
+  await expect(field).toHaveAttribute('aria-invalid', 'false');
+  await expect(head).toContainText('time to 15%');
+  await expect(rows.nth(0).locator('td').nth(6)).toHaveText('0.6 s (step 1)');
+  await expect(page.locator('#runs-status')).toHaveText('2 runs recorded in this browser; 2 overlaid.');
 });
 
 test('a sweep run that trained all its steps leaves nothing to continue (its step-50 checkpoint was offered; Continue trained the same steps again)', async ({
