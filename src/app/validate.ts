@@ -187,10 +187,44 @@ const PARAM_GUESSES: Record<string, (typeof URL_PARAMS)[number]> = {
   shufflebuffer: 'shuffle',
 };
 
-/** What the page says of a parameter it does not read: ignored, and the one meant where it can tell (a case slip, the control's name). */
+/**
+ * Restricted Damerau-Levenshtein (optimal string alignment) distance: letters inserted, deleted, changed, or two side by
+ * side swapped, each 1 ("modle" is 1 from "model").
+ */
+function editDistance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
+/**
+ * The parameter a misspelt name is closest to: within 1 edit where either name has at most 4 letters (2 edits would make
+ * "seed" of "size"), else 2; matched against the parameters and the longer guesses ("fidelty"), not the short ones ("date"
+ * is not "rate"). Of two as close, the first in the README's order (no two parameters are that near each other now).
+ */
+function closestParam(key: string): string | undefined {
+  const words: [string, string][] = [
+    ...URL_PARAMS.map((p): [string, string] => [p.toLowerCase(), p]),
+    ...Object.entries(PARAM_GUESSES).filter(([w]) => w.length > 4),
+  ];
+  let best: { d: number; param: string } | undefined;
+  for (const [word, param] of words) {
+    const d = editDistance(key, word);
+    if (d <= (Math.min(key.length, word.length) <= 4 ? 1 : 2) && d < (best?.d ?? Infinity)) best = { d, param };
+  }
+  return best?.param;
+}
+
+/** What the page says of a parameter it does not read: ignored, and the one meant where it can tell (a case slip, the control's name, a typo). */
 export function unknownParamMessage(name: string): string {
   const key = name.toLowerCase().replace(/[-_\s]/g, '');
-  const meant = URL_PARAMS.find((p) => p.toLowerCase() === key) ?? PARAM_GUESSES[key];
+  const meant = URL_PARAMS.find((p) => p.toLowerCase() === key) ?? PARAM_GUESSES[key] ?? closestParam(key);
   const hint = meant ? `; did you mean ${meant}=?` : ' (the README lists those it reads)';
   return `URL parameter "${name}" is not one the lab reads: ignored${hint}`;
 }

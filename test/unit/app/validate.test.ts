@@ -103,7 +103,33 @@ describe('field checks', () => {
     expect(unknownParamMessage('fidelity')).toBe('URL parameter "fidelity" is not one the lab reads: ignored; did you mean group=?');
     expect(unknownParamMessage('evalevery')).toContain('did you mean evalEvery=?');
     expect(unknownParamMessage('batch_size')).toContain('did you mean batch=?');
-    expect(unknownParamMessage('bach')).toBe('URL parameter "bach" is not one the lab reads: ignored (the README lists those it reads)');
+    expect(unknownParamMessage('utm_source')).toBe('URL parameter "utm_source" is not one the lab reads: ignored (the README lists those it reads)');
+  });
+
+  it('names the parameter a typo meant: letters swapped, missing, extra or wrong, 1 of them in a short name, 2 in a longer one', () => {
+    // ?dataset=birdstrikes&modle=svm only said "ignored (the README lists those it reads)".
+    expect(unknownParamMessage('modle')).toBe('URL parameter "modle" is not one the lab reads: ignored; did you mean model=?');
+    const meant: [string, string][] = [
+      ['Modle', 'model'],
+      ['bach', 'batch'],
+      ['sed', 'seed'],
+      ['lx', 'lr'],
+      ['grup', 'group'],
+      ['cahce', 'cache'],
+      ['shuffel', 'shuffle'],
+      ['evalevry', 'evalEvery'],
+      ['eval_mod', 'evalMode'],
+      ['autostrat', 'autostart'],
+      ['inflihgt', 'inflight'],
+      ['dataste', 'dataset'],
+      ['manfest', 'manifest'],
+      ['fidelty', 'group'], // a typo of the control's word
+      ['learningrat', 'lr'],
+    ];
+    for (const [typed, param] of meant) expect(unknownParamMessage(typed), typed).toContain(`did you mean ${param}=?`);
+    // Too far to tell: 2 edits in a short name ("grp", "seed" of "size"), a short guess word misspelt ("date" is not "rate").
+    for (const typed of ['grp', 'x', 'page', 'set', 'date', 'cash', 'lrate'])
+      expect(unknownParamMessage(typed), typed).toContain('(the README lists those it reads)');
   });
 
   it('names URL parameters given more than once, with their values', () => {
