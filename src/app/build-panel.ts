@@ -130,9 +130,11 @@ export function setupBuildPanel(opts: {
         `built "${report.name}": ${report.images.train} + ${report.images.test} images, ${report.classes.length} classes (${namesOf(report.classes)}), ` +
         `${report.channels === 3 ? 'colour' : 'grayscale'}, ${(report.bytes / 1024).toFixed(0)} KiB; ${report.converted.length} converted, ` +
         describeLeftOut(report.skipped);
-      // Each image falls in the test split by a hash of its name, about 1 in 10: a small folder may have none there.
+      // About 1 image in 10 goes to the test split, by its name, and one of each class of 2 or more (pcr/ingest.ts, testSplit):
+      // only a folder of one image a class has none there. (Its CLASS_SIZE_FOR_TEST is written out: ingest.ts would bring the
+      // encoders into the page.)
       if (report.images.test === 0) {
-        const why = 'no test images (about 1 image in 10 goes to the test split, by its name): runs on it show no accuracy';
+        const why = 'no test images (a class needs 2 images or more for one to go to the test split): runs on it show no accuracy';
         status.textContent += `; ${why}`;
         opts.log(`"${report.name}" has ${why}`, 'warning');
       }

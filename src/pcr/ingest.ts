@@ -4,7 +4,7 @@
 // size, gray is widened into a colour dataset, what only a lossy re-encode can
 // fit (CMYK, RGB-coded, colour into gray) is re-encoded and said so, and what
 // cannot be read throws with the reason.
-import { Fnv1a } from '../shared/hash.js';
+import { hash32 } from '../shared/random.js';
 import { decode as decodePng } from 'fast-png';
 import { encodeProgressiveScans, type RawImage } from '../jpeg/encoder.js';
 import { jpegFrameInfo } from '../jpeg/markers.js';
@@ -68,7 +68,39 @@ function pngToRaw(bytes: Uint8Array): RawImage {
   return { width: png.width, height: png.height, channels, data };
 }
 
-/** A stable pseudo-random split: the same file always lands in the same split. */
-export function isTestFile(name: string, testFraction: number): boolean {
-  return new Fnv1a().utf8(name).value / 2 ** 32 < testFraction;
+/**
+ * A file's place in [0, 1) for the split, from its name: FNV-1a and then murmur3's finaliser (hash32). FNV-1a alone gave names
+ * that differ in a digit (circles-0.png .. circles-11.png) near-equal places, so a small folder's files fell in one split.
+ */
+export function splitPoint(name: string): number {
+  return hash32(name) / 2 ** 32;
+}
+
+/** A class of this many files has one in the test split: one to train on and one to test (a class of one is trained on). */
+export const CLASS_SIZE_FOR_TEST = 2;
+
+/**
+ * Which files go to the test split (true), a stable pseudo-random one: each whose splitPoint is below testFraction, and
+ * in each class of CLASS_SIZE_FOR_TEST files or more at least one (the lowest point) and at most all but one (the highest
+ * is trained on), so a small folder still shows accuracy on every class. A file's split depends on its name and the names
+ * of its class, never on the order files come in. A testFraction of 0 puts none in the test split.
+ */
+export function testSplit(files: readonly { name: string; cls: string | number }[], testFraction: number): boolean[] {
+  const points = files.map((f) => splitPoint(f.name));
+  const test = points.map((p) => p < testFraction);
+  if (testFraction <= 0) return test;
+  const byClass = new Map<string | number, number[]>();
+  for (const [i, f] of files.entries()) {
+    const members = byClass.get(f.cls) ?? [];
+    members.push(i);
+    byClass.set(f.cls, members);
+  }
+  // Lowest point first; two names with the same point are ordered by name, not by where they came.
+  const order = (a: number, b: number) => points[a]! - points[b]! || (files[a]!.name < files[b]!.name ? -1 : files[a]!.name > files[b]!.name ? 1 : 0);
+  for (const members of byClass.values()) {
+    members.sort(order);
+    if (members.length >= CLASS_SIZE_FOR_TEST) test[members[0]!] = true;
+    test[members.at(-1)!] = false;
+  }
+  return test;
 }

@@ -5,7 +5,7 @@ import * as Comlink from 'comlink';
 import { loadTurboJpeg } from '../jpeg/turbo-browser.js';
 import { assertModelInputSize, buildSplit, makeManifest, type LabeledScans } from '../pcr/build.js';
 import { measureFidelity } from '../pcr/fidelity.js';
-import { ingestImage, isColourFile, isImageFile, isTestFile } from '../pcr/ingest.js';
+import { ingestImage, isColourFile, isImageFile, testSplit } from '../pcr/ingest.js';
 import { RecordPrefix } from '../pcr/record.js';
 import { describeLeftOut, NOT_AN_IMAGE, NOT_DECODED, NOT_IN_A_CLASS, type BrowserBuildReport, type BuildWorkerApi, type LeftOut } from './build-api.js';
 import { distinctName, listLocalDatasets, localManifestUrl, saveLocalDataset } from '../storage/local-datasets.js';
@@ -37,12 +37,13 @@ const api: BuildWorkerApi = {
     const channels = images.some((f) => isColourFile(new Uint8Array(f.bytes))) ? 3 : 1;
     const turbo = await loadTurboJpeg();
     const converted: BrowserBuildReport['converted'] = [];
-    const read: { cls: string; scans: Uint8Array[]; test: boolean }[] = [];
+    const read: { cls: string; name: string; scans: Uint8Array[] }[] = [];
     images.forEach((f, i) => {
       try {
         const ingested = ingestImage(new Uint8Array(f.bytes), { channels, quality: options.quality, turbo });
         if (ingested.converted) converted.push({ file: f.path, what: ingested.converted });
-        read.push({ cls: f.cls, scans: ingested.scans, test: isTestFile(f.path, options.testFraction) });
+        // Split by the path below the dropped folder, as `bytelab pcr build --folder` does: the folder's own name moves no file.
+        read.push({ cls: f.cls, name: `${f.cls}/${f.file}`, scans: ingested.scans });
       } catch (err) {
         skipped.push({ file: f.path, reason: NOT_DECODED, detail: (err as Error).message });
       }
@@ -55,7 +56,8 @@ const api: BuildWorkerApi = {
       throw new Error(`only ${options.name}/${classes[0]} has images that could be read; ${needs}; ${describeLeftOut(skipped)}`);
     }
     const splits: Record<'train' | 'test', LabeledScans[]> = { train: [], test: [] };
-    for (const r of read) splits[r.test ? 'test' : 'train'].push({ scans: r.scans, label: classes.indexOf(r.cls) });
+    const test = testSplit(read, options.testFraction);
+    for (const [i, r] of read.entries()) splits[test[i] ? 'test' : 'train'].push({ scans: r.scans, label: classes.indexOf(r.cls) });
     if (splits.train.length === 0) throw new Error(`all ${read.length} images that could be read went to the test split; add more images`);
     const name = distinctName(
       options.name,

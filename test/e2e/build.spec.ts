@@ -6,6 +6,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
+import { encode as encodePng } from 'fast-png';
 import { unzipSync } from 'fflate';
 import { snapshot, waitFor } from './helpers.js';
 
@@ -157,13 +158,31 @@ test('files the build cannot read are counted and named, a few then "and N more"
   await expect(page.locator('#log')).toContainText('mixed/red/broken.jpg left out: could not be decoded: ');
 });
 
+test('a small folder gives each class a test image: 2 classes of 12 PNGs named circles-0.png .. got none, and no accuracy', async ({ page }) => {
+  await page.goto('/');
+  await page.locator('#build-size').fill('16x16');
+  const root = join(mkdtempSync(join(tmpdir(), 'bytelab-drop-')), 'shapes');
+  for (const [c, cls] of ['circles', 'squares'].entries()) {
+    mkdirSync(join(root, cls), { recursive: true });
+    for (let i = 0; i < 12; i++) {
+      const data = new Uint8Array(20 * 20).map((_, p) => (c ? 40 : 200) + ((p + i) % 30));
+      writeFileSync(join(root, cls, `${cls}-${i}.png`), encodePng({ width: 20, height: 20, data, channels: 1, depth: 8 }));
+    }
+  }
+  await page.locator('#build-folder').setInputFiles(root);
+  const status = page.locator('#build-status');
+  // The split is stable: these names always give circles-1.png and squares-5.png to the test split (it was 24 + 0).
+  await expect(status).toContainText('built "shapes": 22 + 2 images, 2 classes (circles, squares)', { timeout: 60_000 });
+  await expect(status).not.toContainText('no test images');
+});
+
 test('a folder too small for a test split says so as it is built, and its run names it, not its idb:// address', async ({ page }) => {
   await page.goto('/?model=tiny-cnn&batch=2&evalEvery=2');
-  // Two images: neither falls in the test split (about 1 in 10 does, by a hash of its name; these names hash outside it).
+  // One image a class: each is trained on, so the test split has none.
   await page.locator('#build-folder').setInputFiles(makeFolder('pair', 1));
   const status = page.locator('#build-status');
   await expect(status).toContainText('built "pair": 2 + 0 images', { timeout: 60_000 });
-  await expect(status).toContainText('no test images (about 1 image in 10 goes to the test split, by its name): runs on it show no accuracy');
+  await expect(status).toContainText('no test images (a class needs 2 images or more for one to go to the test split): runs on it show no accuracy');
   await page.locator('#start').click();
   await expect(page.locator('#log')).toContainText('pair has no test split: accuracy will not be shown', { timeout: 30_000 });
   await expect(page.locator('#log')).not.toContainText('idb://');

@@ -4,7 +4,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadTurboJpegNode } from '../../jpeg/turbo-node.js';
 import type { LabeledScans } from '../../pcr/build.js';
-import { ingestImage, isColourFile, isImageFile, isTestFile } from '../../pcr/ingest.js';
+import { ingestImage, isColourFile, isImageFile, testSplit } from '../../pcr/ingest.js';
 
 export interface FolderDataset {
   classes: string[];
@@ -46,14 +46,18 @@ export async function readFolder(root: string, opts: FolderOptions): Promise<Fol
   const channels = opts.channels === 'auto' ? (files.some((f) => isColourFile(f.bytes)) ? 3 : 1) : opts.channels;
   const turbo = await loadTurboJpegNode();
   const out: FolderDataset = { classes, channels, train: [], test: [], converted: [], skipped: [] };
+  const read: { name: string; cls: number; image: LabeledScans }[] = [];
   for (const file of files) {
     try {
       const { scans, converted } = ingestImage(file.bytes, { channels, quality: opts.quality, turbo });
       if (converted) out.converted.push({ file: file.path, what: converted });
-      (isTestFile(file.name, opts.testFraction) ? out.test : out.train).push({ scans, label: file.label });
+      read.push({ name: file.name, cls: file.label, image: { scans, label: file.label } });
     } catch (err) {
       out.skipped.push({ file: file.path, reason: (err as Error).message });
     }
   }
+  // Split once all are read: a class's share of the test split counts only the files that could be read.
+  const test = testSplit(read, opts.testFraction);
+  for (const [i, r] of read.entries()) (test[i] ? out.test : out.train).push(r.image);
   return out;
 }
