@@ -39,6 +39,9 @@ const X_LABELS: Record<XAxis, string> = {
 const STALE_AFTER_MS = 30_000;
 /** A live run's record is written at most this often (and when its state changes). */
 const SAVE_EVERY_MS = 3_000;
+/** localStorage keys (and the run's id) of live records kept as their page went: IndexedDB writes begun then do not finish. */
+const UNSAVED_PREFIX = 'bytelab.run-at-pagehide.';
+
 /** localStorage key of the panel's view (RunsView). */
 const VIEW_KEY = 'bytelab-runs-view';
 
@@ -119,6 +122,33 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
   let lastViewSaved: string | undefined;
   /** The live run's fresh examples trained so far (a continued run's from its checkpoint's count). */
   let freshCount = 0;
+  // Leaving the page (a reload, a closed tab) mid-run: the record, saved every 3 s, misses the steps since (a fast table run
+  // reloaded at step 33 was recorded with 1). An IndexedDB write begun now does not finish; localStorage's does, and the
+  // next page stores it (recoverUnsaved).
+  addEventListener('pagehide', () => {
+    if (!live || !liveStored) return;
+    live.updatedAt = Date.now();
+    try {
+      localStorage.setItem(`${UNSAVED_PREFIX}${live.id}`, JSON.stringify(live));
+    } catch {
+      // Full, or storage off: the last save stands.
+    }
+  });
+
+  /** Stores the records pages left with (pagehide) where they are newer than the stored ones. */
+  async function recoverUnsaved(): Promise<void> {
+    for (const key of Object.keys(localStorage).filter((k) => k.startsWith(UNSAVED_PREFIX))) {
+      const text = localStorage.getItem(key);
+      localStorage.removeItem(key);
+      try {
+        const run = validateRunRecord(JSON.parse(text ?? 'null'), 'the run recorded as its page went');
+        const stored = await store.run(run.id);
+        if (!stored || stored.updatedAt < run.updatedAt) await store.saveRun(run);
+      } catch (err) {
+        log(`a run's last steps, kept as its page went, could not be stored: ${(err as Error).message}`);
+      }
+    }
+  }
   /** An import's outcome is said beside the button, as the model files' is (it was only in the log, at the page's end), and logged. */
   const sayImported = (message: string) => {
     el.importStatus.textContent = message;
@@ -141,6 +171,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
   async function load(first = false): Promise<void> {
     let read = true;
     try {
+      if (first) await recoverUnsaved();
       all = await store.runs();
     } catch (err) {
       log(`the recorded runs could not be read: ${(err as Error).message}`);

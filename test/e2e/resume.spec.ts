@@ -428,3 +428,15 @@ test('a tab opened before another starts a run follows it: the run joins its tab
   await expect(rows).toHaveCount(0);
   await expect(other.locator('#resume')).toBeHidden();
 });
+
+test('a fast run reloaded between its 3-s record saves keeps the steps it showed in its record (a table run cut off at step 33 had 1)', async ({ page }) => {
+  await page.goto('/?dataset=birdstrikes&model=logreg&evalEvery=1000');
+  await page.locator('#start').click();
+  // Well before the first checkpoint (step 50), and within 3 s of the record's first save at step 1 on this fast table.
+  const s = await waitFor(page, '12 steps', (x) => x.steps.length >= 12);
+  const shown = s.steps.at(-1)!.step;
+  await page.reload();
+  await expect.poll(() => page.evaluate(() => window.__lab!.records().length)).toBe(1); // read from IndexedDB
+  const kept = (await page.evaluate(() => window.__lab!.records()[0]!.steps.at(-1)![0]!)) as number;
+  expect(kept).toBeGreaterThanOrEqual(shown);
+});
