@@ -355,8 +355,8 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
     'v*A are the k = 1 cases (one output column: neither kernel choice but unit values applies). Ratios below 1× mean the first is faster.',
     'Each trial records R operations into one command encoder (TOC, CSR) or issues R tf.matMul calls (dense), then waits for',
     'device.queue.onSubmittedWorkDone(); R is picked so that a trial takes about the target time. Results are not read back while timing.',
-    'A round runs one trial of each implementation in turn (the order rotating), so they share the state of the machine; the ratios are',
-    'taken round by round and summarised as min / median / max.',
+    'A round runs one trial of each implementation in turn (the order shuffled each round since session 34; rotating before), so they',
+    'share the state of the machine; the ratios are taken round by round and summarised as min / median / max.',
   );
   if (r.gpuTimes) {
     lines.push('## The same trials, GPU side: ms per operation between two timestamp-query marks (median), per-round ratios (min / median / max)', '');
@@ -463,7 +463,8 @@ function report(r: BenchResults, browserVersion: string, seconds: number, loadAt
       "output layer its thinDense, the optimiser the lab's Adam (our kernels, src/gpu/softmax-ce.ts, dense.ts and adam.ts) except for **TOC runs,",
       'loss, output layer and Adam by tfjs**: tf.losses.softmaxCrossEntropy against one-hot labels, tf.fused.matMul with the bias and',
       `tf.train.adam, the lab before session 13. ${e.epochs} epochs each, taking`,
-      `turns epoch by epoch; ms/epoch is the median of epochs 2..${e.epochs} (epoch 1 compiles pipelines and is shown apart). One loss read-back`,
+      `turns epoch by epoch (the order shuffled each round since session 34); ms/epoch is the median of epochs 2..${e.epochs}`,
+      '(epoch 1 compiles pipelines and is shown apart). One loss read-back',
       `per epoch. Column order: ${e.columnOrder} (the same matrix for all; sessions 4-10 ran flights, 250 rows, frequency). The runs layouts are`,
       `built for k = ${e.units}, as the lab's pipeline builds them for this model (PipelineOptions.tocColumns); cached codes per batch (mean),`,
       `A·M / Aᵀ·M side: ${meanCached(e, 'row')} / ${meanCached(e, 'col')}.`,

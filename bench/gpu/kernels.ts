@@ -568,10 +568,23 @@ interface Timed {
 }
 
 /**
+ * The order of one round's turns, shuffled (seeded): a rotation keeps each turn behind the same one, and whatever the
+ * one before leaves (a busy queue, a long epoch's garbage) falls on it every round (session 34).
+ */
+function shuffledTurns(n: number, random: () => number): number[] {
+  const order = Array.from({ length: n }, (_, i) => i);
+  for (let i = n - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [order[i], order[j]] = [order[j]!, order[i]!];
+  }
+  return order;
+}
+
+/**
  * Times implementations of one operation side by side: an untimed warm-up of
  * each, a calibration run that picks each one's reps so a trial takes about
  * TARGET_MS, then TRIALS rounds in which every implementation runs one trial in
- * turn (the order rotating), so all of them see the same state of the machine.
+ * turn (the order shuffled each round), so all of them see the same state of the machine.
  * Each trial waits for the queue to drain. Returns, per implementation, the
  * median ms per operation, wall-clock and (with timestamp-query) GPU-side.
  */
@@ -587,9 +600,9 @@ async function timeSideBySide(device: GPUDevice, timer: SpanTimer | undefined, r
   }
   const times = runs.map((): number[] => []);
   const spans = runs.map((): number[] => []);
+  const turns = rng(341);
   for (let t = 0; t < TRIALS; t++) {
-    for (let n = 0; n < runs.length; n++) {
-      const i = (n + t) % runs.length;
+    for (const i of shuffledTurns(runs.length, turns)) {
       const t0 = performance.now();
       runs[i]!(reps[i]!, timer);
       await settle(device);
@@ -823,6 +836,7 @@ async function kernelBench(
     const outputs: Float32Array[] = [];
     for (const v of FUSED_VARIANTS) {
       const encoder = device.createCommandEncoder({ label: `bench.check.${op}` });
+      encoder.clearBuffer(p.out); // a variant that wrote nothing must not pass on the one before's output
       variants[v](encoder);
       device.queue.submit([encoder.finish()]);
       outputs.push(await readBuffer(device, p.out, p.o.outLength * 4));
@@ -1018,7 +1032,8 @@ async function endToEnd(
   const runs = await upload('runs', () => built.map(({ batch }, i) => new TocRunsGpuBatch(device, batch, runsLayouts[i])));
   uploadMs.runsTfjsRest = uploadMs.runs; // the same batches
   uploadMs.runsBiasPass = uploadMs.runs;
-  // The runs batches without timesAddBias: tocMatMul then adds the bias by a pass of its own.
+  // The runs batches without timesAddBias: tocMatMul then adds the bias by a pass of its own (the lab before session 34,
+  // and before session 13 with tfjs's loss, output layer and Adam: runsTfjsRest).
   const biasPass = runs.map(
     (a): GpuSparseMatrix => ({
       rows: a.rows,
@@ -1059,7 +1074,7 @@ async function endToEnd(
   const trainers = [
     trainer(device, 'runs', (i, w, b, act) => tocMatMul(runsTimed.batches[i]!, w, b, act), labels, start, cols, units, runsBytes, classes, runsTimed.timer),
     trainer(device, 'runsBiasPass', (i, w, b, act) => tocMatMul(biasPass[i]!, w, b, act), labels, start, cols, units, runsBytes, classes),
-    trainer(device, 'runsTfjsRest', (i, w, b, act) => tocMatMul(runs[i]!, w, b, act), labels, start, cols, units, runsBytes, classes),
+    trainer(device, 'runsTfjsRest', (i, w, b, act) => tocMatMul(biasPass[i]!, w, b, act), labels, start, cols, units, runsBytes, classes),
     trainer(device, 'csr', (i, w, b, act) => tocMatMul(csrTimed.batches[i]!, w, b, act), labels, start, cols, units, csrBytes, classes, csrTimed.timer),
     trainer(
       device,
@@ -1082,12 +1097,7 @@ async function endToEnd(
   // and CSR the tfjs-heavy one).
   const turns = rng(34);
   for (let e = 0; e < EPOCHS; e++) {
-    const order = trainers.map((_, n) => n);
-    for (let n = order.length - 1; n > 0; n--) {
-      const j = Math.floor(turns() * (n + 1));
-      [order[n], order[j]] = [order[j]!, order[n]!];
-    }
-    for (const n of order) {
+    for (const n of shuffledTurns(trainers.length, turns)) {
       const t = trainers[n]!;
       log(`end to end (${model}): epoch ${e + 1} of ${EPOCHS}, first layer on ${t.name}`);
       await t.epoch();
