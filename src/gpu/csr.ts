@@ -4,17 +4,23 @@ import csrWgsl from '../../shaders/csr.wgsl?raw';
 import type { SparseRows } from '../toc/types.js';
 import { dispatch, storageBuffer, type KernelProgram } from './pipelines.js';
 import { rowMajor, type Strides } from './toc/kernels.js';
-import { biasProgram, noBiasBuffer, quadApplies, type BiasEpilogue, type KernelOptions } from './toc/runs.js';
+import { biasOrStandIn, biasProgram, quadApplies, type BiasEpilogue, type KernelOptions } from './toc/runs.js';
 
 // One invocation per (stored row, column j or quad of them): a gather, so any workgroup size gives the same bits.
-const programFor = (quad: boolean, unit: boolean): KernelProgram => ({
-  label: quad ? 'Csr.times4' : 'Csr.times',
-  wgsl: csrWgsl,
-  entryPoint: quad ? 'csr_times4' : 'csr_times',
-  workgroupSize: 64,
-  layout: quad ? 'flat' : 'grid',
-  constants: { UNIT: unit ? 1 : 0 },
-});
+// Made once each (biasProgram keeps its variants by program).
+const PROGRAMS = [false, true].map((quad) =>
+  [false, true].map(
+    (unit): KernelProgram => ({
+      label: quad ? 'Csr.times4' : 'Csr.times',
+      wgsl: csrWgsl,
+      entryPoint: quad ? 'csr_times4' : 'csr_times',
+      workgroupSize: 64,
+      layout: quad ? 'flat' : 'grid',
+      constants: { UNIT: unit ? 1 : 0 },
+    }),
+  ),
+);
+const programFor = (quad: boolean, unit: boolean): KernelProgram => PROGRAMS[quad ? 1 : 0]![unit ? 1 : 0]!;
 
 interface Stored {
   rows: number;
@@ -49,7 +55,6 @@ export class CsrGpuBatch {
   private readonly paramBuffers = new Map<string, GPUBuffer>();
   private readonly quad: boolean;
   private readonly unit: boolean;
-  private readonly noBias: GPUBuffer;
 
   /** options: the same kernel choices as TocRunsGpuBatch's, both on by default. */
   constructor(
@@ -59,7 +64,6 @@ export class CsrGpuBatch {
   ) {
     this.quad = options.quad !== false;
     this.unit = options.unit !== false && a.values.every((v) => v === 1);
-    this.noBias = noBiasBuffer(device);
     this.rows = a.rows;
     this.cols = a.cols;
     const up = (label: string, rows: number, rowPtr: Uint32Array, colIndex: Uint32Array, values: Float32Array): Stored => ({
@@ -92,7 +96,7 @@ export class CsrGpuBatch {
       this.device,
       pass,
       program,
-      { 0: params, 1: stored.rowPtr, 2: stored.colIndex, 3: stored.values, [mAt]: m, [outAt]: out, [biasAt]: epilogue?.bias ?? this.noBias },
+      { 0: params, 1: stored.rowPtr, 2: stored.colIndex, 3: stored.values, [mAt]: m, [outAt]: out, [biasAt]: biasOrStandIn(this.device, k, epilogue) },
       stored.rows,
       quad ? k / 4 : k,
     );
@@ -116,7 +120,6 @@ export class CsrGpuBatch {
 
   destroy(): void {
     for (const s of [this.csr, this.csc]) for (const b of [s.rowPtr, s.colIndex, s.values]) b.destroy();
-    this.noBias.destroy();
     for (const b of this.paramBuffers.values()) b.destroy();
   }
 }

@@ -48,8 +48,20 @@ export function biasProgram(program: KernelProgram, relu: boolean): KernelProgra
   return pair[relu ? 1 : 0];
 }
 
-/** The bias bindings' stand-in where no bias is added: the gathers read it only with BIAS on, but bind it always. */
-export const noBiasBuffer = (device: GPUDevice): GPUBuffer => device.createBuffer({ label: 'noBias', size: 16, usage: GPUBufferUsage.STORAGE });
+/** The bias bindings' stand-in where no bias is added (the gathers read it only with BIAS on, but bind it always): one per device. */
+const standIns = new WeakMap<GPUDevice, GPUBuffer>();
+
+/** The buffer a gather binds as its bias: the epilogue's, checked to hold k floats, or the device's 16-byte stand-in. */
+export function biasOrStandIn(device: GPUDevice, k: number, epilogue: BiasEpilogue | undefined): GPUBuffer {
+  if (epilogue) {
+    // A shorter one would be read clamped, wrong without a word.
+    if (epilogue.bias.size < 4 * k) throw new Error(`a bias of ${epilogue.bias.size} bytes for ${k} output columns`);
+    return epilogue.bias;
+  }
+  let standIn = standIns.get(device);
+  if (!standIn) standIns.set(device, (standIn = device.createBuffer({ label: 'noBias', size: 16, usage: GPUBufferUsage.STORAGE })));
+  return standIn;
+}
 
 /**
  * Whether R = A * M (or A^T * M) can take the quad entry points: row-major M and R, k a multiple of 4, and
@@ -93,7 +105,6 @@ export class TocRunsGpuBatch {
   private readonly quad: boolean;
   private ext: GPUBuffer | undefined;
   private readonly paramBuffers = new Map<string, GPUBuffer>();
-  private readonly noBias: GPUBuffer;
 
   constructor(
     readonly device: GPUDevice,
@@ -146,7 +157,6 @@ export class TocRunsGpuBatch {
         }),
       ) as Programs;
     this.quad = options.quad !== false;
-    this.noBias = noBiasBuffer(device);
     const b = this.buffers;
     this.rowSide = {
       mRows: this.cols,
@@ -232,7 +242,7 @@ export class TocRunsGpuBatch {
       pass = encoder.beginComputePass({ label: side.label });
     }
     const params = this.params(side.outRows, k, side.mRows, xRow, ms, rs);
-    const bias = epilogue?.bias ?? this.noBias;
+    const bias = biasOrStandIn(this.device, k, epilogue);
     const bindings = { 0: params, 1: b.values!, [xAt]: x, [outAt]: out, 5: side.bounds, 6: side.items, 13: side.itemValues, [biasAt]: bias };
     const gather = epilogue ? biasProgram(programs.gather, epilogue.relu) : programs.gather;
     dispatch(this.device, pass, gather, bindings, side.outRows, width);
@@ -264,7 +274,6 @@ export class TocRunsGpuBatch {
   destroy(): void {
     for (const buffer of Object.values(this.buffers)) buffer.destroy();
     this.ext?.destroy();
-    this.noBias.destroy();
     for (const buffer of this.paramBuffers.values()) buffer.destroy();
   }
 }
