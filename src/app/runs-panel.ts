@@ -134,16 +134,43 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       // Full, or storage off: the last save stands.
     }
   });
+  // Back from the back/forward cache: this page goes on, and saves its own record.
+  addEventListener('pageshow', (e) => {
+    if (e.persisted && live) forgetUnsaved(live.id);
+  });
+  function forgetUnsaved(id: string): void {
+    try {
+      localStorage.removeItem(`${UNSAVED_PREFIX}${id}`);
+    } catch {
+      // Storage off: nothing was kept there.
+    }
+  }
+
+  /**
+   * Stores `run` unless the copy here is as new or newer (renamed here, or continued), or is the live run's: whether it was
+   * added, replaced an older copy, or the one here was kept. `add`: false, a run not here is not added (deleted since).
+   */
+  async function storeIfNewer(run: RunRecord, add: boolean): Promise<'added' | 'newer' | 'kept'> {
+    if (run.id === live?.id) return 'kept';
+    const here = await store.run(run.id);
+    if (here ? here.updatedAt >= run.updatedAt : !add) return 'kept';
+    await store.saveRun(run);
+    return here ? 'newer' : 'added';
+  }
 
   /** Stores the records pages left with (pagehide) where they are newer than the stored ones. */
   async function recoverUnsaved(): Promise<void> {
-    for (const key of Object.keys(localStorage).filter((k) => k.startsWith(UNSAVED_PREFIX))) {
+    let keys: string[];
+    try {
+      keys = Object.keys(localStorage).filter((k) => k.startsWith(UNSAVED_PREFIX));
+    } catch {
+      return; // storage off: the runs are read as stored
+    }
+    for (const key of keys) {
       const text = localStorage.getItem(key);
       localStorage.removeItem(key);
       try {
-        const run = validateRunRecord(JSON.parse(text ?? 'null'), 'the run recorded as its page went');
-        const stored = await store.run(run.id);
-        if (!stored || stored.updatedAt < run.updatedAt) await store.saveRun(run);
+        await storeIfNewer(validateRunRecord(JSON.parse(text ?? 'null'), 'the run recorded as its page went'), false);
       } catch (err) {
         log(`a run's last steps, kept as its page went, could not be stored: ${(err as Error).message}`);
       }
@@ -434,6 +461,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
 
   /** Deletes a run's record and checkpoint without asking (a new run stopped before its first step leaves nothing to keep). */
   async function forget(r: RunRecord, stored = true): Promise<void> {
+    forgetUnsaved(r.id);
     all = all.filter((x) => x.id !== r.id);
     overlaid.delete(r.id);
     if (stored) await store.deleteRun(r.id).catch((err: Error) => log(`the run could not be deleted: ${err.message}`));
@@ -487,15 +515,17 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       if (json?.format !== 'bytelab-runs' || !Array.isArray(json.runs)) throw new Error('not a bytelab runs file (format "bytelab-runs")');
       const checked = json.runs.map((r, i) => validateRunRecord(r, `run ${i + 1}`));
       const runs = checked.filter((r, i) => checked.findIndex((o) => o.id === r.id) === i); // a run twice in the file is one run
-      // A run already here (by id, the live one too) is kept as it is: the file's copy would undo a rename, or a continuation.
+      // A run already here (by id, the live one too) is kept as it is unless the file's copy is newer: an older one would
+      // undo a rename, or a continuation; a newer one (continued in another browser) replaces it.
       const added: RunRecord[] = [];
+      let newer = 0;
       for (const r of runs) {
-        if (r.id === live?.id || (await store.run(r.id))) continue;
-        await store.saveRun(r);
-        added.push(r);
+        const done = await storeIfNewer(r, true);
+        if (done === 'added') added.push(r);
+        if (done === 'newer') newer++;
       }
-      const kept = runs.length - added.length;
-      if (runs.length && !added.length) {
+      const kept = runs.length - added.length - newer;
+      if (runs.length && !added.length && !newer) {
         sayImported(`nothing new in ${file.name}: its ${count(runs.length, 'run')} ${runs.length === 1 ? 'is' : 'are'} here already`);
         return;
       }
@@ -510,7 +540,9 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
       const which = overlay.length === 0 ? 'none' : `the last ${overlay.length} ${kept ? 'imported' : 'in the file'}`;
       const some = overlay.length < added.length ? `; ${which} are overlaid, with the ${shownBefore} shown before (tick "show" for others)` : '';
       const here = kept ? `; ${kept === 1 ? '1 was here already (kept as it is)' : `${kept} were here already (kept as they are)`}` : '';
-      sayImported(`imported ${count(added.length, 'run')} from ${file.name}${here}${some}`);
+      const replaced = newer === 1 ? '1 newer copy replaced the one here' : `${newer} newer copies replaced the ones here`;
+      if (!added.length) sayImported(`${file.name}: ${replaced}${here}`);
+      else sayImported(`imported ${count(added.length, 'run')} from ${file.name}${newer ? `; ${replaced}` : ''}${here}${some}`);
       draw();
     } catch (err) {
       sayImported(`${file.name} was not imported: ${(err as Error).message}`);

@@ -462,7 +462,9 @@ function runsFile(n: number): Buffer {
   return Buffer.from(JSON.stringify({ format: 'bytelab-runs', version: 1, runs }));
 }
 
-test('importing a file again keeps the runs already here as they are (a rename was undone) and says what it added', async ({ page }) => {
+test('importing a file again keeps the runs already here as they are (a rename was undone) unless its copy is newer, and says what it did', async ({
+  page,
+}) => {
   await page.goto('/');
   await expect(page.locator('#runs-status')).toHaveText('No runs recorded yet.');
   const line = page.locator('#runs-import-status');
@@ -488,8 +490,15 @@ test('importing a file again keeps the runs already here as they are (a rename w
   await page.locator('#runs-import').setInputFiles(file);
   await expect(line).toHaveText('nothing new in bytelab-runs.json: its 5 runs are here already');
   await expect(rows).toHaveCount(5);
+  // A newer copy of a run (continued in another browser since) replaces the one here; the rest stay as they are.
+  const later = JSON.parse(file.buffer.toString('utf8'));
+  Object.assign(later.runs[4], { name: 'continued elsewhere', updatedAt: Date.now() + 60_000 });
+  await page.locator('#runs-import').setInputFiles({ ...file, name: 'later.json', buffer: Buffer.from(JSON.stringify(later)) });
+  await expect(line).toHaveText('later.json: 1 newer copy replaced the one here; 4 were here already (kept as they are)');
+  await expect(page.locator('tr[data-run="run-4"] td').nth(1)).toContainText('continued elsewhere');
   await page.reload();
   await expect(page.locator('tr[data-run="run-2"] td').nth(1)).toContainText('the good one');
+  await expect(page.locator('tr[data-run="run-4"] td').nth(1)).toContainText('continued elsewhere');
 });
 
 test('a target accuracy that is not a number is said beside the field; an emptied one is no target, and the headers say so', async ({ page }) => {
