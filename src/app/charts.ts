@@ -135,12 +135,17 @@ export class LiveChart {
     );
   }
 
-  /** Says over the empty chart why it has no points yet (a deferred evaluation's accuracy comes when the run stops). */
-  waitingFor(text: string): void {
+  /** Says over the empty chart why it has no points yet (a deferred evaluation's accuracy comes when the run stops); undefined: nothing. */
+  waitingFor(text: string | undefined): void {
     if (this.xs.length > 0) return;
-    this.emptyNote.textContent = text;
-    this.emptyNote.hidden = false;
+    this.emptyNote.textContent = text ?? '';
+    this.emptyNote.hidden = text === undefined;
     this.summarise();
+  }
+
+  /** Whether a note stands over the empty chart. */
+  get waiting(): boolean {
+    return !this.emptyNote.hidden;
   }
 
   /**

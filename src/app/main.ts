@@ -770,7 +770,7 @@ interface DatasetSetup {
 }
 
 /** What the controls chose before a model was loaded, while its run has not trained a step: a run that fails before it puts them back. */
-let setupBeforeLoad: { run: LabSession | undefined; setup: DatasetSetup } | undefined;
+let setupBeforeLoad: { run: LabSession | undefined; setup: DatasetSetup; opened?: boolean } | undefined;
 
 function currentSetup(): DatasetSetup {
   return { dataset: ui.dataset.value, manifest: ui.manifestUrl.value, model: ui.model.value, size: params.get('size'), sizeError: paramErrors.get('size') };
@@ -988,12 +988,15 @@ function listenerFor(current: () => LabSession): SessionListener {
       if (!LIVE_STATES.has(s)) metrics.flush(); // the last step's figures now, before the controls open again
       showState(s, d);
       runsPanel.state(s);
+      if (s === 'failed') metrics.failed();
       const before = setupBeforeLoad?.run === current() ? setupBeforeLoad : undefined;
       if (before && !LIVE_STATES.has(s)) {
         setupBeforeLoad = undefined;
-        if (s === 'failed' && !current().steps.last()) {
+        // Failed before it trained, or stopped while its dataset would not open (a server that hangs): nothing of it stays in
+        // the controls. (Stopped during its first evaluation, its dataset opened: it stays, as after any run.)
+        if (current().stepsTrained === 0 && (s === 'failed' || !before.opened)) {
           restoreSetup(before.setup);
-          log("the loaded model's run failed before its first step: the dataset and model chosen before it are back", 'info');
+          log(`the loaded model's run ${s === 'failed' ? 'failed' : 'stopped'} before its first step: the dataset and model chosen before it are back`, 'info');
         }
       }
     },
@@ -1003,6 +1006,7 @@ function listenerFor(current: () => LabSession): SessionListener {
     info(i) {
       if (!shown()) return;
       info = i;
+      if (setupBeforeLoad?.run === current()) setupBeforeLoad.opened = true;
       // The readers that run (at most one per record) and what the run trains on: a table echoes batches, whatever was asked.
       runsPanel.opened(i.kind, current().readers, i.name);
       const toc = current().config.model.tocColumns;

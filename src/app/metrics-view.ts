@@ -219,7 +219,11 @@ export function setupMetricsView(echoControls: () => EchoControls) {
       tile.acc.textContent = n === 0 ? accuracy : accuracy === '–' ? `${n} pending` : `${accuracy} at step ${accuracyStep} · ${n} pending`;
       tile.acc.title = n === 0 ? '' : `deferred evaluation: the weights of ${n} steps are kept and evaluated when the run stops`;
       // An empty box for the whole run read as a broken chart.
-      if (n > 0) charts.acc.waitingFor(`Evaluated when the run stops: the weights of ${n} step${n === 1 ? '' : 's'} are kept.`);
+      charts.acc.waitingFor(n > 0 ? `Evaluated when the run stops: the weights of ${n} step${n === 1 ? '' : 's'} are kept.` : undefined);
+    },
+    /** The run failed: a deferred evaluation's steps were not evaluated, and the empty chart says so rather than wait on. */
+    failed(): void {
+      if (charts.acc.waiting) charts.acc.waitingFor('Not evaluated: the run failed before it stopped.');
     },
     /** A continued run's history up to its checkpoint, at `step`, marked where it goes on. */
     restored(h: Checkpoint['history'], step: number): void {

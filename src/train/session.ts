@@ -19,6 +19,7 @@ import { Rotation } from '../pipeline/rotation.js';
 import { abortable } from './abort.js';
 import { CHECKPOINT_VERSION, type Checkpoint, type LiveControls } from './checkpoint.js';
 import { EchoAdvisor, type EchoReading } from './echo-advisor.js';
+import { nonFinite } from './model-file.js';
 import type { ModelSpec } from './models/registry.js';
 import { RingBuffer } from './ring-buffer.js';
 import { RunStateMachine, type RunState } from './run-state.js';
@@ -265,6 +266,11 @@ export class LabSession {
   }
 
   /** A pause asked for during an evaluation, taken once it ends. */
+  /** Steps trained so far, reported or not (a slow device reads losses back seconds after its steps). */
+  get stepsTrained(): number {
+    return this.trainer?.position.step ?? 0;
+  }
+
   get pausing(): boolean {
     return this.pauseAfterEval && this.state === 'evaluating';
   }
@@ -930,6 +936,14 @@ export class LabSession {
     const last = this.steps.last();
     const bytesFetched = last?.bytesFetched ?? this.carried.bytes;
     const write = async () => {
+      // Weights that overflowed in the update after a step whose loss was still finite: no Continue from them, the last
+      // checkpoint stands (a diverged run fails at its first loss that is not finite).
+      const model = await state;
+      const bad = nonFinite(model.weights);
+      if (bad) {
+        this.onWarning(`no checkpoint at step ${at.step}: its weights are not all numbers (variable_${bad.variable}[${bad.index}] is ${bad.value})`);
+        return;
+      }
       const taped = await tapes;
       // The examples of the records each reader had consumed: those read ahead are read again, and counted, when the run goes on.
       const consumed = taped.every((t) => t.examples !== undefined) ? taped.reduce((n, t) => n + t.examples!, 0) : undefined;
@@ -960,7 +974,7 @@ export class LabSession {
         ...(freshTrained !== undefined ? { freshTrained } : {}),
         tapes: taped,
         ...(readersLeft.length > 0 ? { readersLeft } : {}),
-        model: await state,
+        model,
         history,
       };
       await save(checkpoint);

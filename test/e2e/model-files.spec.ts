@@ -252,5 +252,13 @@ test("a model made at another image size trains at that size; one whose dataset 
   await expect(page.locator('#model-status')).toContainText(/^not started: .*port 9/);
   expect(await setup()).toEqual(chosen);
   await expect(page.locator('#start')).toBeEnabled();
+  // Its dataset's server never answers, and the person stops the run: the same.
+  await page.route('**/datasets/hangs/**', () => undefined);
+  await page.locator('#model-files').setInputFiles([pointedAt('datasets/hangs/manifest.json'), bin]);
+  await expect(page.locator('#state')).toContainText('loading');
+  await page.locator('#stop').click();
+  await expect(page.locator('#log')).toContainText("the loaded model's run stopped before its first step: the dataset and model chosen before it are back");
+  await expect.poll(setup).toEqual(chosen);
+  await expect(page.locator('#start')).toBeEnabled();
   expect(pageErrors).toEqual([]);
 });
