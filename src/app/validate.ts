@@ -206,7 +206,7 @@ function editDistance(a: string, b: string): number {
 /**
  * The parameter a misspelt name is closest to: within 1 edit where either name has at most 4 letters (2 edits would make
  * "seed" of "size"), else 2; matched against the parameters and the longer guesses ("fidelty"), not the short ones ("date"
- * is not "rate"). Of two as close, the first in the README's order (no two parameters are that near each other now).
+ * is not "rate"). Of two as close, the first in the README's order ("shafle" is 2 from shuffle and from share: shuffle).
  */
 function closestParam(key: string): string | undefined {
   const words: [string, string][] = [

@@ -1,7 +1,7 @@
 // Reads a folder with one subfolder of JPEG or PNG files per class and turns
 // every file into the dataset's progressive scans (rules in src/pcr/ingest.ts).
 import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { loadTurboJpegNode } from '../../jpeg/turbo-node.js';
 import type { LabeledScans } from '../../pcr/build.js';
 import { ingestImage, isColourFile, isImageFile, testSplit } from '../../pcr/ingest.js';
@@ -41,7 +41,11 @@ export async function readFolder(root: string, opts: FolderOptions): Promise<Fol
       .filter(isImageFile)
       .sort()
       .slice(0, opts.limit ?? Infinity);
-    for (const f of names) files.push({ path: join(root, cls, f), name: `${cls}/${f}`, label, bytes: new Uint8Array(await readFile(join(root, cls, f))) });
+    // Named with "/" whatever the system's separator, as the browser's build names it: the same folder splits alike in both.
+    for (const f of names) {
+      const bytes = new Uint8Array(await readFile(join(root, cls, f)));
+      files.push({ path: join(root, cls, f), name: `${cls}/${f.split(sep).join('/')}`, label, bytes });
+    }
   }
   const channels = opts.channels === 'auto' ? (files.some((f) => isColourFile(f.bytes)) ? 3 : 1) : opts.channels;
   const turbo = await loadTurboJpegNode();
