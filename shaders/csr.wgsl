@@ -17,8 +17,6 @@ struct Params {
 
 override WG: u32 = 64u; // invocations per workgroup, set per pipeline from its program's workgroupSize
 override UNIT: bool = false; // every stored value is 1.0: no value loads (1 * x is x, bit for bit)
-override BIAS: bool = false; // out[i][j] = sum + bias[j] (then relu with RELU): the first layer's forward in one pass, as toc_runs.wgsl's gather
-override RELU: bool = false;
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> row_ptr: array<u32>;
@@ -28,25 +26,10 @@ override RELU: bool = false;
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;
 @group(0) @binding(6) var<storage, read> m4: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read_write> out4: array<vec4<f32>>;
-@group(0) @binding(8) var<storage, read> bias: array<f32>; // BIAS: one per output column (a 16-byte stand-in otherwise)
+// The first layer's bias, added as outputs are stored (finish, finish4: bias_epilogue.wgsl, prepended); a 16-byte
+// stand-in is bound when BIAS is off.
+@group(0) @binding(8) var<storage, read> bias: array<f32>;
 @group(0) @binding(9) var<storage, read> bias4: array<vec4<f32>>;
-
-// The stored output: with BIAS plus its column's bias, relu'd with RELU (the same bits as bias.wgsl's add_bias after the product).
-fn finish(sum: f32, j: u32) -> f32 {
-  if (!BIAS) {
-    return sum;
-  }
-  let z = sum + bias[j];
-  return select(z, 0.0, RELU && z < 0.0);
-}
-
-fn finish4(sum: vec4<f32>, j4: u32) -> vec4<f32> {
-  if (!BIAS) {
-    return sum;
-  }
-  let z = sum + bias4[j4];
-  return select(z, vec4<f32>(), vec4<bool>(RELU) & (z < vec4<f32>()));
-}
 
 // out[i][j] = sum over stored entries (i, c, v) of v * M[c][j]
 @compute @workgroup_size(WG)

@@ -40,8 +40,6 @@ override PAIR_BITS: u32 = 16u; // items: hi << PAIR_BITS | pair
 override WIDE: bool = false;   // items: two words each instead
 override UNIT: bool = false;   // every value is 1.0 (one-hot tables): no value loads
 override PLAIN: bool = false;  // items are hi alone; item t's value is item_values[t] (gather of a side with nothing cached)
-override BIAS: bool = false;   // gather: R[i][j] = sum + bias[j], a first layer's forward in its product's pass (session 34)
-override RELU: bool = false;   // with BIAS: then relu, as bias.wgsl's add_bias writes it
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> values: array<f32>;      // pair values, then 1.0 (the unit pair)
@@ -58,7 +56,8 @@ override RELU: bool = false;   // with BIAS: then relu, as bias.wgsl's add_bias 
 @group(0) @binding(11) var<storage, read_write> ext4: array<vec4<f32>>;
 @group(0) @binding(12) var<storage, read> x4: array<vec4<f32>>;
 @group(0) @binding(13) var<storage, read> item_values: array<f32>; // PLAIN: each item's value (rowValues or colValues)
-@group(0) @binding(14) var<storage, read> bias: array<f32>;       // BIAS: one per output column (a 16-byte stand-in otherwise)
+// gather's bias, added as it stores (finish, finish4: bias_epilogue.wgsl, prepended); a 16-byte stand-in when BIAS is off.
+@group(0) @binding(14) var<storage, read> bias: array<f32>;
 @group(0) @binding(15) var<storage, read> bias4: array<vec4<f32>>;
 
 fn list_at(i: u32) -> u32 {
@@ -91,24 +90,6 @@ fn scaled(p: u32, a: f32) -> f32 {
     return item_values[p] * a;
   }
   return values[p] * a;
-}
-
-// An output as gather stores it: with BIAS, plus its column's bias, then relu'd with RELU; the same f32 operations
-// as add_bias on the stored sum, so the same bits as the product followed by bias.wgsl's pass.
-fn finish(sum: f32, j: u32) -> f32 {
-  if (!BIAS) {
-    return sum;
-  }
-  let z = sum + bias[j];
-  return select(z, 0.0, RELU && z < 0.0);
-}
-
-fn finish4(sum: vec4<f32>, j4: u32) -> vec4<f32> {
-  if (!BIAS) {
-    return sum;
-  }
-  let z = sum + bias4[j4];
-  return select(z, vec4<f32>(), vec4<bool>(RELU) & (z < vec4<f32>()));
 }
 
 fn scaled4(p: u32, a: vec4<f32>) -> vec4<f32> {

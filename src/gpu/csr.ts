@@ -1,12 +1,16 @@
 // A CSR matrix on the GPU: the baseline the TOC kernels are measured against.
 // A is kept twice, as CSR and as CSC (CSR of A^T), so both products are gathers.
-import csrWgsl from '../../shaders/csr.wgsl?raw';
+import biasEpilogueWgsl from '../../shaders/bias_epilogue.wgsl?raw';
+import csrModule from '../../shaders/csr.wgsl?raw';
 import type { SparseRows } from '../toc/types.js';
 import { dispatch, storageBuffer, type KernelProgram } from './pipelines.js';
 import { rowMajor, type Strides } from './toc/kernels.js';
 import { biasOrStandIn, biasProgram, quadApplies, type BiasEpilogue, type KernelOptions } from './toc/runs.js';
 
 // One invocation per (stored row, column j or quad of them): a gather, so any workgroup size gives the same bits.
+/** The CSR kernels with the bias epilogue their gathers call (finish, finish4). */
+const csrWgsl = `${biasEpilogueWgsl}\n${csrModule}`;
+
 // Made once each (biasProgram keeps its variants by program).
 const PROGRAMS = [false, true].map((quad) =>
   [false, true].map(

@@ -5,11 +5,15 @@
 // gather reads M itself: no copy, one dispatch, exactly CSR's work.
 // Row-major operands with k a multiple of 4 take the quad entry points (4 output
 // columns per invocation); a batch whose values are all 1 skips value loads.
-import tocRunsWgsl from '../../../shaders/toc_runs.wgsl?raw';
+import biasEpilogueWgsl from '../../../shaders/bias_epilogue.wgsl?raw';
+import tocRunsModule from '../../../shaders/toc_runs.wgsl?raw';
 import type { TocBatch } from '../../toc/batch.js';
 import { runsLayoutBytes, tocRunsLayout, type RunsWorkModel, type TocRunsLayout } from '../../toc/gpu-runs.js';
 import { dispatch, storageBuffer, type KernelProgram } from '../pipelines.js';
 import { rowMajor, type Strides } from './kernels.js';
+
+/** The runs kernels with the bias epilogue their gathers call (finish, finish4). */
+const tocRunsWgsl = `${biasEpilogueWgsl}\n${tocRunsModule}`;
 
 // One invocation per (item, output column or quad of them): any workgroup size gives the same bits.
 const WG = 64;
