@@ -613,22 +613,42 @@ export abstract class BasePipeline<M> {
 }
 
 /** Fetches and parses a dataset's manifest.json (from the server, or from this browser's storage). */
-export async function fetchManifest(url: string, signal?: AbortSignal): Promise<unknown> {
+/** A manifest is a few kilobytes: a server that has not sent it in this long is not going to (records' stalls are 15 s too). */
+export const MANIFEST_WAIT_MS = 15_000;
+
+export async function fetchManifest(url: string, signal?: AbortSignal, waitMs = MANIFEST_WAIT_MS): Promise<unknown> {
   if (url.startsWith(LOCAL_PREFIX)) {
     const bytes = await readLocalFile(url);
     if (!bytes) throw new Error(`${url}: not in this browser's storage`);
     return JSON.parse(new TextDecoder().decode(bytes));
   }
+  // A server that never answers held a run at "loading" (and a page reloaded on its address) for good.
+  const timer = new AbortController();
+  const waited = setTimeout(() => timer.abort(), waitMs);
+  const both = signal ? AbortSignal.any([signal, timer.signal]) : timer.signal;
+  const silent = () => new Error(`${url}: the server did not send it within ${waitMs / 1000} s`);
   let res: Response;
+  let text: string;
   try {
-    res = await fetch(url, signal ? { signal } : {});
-  } catch (err) {
-    if (signal?.aborted) throw err;
-    throw new Error(`${url}: could not reach the server (${(err as Error).message})`);
+    try {
+      res = await fetch(url, { signal: both });
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      if (timer.signal.aborted) throw silent();
+      throw new Error(`${url}: could not reach the server (${(err as Error).message})`);
+    }
+    if (res.status === 404) throw new Error(`${url}: missing (HTTP 404)`);
+    if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
+    try {
+      text = await res.text();
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      if (timer.signal.aborted) throw silent();
+      throw new Error(`${url}: the answer was cut off (${(err as Error).message})`);
+    }
+  } finally {
+    clearTimeout(waited);
   }
-  if (res.status === 404) throw new Error(`${url}: missing (HTTP 404)`);
-  if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
-  const text = await res.text();
   // Single-page servers (Vite's dev server among them) answer a missing file with their index.html.
   if (/^\s*</.test(text) || (res.headers.get('content-type') ?? '').includes('text/html')) {
     throw new Error(`${url}: not a manifest: the server answered with an HTML page (HTTP ${res.status}), as some do for a file they do not have`);

@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadTurboJpegNode } from '../../../src/jpeg/turbo-node.js';
 import type { PipelineEvent, PipelineOptions } from '../../../src/pipeline/api.js';
+import { fetchManifest } from '../../../src/pipeline/base.js';
 import { ImagePipeline } from '../../../src/pipeline/image-pipeline.js';
 import { pcrRecords } from '../../../src/pipeline/pcr-records.js';
 import { buildFixture } from '../../support/fixtures.js';
@@ -176,5 +177,22 @@ describe('a failing link', () => {
     const started = Date.now();
     await expect(p.next()).rejects.toThrow(/^the dataset's server has not answered for \d+ s \(record .*\); the run stops$/);
     expect(Date.now() - started).toBeLessThan(5000);
+  });
+});
+
+describe('a manifest that does not come', () => {
+  it('a server that sends part of it and then nothing: the read fails within its wait, saying so (a run sat at "loading" for good)', async () => {
+    const server = await serve((path) => (path.endsWith('manifest.json') ? { stall: 10 } : undefined));
+    const url = `${server.url}manifest.json`;
+    const t0 = Date.now();
+    await expect(fetchManifest(url, undefined, 300)).rejects.toThrow(`${url}: the server did not send it within 0.3 s`);
+    expect(Date.now() - t0).toBeLessThan(3000);
+    // A stop meanwhile is the stop's, not a timeout.
+    const stop = new AbortController();
+    const read = fetchManifest(url, stop.signal, 5000);
+    stop.abort();
+    await expect(read).rejects.not.toThrow('did not send it');
+    // One that answers is read as before.
+    await expect(fetchManifest(`${(await serve()).url}manifest.json`, undefined, 300)).resolves.toMatchObject({ splits: expect.any(Object) });
   });
 });
