@@ -107,6 +107,8 @@ export class LiveChart {
   }
 
   push(x: number, y: number): void {
+    // NaN or ±Infinity (a diverged run's last loss) would leave uPlot no scale, and every point of the chart went.
+    if (!Number.isFinite(y)) return;
     this.emptyNote.hidden = true;
     this.xs.push(x);
     this.ys.push(y);

@@ -5,6 +5,11 @@ export function count(n: number, one: string, many = `${one}s`): string {
   return `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
 }
 
+/** A loss as the tiles and the runs table show it: 3 decimals, or 3 significant digits past 10,000 (1.94e+37 ran over its tile). */
+export function formatLoss(x: number): string {
+  return Math.abs(x) >= 1e4 ? x.toExponential(2) : x.toFixed(3);
+}
+
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 ** 2) return `${(n / 1024).toFixed(1)} KiB`;

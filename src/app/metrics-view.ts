@@ -9,7 +9,7 @@ import { classTotals, type EvalMetrics, type StepMetrics } from '../train/traine
 import { accuracyRange } from './axis.js';
 import { LiveChart } from './charts.js';
 import { describeEchoReading } from './echo-reading.js';
-import { count, describeTocWork, formatBytes } from './format.js';
+import { count, describeTocWork, formatBytes, formatLoss } from './format.js';
 import { baselineLine, drawConfusion, drawMistakes, majorityClass } from './model-view.js';
 import { drawThrottled } from './throttle.js';
 
@@ -72,7 +72,7 @@ export function setupMetricsView(echoControls: () => EchoControls) {
 
   function showStep(m: StepMetrics): void {
     tile.step.textContent = String(m.step);
-    tile.loss.textContent = m.loss.toFixed(3);
+    tile.loss.textContent = formatLoss(m.loss);
     // Whole examples where there are many (131,579, not 131578.9); one decimal where a slow model does a few a second.
     tile.speed.textContent = m.examplesPerSecond.toLocaleString('en-US', { maximumFractionDigits: m.examplesPerSecond < 100 ? 1 : 0 });
   }

@@ -21,7 +21,7 @@ import {
   type RunRecord,
   type XAxis,
 } from '../train/run-record.js';
-import { count, formatBytes } from './format.js';
+import { count, formatBytes, formatLoss } from './format.js';
 import { trainedElsewhere } from './run-lock.js';
 
 /** Series colours, told apart also by the dash pattern (see DASHES). */
@@ -361,7 +361,7 @@ export function setupRunsPanel(store: RunStore, el: RunsPanelElements, log: (mes
         `${changes ? `, ${count(changes, 'change')}` : ''}${continued ? `, continued ${continued === 1 ? 'once' : `${continued} times`}` : ''}`;
       row.insertCell().textContent = s.steps.toLocaleString('en-US');
       row.insertCell().textContent = s.bestAccuracy === undefined ? '–' : `${(100 * s.bestAccuracy).toFixed(1)}%`;
-      row.insertCell().textContent = s.finalLoss === undefined ? '–' : s.finalLoss.toFixed(3);
+      row.insertCell().textContent = s.finalLoss === undefined ? '–' : formatLoss(s.finalLoss);
       // A target always guessing one class reaches (a table where most rows are "None") is reached at the first evaluation
       // by every run: the cells say so rather than compare nothing.
       const guessed = t !== undefined && r.guess && t / 100 <= r.guess.share ? r.guess : undefined;

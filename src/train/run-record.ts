@@ -81,7 +81,9 @@ export function curve(run: RunRecord, metric: 'accuracy' | 'loss', x: XAxis): { 
   const points = metric === 'accuracy' ? run.evals : run.steps;
   const xi = metric === 'accuracy' ? X_INDEX[x].eval : X_INDEX[x].step;
   const yi = 2;
-  return { xs: points.map((p) => p[xi]!), ys: points.map((p) => p[yi]!) };
+  // A diverged run's last loss (NaN, Infinity) is no point on a chart: uPlot lost its scale, and every run's curve.
+  const plotted = points.filter((p) => Number.isFinite(p[yi]));
+  return { xs: plotted.map((p) => p[xi]!), ys: plotted.map((p) => p[yi]!) };
 }
 
 export interface RunSummary {

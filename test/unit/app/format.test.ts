@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { count, describeTocWork, formatBytes } from '../../../src/app/format.js';
+import { count, describeTocWork, formatBytes, formatLoss } from '../../../src/app/format.js';
 
 describe('the page’s numbers', () => {
   it('bytes in B, KiB, MiB', () => {
@@ -13,6 +13,14 @@ describe('the page’s numbers', () => {
       '2,048 SGD steps',
       '1 echoed copy',
     ]);
+  });
+
+  it('a loss keeps to its tile: 3 decimals, or 3 significant digits when large (1.9445230329550144e+37 ran over the next tile)', () => {
+    expect(formatLoss(0.4567)).toBe('0.457');
+    expect(formatLoss(9999.5)).toBe('9999.500');
+    expect(formatLoss(1.9445230329550144e37)).toBe('1.94e+37');
+    expect(formatLoss(Number.NaN)).toBe('NaN');
+    expect(formatLoss(Number.POSITIVE_INFINITY)).toBe('Infinity');
   });
 
   it('TOC work: the share of CSR’s multiply-adds, and why', () => {

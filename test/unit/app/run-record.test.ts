@@ -38,6 +38,12 @@ describe('run record', () => {
     expect(curve(run(), 'loss', 'fresh')).toEqual({ xs: [32, 64, 96, 128], ys: [2.3, 2.0, 1.7, 1.5] });
   });
 
+  it("a diverged run's last losses (Infinity, NaN) are no points: the finite ones stay on the chart", () => {
+    const r = run();
+    r.steps.push([5, 2.5, Number.POSITIVE_INFINITY, 0.5, 160], [6, 3.0, Number.NaN, 0.6, 192]);
+    expect(curve(r, 'loss', 'step')).toEqual({ xs: [1, 2, 3, 4], ys: [2.3, 2.0, 1.7, 1.5] });
+  });
+
   it('time, bytes and fresh examples to a target are those of the first evaluation that reaches it', () => {
     expect(summarize(run(), 0.7)).toEqual({ steps: 4, bestAccuracy: 0.72, finalLoss: 1.5, toTarget: { step: 4, time: 2, mib: 0.4, fresh: 128 } });
     expect(summarize(run(), 0.5).toTarget?.step).toBe(2);
