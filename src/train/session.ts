@@ -788,7 +788,9 @@ export class LabSession {
    * final it writes no checkpoint after it (it trained on in NaN, and its checkpoints replaced the last good one).
    */
   private diverged(m: StepMetrics): void {
-    const message = `the loss is ${m.loss} at step ${m.step}: training diverged (a lower learning rate may help); the last checkpoint before it is kept`;
+    // checkpointQueuedStep: the last checkpoint asked for (or the one continued from); none before the first.
+    const kept = this.checkpointQueuedStep > 0 ? 'the last checkpoint before it is kept' : 'it had no checkpoint yet';
+    const message = `the loss is ${m.loss} at step ${m.step}: training diverged (a lower learning rate may help); ${kept}`;
     this.warnings.push(`training failed: ${message}`);
     this.machine.to('failed', message);
     this.abort.abort();

@@ -1028,4 +1028,11 @@ describe('a run that diverges', () => {
     expect(saved.at(-1)!.step).toBe(bad.step - 1);
     for (const c of saved) expect(c.model.weights.every((w) => w.data.every(Number.isFinite))).toBe(true);
   });
+
+  it('one that diverges before its first checkpoint does not speak of one', async () => {
+    const { s, rec } = session(undefined, { learningRate: 1e38, checkpointEvery: 1000, saveCheckpoint: async () => undefined });
+    await s.start();
+    expect(s.state).toBe('failed');
+    expect(rec.states.at(-1)!.detail).toMatch(/training diverged \(a lower learning rate may help\); it had no checkpoint yet$/);
+  });
 });
