@@ -6,7 +6,8 @@ import type { Mistake } from '../train/trainer.js';
 /** Rows: true class; columns: predicted class. Cells shaded by their share of the row, so errors stand out at any split size. */
 export function drawConfusion(table: HTMLTableElement, classes: string[], confusion: number[], examples: number): void {
   const k = classes.length;
-  const columns = classes.map((c) => `<th scope="col" title="${esc(c)}">${esc(short(c))}</th>`).join('');
+  // Upright over their columns (style.css), the names take height, not width: longer ones than the rows' ("T-shirt/top").
+  const columns = classes.map((c) => `<th scope="col" title="${esc(c)}">${esc(short(c, 14))}</th>`).join('');
   const head = `<tr><th scope="col">true \\ predicted</th>${columns}<th scope="col">accuracy</th></tr>`;
   const rows = classes.map((name, t) => {
     const row = confusion.slice(t * k, (t + 1) * k);
@@ -71,5 +72,5 @@ export function drawMistakes(box: HTMLElement, classes: string[], shape: { width
   );
 }
 
-const short = (name: string) => (name.length > 8 ? `${name.slice(0, 7)}…` : name);
+const short = (name: string, max = 8) => (name.length > max ? `${name.slice(0, max - 1)}…` : name);
 const esc = (s: string) => s.replace(/[&<>"]/g, (ch) => `&#${ch.charCodeAt(0)};`);
