@@ -419,19 +419,7 @@ test("an import's outcome is said under its button, not only in the log at the p
   expect(said.y).toBeGreaterThanOrEqual(button.y);
   expect(said.y - (button.y + button.height)).toBeLessThan(40);
 
-  const run = {
-    id: 'imported-1',
-    name: 'tiny-cnn · imported',
-    startedAt: Date.now() - 60_000,
-    updatedAt: Date.now() - 50_000,
-    dataset: 'Fashion-MNIST mini',
-    model: 'tiny-cnn',
-    settings: { batchSize: 32, seed: 1, learningRate: 0.005, fidelity: null, echoFactor: 1, echoMode: 'examples', readers: 1 },
-    state: 'stopped',
-    steps: [[1, 0.5, 2.3, 0.1, 32]],
-    evals: [[1, 0.6, 0.2, 2.3, 0.1, 32]],
-    marks: [],
-  };
+  const run = recordedRun('imported-1', 'tiny-cnn · imported', Date.now() - 60_000);
   const file = JSON.stringify({ format: 'bytelab-runs', version: 1, runs: [run, { ...run, id: 'imported-2' }] });
   await page.locator('#runs-import').setInputFiles({ name: 'runs.json', mimeType: 'application/json', buffer: Buffer.from(file) });
   await expect(line).toHaveText('imported 2 runs from runs.json');
